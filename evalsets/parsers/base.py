@@ -1,0 +1,232 @@
+"""The shared vocabulary of every parser: its result, its failure, and the small helpers they share.
+
+Each parser turns the bytes of one uploaded document into one "parse version". Keeping the
+result type (`ParsedText`), the failure type (`ParseError`) and the text clean-up helpers in one
+place means every parser reports pages, versions and failures the same way, and the isolated
+runner can ship all of them across a process boundary as plain JSON.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from typing import Any, Protocol, runtime_checkable
+
+#: ``progress(done_pages, total_pages)``, called as pages complete.
+ProgressFn = Callable[[int, int], None]
+
+#: What goes between two pages of a paged document. A blank line reads naturally in the UI and in
+#: exports; the real boundaries are in ``page_starts``, so nothing relies on spotting this string.
+PAGE_SEPARATOR = "\n\n"
+
+#: What goes between two paragraphs (or other blocks) of an unpaged document.
+BLOCK_SEPARATOR = "\n\n"
+
+DEFAULT_MAX_PAGES = 2000
+
+ERROR_CODES = frozenset(
+    {
+        "encrypted",
+        "no_text",
+        "wrong_type",
+        "too_large",
+        "too_many_pages",
+        "timeout",
+        "out_of_memory",
+        "corrupt",
+        "empty",
+    }
+)
+
+
+class ParseError(Exception):
+    """A document could not be read, with a reason a labeller can act on.
+
+    ``code`` is a short stable slug for programs (see ``ERROR_CODES``), ``reason`` is one or two
+    plain sentences for people (no stack trace, no library names), and ``detail`` is an optional
+    developer note (exception class and message) meant for logs, never for the UI.
+    """
+
+    def __init__(self, code: str, reason: str, detail: str = "") -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"unknown ParseError code {code!r}")
+        super().__init__(code, reason, detail)
+        self.code = code
+        self.reason = reason
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def __repr__(self) -> str:
+        return f"ParseError({self.code!r}, {self.reason!r})"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "reason": self.reason, "detail": self.detail}
+
+
+@dataclass
+class ParsedText:
+    """One parse version of one document.
+
+    ``page_starts[i]`` is the code-point offset in ``text`` where page ``i + 1`` begins (its first
+    character); unpaged formats have ``[0]``. Pages are joined with ``PAGE_SEPARATOR``, so page
+    ``i`` is ``text[page_starts[i]:page_starts[i + 1] - len(PAGE_SEPARATOR)]``. An empty page still
+    gets an entry (pointing at where its text would have been).
+    """
+
+    text: str
+    page_starts: list[int]
+    parser: str
+    parser_version: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        starts = self.page_starts
+        if not starts or starts[0] != 0:
+            raise ValueError("page_starts must start with 0")
+        if any(b < a for a, b in itertools.pairwise(starts)):
+            raise ValueError("page_starts must not decrease")
+        if starts[-1] > len(self.text):
+            raise ValueError("page_starts point past the end of the text")
+
+    @property
+    def page_count(self) -> int:
+        return len(self.page_starts)
+
+    def page_text(self, index: int) -> str:
+        """The text of page ``index`` (0-based), without the separator that follows it."""
+        start = self.page_starts[index]
+        if index + 1 < len(self.page_starts):
+            end = self.page_starts[index + 1] - len(PAGE_SEPARATOR)
+        else:
+            end = len(self.text)
+        return self.text[start:end]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ParsedText:
+        return cls(
+            text=data["text"],
+            page_starts=[int(x) for x in data["page_starts"]],
+            parser=data["parser"],
+            parser_version=data["parser_version"],
+            meta=dict(data.get("meta") or {}),
+        )
+
+
+@runtime_checkable
+class Parser(Protocol):
+    """What every parser module exposes (as its module-level ``PARSER``)."""
+
+    name: str
+    kind: str
+    version: str
+
+    def parse(
+        self, data: bytes, *, max_pages: int, progress: ProgressFn | None = None
+    ) -> ParsedText: ...
+
+
+def library_version(distribution: str) -> str:
+    """The installed version of a library, read without importing it (keeps imports cheap)."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# --- text clean-up ---------------------------------------------------------------------------
+
+_NEWLINES = re.compile(r"\r\n?|\u2028|\u2029|\x85")
+_TRAILING_SPACE = re.compile(r"[ \t]+\n")
+_MANY_BLANK_LINES = re.compile(r"\n{3,}")
+
+
+def clean_text(text: str) -> str:
+    """Make text safe to store and compare: ``\\n`` newlines, no NUL, no lone surrogates.
+
+    NUL cannot be stored in a PostgreSQL text column and lone surrogates cannot be encoded as
+    UTF-8; both occur in real PDFs with broken font maps.
+    """
+    text = _NEWLINES.sub("\n", text)
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def tidy_block_text(text: str) -> str:
+    """Trim line ends, squeeze runs of blank lines to one, strip the ends."""
+    text = _TRAILING_SPACE.sub("\n", clean_text(text))
+    text = _MANY_BLANK_LINES.sub("\n\n", text)
+    return text.strip()
+
+
+def join_pages(pages: list[str]) -> tuple[str, list[int]]:
+    """Join page texts with ``PAGE_SEPARATOR``; return the text and each page's start offset."""
+    parts: list[str] = []
+    starts: list[int] = []
+    offset = 0
+    for i, page in enumerate(pages):
+        if i:
+            parts.append(PAGE_SEPARATOR)
+            offset += len(PAGE_SEPARATOR)
+        starts.append(offset)
+        parts.append(page)
+        offset += len(page)
+    return "".join(parts), starts or [0]
+
+
+# --- limits and user-facing wording ----------------------------------------------------------
+
+_MB = 1024 * 1024
+
+
+def _format_mb(nbytes: int, decimals: int = 1) -> str:
+    value = nbytes / _MB
+    if value == int(value):
+        return f"{int(value):,}"
+    return f"{value:,.{decimals}f}"
+
+
+def check_size(nbytes: int, limit_bytes: int) -> None:
+    """Raise ``ParseError("too_large")`` when ``nbytes`` is over ``limit_bytes``.
+
+    Sizes are shown in MB (1 MB = 1,048,576 bytes), e.g. "61.2 MB, the limit is 50 MB".
+    """
+    if nbytes <= limit_bytes:
+        return
+    decimals = 1
+    # 50.01 MB must not read as "50.0 MB" against a 50 MB limit: add digits until it differs.
+    while round(nbytes / _MB, decimals) <= limit_bytes / _MB and decimals < 6:
+        decimals += 1
+    size, limit = _format_mb(nbytes, decimals), _format_mb(limit_bytes)
+    raise ParseError("too_large", f"This file is too large: {size} MB, the limit is {limit} MB.")
+
+
+def check_page_count(pages: int, max_pages: int) -> None:
+    """Raise ``ParseError("too_many_pages")`` when a PDF has more pages than allowed."""
+    if pages > max_pages:
+        raise ParseError(
+            "too_many_pages", f"This PDF has {pages:,} pages; the limit is {max_pages:,}."
+        )
+
+
+def report(progress: ProgressFn | None, done: int, total: int) -> None:
+    if progress is not None:
+        progress(done, total)
+
+
+def error_detail(exc: BaseException) -> str:
+    """A one-line developer note for logs: ``ClassName: message`` (truncated)."""
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 500 else text[:497] + "..."

@@ -1,0 +1,240 @@
+"""Turn an HTML page into readable text with selectolax (lexbor), and sanitise HTML for display.
+
+Saved web pages carry scripts, styles, menus and cookie banners around the text a labeller
+actually quotes. This parser drops that boilerplate, keeps block structure as line breaks (blank
+line between paragraphs and headings, one line per list item and table row, tab between cells),
+preserves ``<pre>`` whitespace, and lets the HTML parser decode entities. Ligatures and smart
+quotes are kept as written: normalising them is the comparison step's decision, not the reader's.
+
+``sanitize_html`` is the one way to turn untrusted HTML into something safe to show in a page.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .base import (
+    ParsedText,
+    ParseError,
+    ProgressFn,
+    library_version,
+    report,
+    tidy_block_text,
+)
+from .encoding import decode_html
+
+# Elements whose whole subtree is never readable text.
+_DROP_SELECTOR = ", ".join(
+    [
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "canvas",
+        "iframe",
+        "object",
+        "embed",
+        "nav",
+        "aside",
+        "footer",
+        "button",
+        "select",
+        "textarea",
+        "input",
+        "dialog",
+        "[hidden]",
+        "[aria-hidden=true]",
+        "[role=navigation]",
+        "[role=banner]",
+        "[role=contentinfo]",
+        "[role=dialog]",
+    ]
+)
+_SKIP_TAGS = frozenset({"head", "title", "meta", "link", "base", "-comment", "!doctype"})
+
+# Blocks that end a paragraph (blank line) versus blocks that end a line.
+_PARAGRAPH_TAGS = frozenset(
+    {
+        *("p", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "table", "ul", "ol"),
+        *("dl", "figure", "figcaption", "section", "article", "main", "header", "address"),
+        *("details", "summary", "fieldset", "form", "hr", "center"),
+    }
+)
+_LINE_TAGS = frozenset({"div", "li", "tr", "dt", "dd", "caption", "legend", "option", "label"})
+_CELL_TAGS = frozenset({"td", "th"})
+_WHITESPACE = re.compile(r"\s+")
+
+_NO_BREAK, _LINE, _PARAGRAPH = 0, 1, 2
+
+
+class SelectolaxParser:
+    name = "selectolax"
+    kind = "html"
+    version = library_version("selectolax")
+
+    def parse(
+        self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
+    ) -> ParsedText:
+        del max_pages  # a web page has no pages
+        if not data:
+            raise ParseError("empty", "This file is empty.")
+        markup, encoding = decode_html(data)
+        text = html_to_text(markup)
+        report(progress, 1, 1)
+        if not text:
+            raise ParseError("empty", "This page contains no readable text.")
+        return ParsedText(
+            text=text,
+            page_starts=[0],
+            parser=self.name,
+            parser_version=self.version,
+            meta={"encoding": encoding},
+        )
+
+
+def html_to_text(markup: str) -> str:
+    """Readable text of an HTML document or fragment (see the module docstring for the rules)."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(markup)
+    for node in tree.css(_DROP_SELECTOR):
+        node.decompose()
+    for header in tree.css("header"):  # page banners go; an article's own header stays
+        if not _inside(header, {"article", "main"}):
+            header.decompose()
+    root = tree.body or tree.root
+    if root is None:
+        return ""
+    return tidy_block_text(_TextWriter().walk(root))
+
+
+def _inside(node: object, tags: set[str]) -> bool:
+    parent = node.parent  # type: ignore[attr-defined]
+    while parent is not None:
+        if parent.tag in tags:
+            return True
+        parent = parent.parent
+    return False
+
+
+class _TextWriter:
+    """Walks the tree without recursion (deeply nested pages must not hit the recursion limit)."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.pending_break = _NO_BREAK
+        self.pending_space = ""
+        self.pre_depth = 0
+
+    def walk(self, root: object) -> str:
+        # Stack entries: (node, entering). Children are pushed in reverse so they pop in order.
+        stack: list[tuple[object, bool]] = [(root, True)]
+        while stack:
+            node, entering = stack.pop()
+            if entering:
+                if self._enter(node):
+                    stack.append((node, False))
+                    children = []
+                    child = node.child  # type: ignore[attr-defined]
+                    while child is not None:
+                        children.append(child)
+                        child = child.next
+                    stack.extend((c, True) for c in reversed(children))
+            else:
+                self._leave(node)
+        return "".join(self.out)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def _enter(self, node: object) -> bool:
+        """Handle the opening of ``node``; return whether to walk its children."""
+        tag = node.tag  # type: ignore[attr-defined]
+        if node.is_text_node:  # type: ignore[attr-defined]
+            self._text(node.text_content or "")  # type: ignore[attr-defined]
+            return False
+        if tag in _SKIP_TAGS or not node.is_element_node:  # type: ignore[attr-defined]
+            return False
+        if tag == "br":
+            self._hard_break()
+            return False
+        if tag in _PARAGRAPH_TAGS:
+            self._block(_PARAGRAPH)
+        elif tag in _LINE_TAGS:
+            self._block(_LINE)
+        elif tag in _CELL_TAGS and self._has_cell_before(node):
+            self.pending_space = "\t"
+        if tag == "pre":
+            self.pre_depth += 1
+        return True
+
+    def _leave(self, node: object) -> None:
+        tag = node.tag  # type: ignore[attr-defined]
+        if tag in _PARAGRAPH_TAGS:
+            self._block(_PARAGRAPH)
+        elif tag in _LINE_TAGS:
+            self._block(_LINE)
+        if tag == "pre":
+            self.pre_depth -= 1
+
+    @staticmethod
+    def _has_cell_before(node: object) -> bool:
+        prev = node.prev  # type: ignore[attr-defined]
+        while prev is not None:
+            if prev.tag in _CELL_TAGS:
+                return True
+            prev = prev.prev
+        return False
+
+    # -- output ---------------------------------------------------------------------------
+
+    def _block(self, strength: int) -> None:
+        self.pending_break = max(self.pending_break, strength)
+        self.pending_space = ""
+
+    def _hard_break(self) -> None:
+        self._flush_break()
+        self.out.append("\n")
+        self.pending_space = ""
+
+    def _flush_break(self) -> None:
+        if self.pending_break and self.out:
+            self.out.append("\n" if self.pending_break == _LINE else "\n\n")
+            self.pending_space = ""
+        self.pending_break = _NO_BREAK
+
+    def _text(self, raw: str) -> None:
+        if self.pre_depth:
+            if raw:
+                self._flush_break()
+                self.out.append(raw)
+            return
+        collapsed = _WHITESPACE.sub(" ", raw)
+        words = collapsed.strip(" ")
+        if collapsed.startswith(" ") and not self.pending_space:
+            self.pending_space = " "
+        if not words:
+            return
+        had_break = self.pending_break and self.out
+        self._flush_break()
+        if self.pending_space and self.out and not had_break and not self.out[-1].endswith("\n"):
+            self.out.append(self.pending_space)
+        self.out.append(words)
+        self.pending_space = " " if collapsed.endswith(" ") else ""
+
+
+def sanitize_html(html: str) -> str:
+    """Untrusted HTML made safe to show: nh3 (ammonia) allow-list, scripts and styles removed
+    with their content, links limited to http(s)/mailto and marked ``noopener noreferrer
+    nofollow``. Use it for anything from a corpus that is ever rendered as HTML."""
+    import nh3
+
+    return nh3.clean(
+        html,
+        url_schemes={"http", "https", "mailto"},
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    )
+
+
+PARSER = SelectolaxParser()

@@ -1,0 +1,127 @@
+"""Read a PDF with pdfminer.six, page by page.
+
+pdfminer.six groups characters into lines and text boxes by their position on the page (layout
+analysis), so it often reads multi-column and table-heavy pages differently from pypdf. It is the
+second opinion on every PDF. The interpreter is driven one page at a time, so ``page_starts`` are
+real page boundaries and progress is reported as pages complete.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+
+from .base import (
+    ParsedText,
+    ParseError,
+    ProgressFn,
+    check_page_count,
+    clean_text,
+    error_detail,
+    join_pages,
+    library_version,
+    report,
+)
+from .pdf_common import (
+    ENCRYPTED_REASON,
+    NO_TEXT_REASON,
+    corrupt_pdf,
+    require_pdf_magic,
+    tidy_page,
+)
+
+
+class PdfminerParser:
+    name = "pdfminer"
+    kind = "pdf"
+    version = library_version("pdfminer.six")
+
+    def parse(
+        self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
+    ) -> ParsedText:
+        require_pdf_magic(data)
+        from pdfminer.converter import TextConverter
+        from pdfminer.layout import LAParams
+        from pdfminer.pdfdocument import PDFDocument, PDFPasswordIncorrect
+        from pdfminer.pdfinterp import PDFPageInterpreter, PDFResourceManager
+        from pdfminer.pdfpage import PDFPage
+        from pdfminer.pdfparser import PDFParser
+
+        logging.getLogger("pdfminer").setLevel(logging.ERROR)
+        try:
+            document = PDFDocument(PDFParser(io.BytesIO(data)), password="")
+        except PDFPasswordIncorrect as exc:
+            raise ParseError("encrypted", ENCRYPTED_REASON, error_detail(exc)) from None
+        except Exception as exc:
+            if "crypt" in type(exc).__name__.lower():  # PDFEncryptionError and friends
+                raise ParseError("encrypted", ENCRYPTED_REASON, error_detail(exc)) from None
+            raise corrupt_pdf(exc) from None
+
+        total = _declared_page_count(document)
+        if total is None:
+            try:
+                total = sum(1 for _ in PDFPage.create_pages(document))
+            except Exception as exc:
+                raise corrupt_pdf(exc) from None
+        if total == 0:
+            raise ParseError("empty", "This PDF has no pages.")
+        check_page_count(total, max_pages)
+
+        resources = PDFResourceManager(caching=True)
+        buffer = io.StringIO()
+        device = TextConverter(resources, buffer, laparams=LAParams())
+        interpreter = PDFPageInterpreter(resources, device)
+        pages: list[str] = []
+        failed: list[int] = []
+        try:
+            for index, page in enumerate(PDFPage.create_pages(document)):
+                if index >= max_pages:  # the declared /Count lied
+                    check_page_count(index + 1, max_pages)
+                try:
+                    interpreter.process_page(page)
+                except Exception:  # one damaged page should not lose the whole document
+                    failed.append(index + 1)
+                pages.append(tidy_page(clean_text(buffer.getvalue())))
+                buffer.seek(0)
+                buffer.truncate(0)
+                report(progress, index + 1, max(total, index + 1))
+        except ParseError:
+            raise
+        except Exception as exc:
+            if not pages:
+                raise corrupt_pdf(exc) from None
+            failed.append(len(pages) + 1)  # the page tree broke part-way: keep what was read
+        finally:
+            device.close()
+
+        if not pages or len(failed) >= len(pages):
+            raise corrupt_pdf(RuntimeError("no page could be extracted"))
+        text, starts = join_pages(pages)
+        if not text.strip():
+            raise ParseError("no_text", NO_TEXT_REASON)
+        return ParsedText(
+            text=text,
+            page_starts=starts,
+            parser=self.name,
+            parser_version=self.version,
+            meta={
+                "pages": len(pages),
+                "empty_pages": [i + 1 for i, page in enumerate(pages) if not page],
+                "failed_pages": failed,
+            },
+        )
+
+
+def _declared_page_count(document: object) -> int | None:
+    """The page count from the page tree's /Count, without walking every page."""
+    from pdfminer.pdftypes import resolve1
+
+    try:
+        pages = resolve1(document.catalog["Pages"])  # type: ignore[attr-defined]
+        count = resolve1(pages["Count"])
+    except Exception:
+        return None
+    return count if isinstance(count, int) and count >= 0 else None
+
+
+PARSER = PdfminerParser()
