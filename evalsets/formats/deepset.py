@@ -1,0 +1,667 @@
+"""deepset Cloud evaluation datasets: the three CSV layouts from their documentation.
+
+deepset Cloud takes a comma-delimited UTF-8 CSV whose columns depend on what is evaluated:
+
+* **question answering** (`deepset-qa`): `question, text, context, file_name, answer_start,
+  answer_end, filters` -- `text` is the answer, `context` the passage around it and the two
+  offsets say where `text` sits inside `context`.
+* **document retrieval** (`deepset-retrieval`): `question, text, context, file_name, filters`
+  -- `text` left empty, `context` the passage to be retrieved.
+* **RAG** (`deepset-rag`): `question` filled in, `text, context, file_name, answer_start,
+  answer_end, filters` present and empty.
+
+Every layout also gets a trailing `question_id` column. deepset ignores columns it does not
+know (its own Harry Potter example carries `question_id`), and it is what lets the same file
+come back into Groundwork with the same ids.
+
+**Export.** deepset matches labels to files by `file_name`, so `file_name` is the anchor's
+`source_id`. `context` is taken from `documents` (one chosen parse): the quote is located the
+way context-grid's resolver locates it (exact, then whitespace-collapsed, honouring
+`occurrence`) and widened to its paragraph, at most 200 characters each side, never cutting a
+word. `text` is the item's `answer` when that appears inside the context (preferring a copy
+inside the quote), otherwise the quote itself; the notes count which was used. When the
+document text is missing or the quote cannot be found in it, `context` is the quote alone and
+the notes name the items. Offsets are character offsets into `context`, `answer_end`
+exclusive (`context[answer_start:answer_end] == text`). One row per anchor; deepset groups
+rows by question. Grade-0 anchors (judged irrelevant) are not written as answers; deepset has
+no grade column, and it has no way to say "unanswerable" -- such questions are written as
+question-only rows and named in the notes. `meta["filters"]`, when it is an object, becomes
+the `filters` JSON.
+
+**Import.** One reader for all three layouts. Rows are grouped into items by `question_id`
+when the column exists, otherwise by question text; an item without an id gets
+`q-` + the first 10 hex digits of the SHA-256 of its question, so re-importing the same file
+(or a re-ordered one) yields the same ids. The anchor's quote is `context[answer_start:
+answer_end]` when the offsets are whole numbers inside the context and the slice is not blank
+(and agrees with `text` when `text` is given); otherwise `text` when it occurs in the context;
+otherwise the whole `context` (a retrieval label). The full context of every labelled row is
+kept in `meta["contexts"]` as `{"file_name", "context"}`. When `documents` is given, labels
+whose `file_name` is not among them become `pending` (the anchor is complete; it waits for
+its file) and `occurrence` is worked out from where the context sits in the document; when
+`documents` is `None`, file names are trusted and every anchor is attached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any, BinaryIO, Literal
+
+from contextgrid.core.errors import EvalSetError
+from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor
+
+from evalsets.formats.base import (
+    WARNING,
+    CsvSink,
+    DocumentTexts,
+    EvalSetHeader,
+    ExportNotes,
+    ImportResult,
+    PendingLabel,
+    Tally,
+    all_occurrences,
+    csv_reader,
+    decode_text,
+    delimiter_hint,
+    dumps,
+    finish_notes,
+    locate_quote,
+    passage_around,
+    sorted_json,
+    whole_number,
+)
+
+Layout = Literal["qa", "retrieval", "rag"]
+
+SLUGS: dict[Layout, str] = {
+    "qa": "deepset-qa",
+    "retrieval": "deepset-retrieval",
+    "rag": "deepset-rag",
+}
+EXPECTED = "a deepset Cloud evaluation CSV with a `question` column"
+
+COLUMNS: dict[Layout, tuple[str, ...]] = {
+    "qa": (
+        "question",
+        "text",
+        "context",
+        "file_name",
+        "answer_start",
+        "answer_end",
+        "filters",
+        "question_id",
+    ),
+    "retrieval": ("question", "text", "context", "file_name", "filters", "question_id"),
+    "rag": (
+        "question",
+        "text",
+        "context",
+        "file_name",
+        "answer_start",
+        "answer_end",
+        "filters",
+        "question_id",
+    ),
+}
+
+#: Characters of context kept on each side of the quote, within its paragraph.
+CONTEXT_RADIUS = 200
+
+
+# ---------------------------------------------------------------------------
+# writing
+# ---------------------------------------------------------------------------
+
+
+def write_qa(
+    header: EvalSetHeader | EvalSet,
+    items: Iterable[EvalItem],
+    out: BinaryIO,
+    *,
+    documents: DocumentTexts | None = None,
+) -> ExportNotes:
+    """Stream the question-answering layout: one row per anchor, answer offsets in context."""
+    return _write("qa", items, out, documents)
+
+
+def write_retrieval(
+    header: EvalSetHeader | EvalSet,
+    items: Iterable[EvalItem],
+    out: BinaryIO,
+    *,
+    documents: DocumentTexts | None = None,
+) -> ExportNotes:
+    """Stream the document-retrieval layout: one row per anchor, `context` the passage."""
+    return _write("retrieval", items, out, documents)
+
+
+def write_rag(
+    header: EvalSetHeader | EvalSet,
+    items: Iterable[EvalItem],
+    out: BinaryIO,
+    *,
+    documents: DocumentTexts | None = None,
+) -> ExportNotes:
+    """Stream the RAG layout: questions only, the other columns present and empty."""
+    return _write("rag", items, out, documents)
+
+
+class _Tallies:
+    def __init__(self, layout: Layout) -> None:
+        self.unanswerable = Tally(
+            "unanswerable",
+            "{n} {noun} {has} no evidence; deepset cannot mark a question unanswerable, so "
+            "they were written as question-only rows: {ids}.",
+        )
+        self.evidence_dropped = Tally(
+            "evidence_not_written",
+            "The RAG layout carries questions only: evidence of {n} {noun} was not written: {ids}.",
+        )
+        self.grade_zero = Tally(
+            "grade_zero",
+            "{n} {noun} {has} anchors graded 0 (irrelevant), which were not written as "
+            "answers: {ids}.",
+        )
+        self.grade_one = Tally(
+            "grade_one",
+            "{n} {noun} {has} anchors graded 1 (partly answers); deepset has no grade column, "
+            "so they were written like full answers: {ids}.",
+        )
+        self.no_document = Tally(
+            "no_document_text",
+            "{n} {noun} {has} quotes in documents whose text was not supplied, so `context` is the "
+            "quote alone: {ids}.",
+        )
+        self.not_found = Tally(
+            "quote_not_in_parse",
+            "{n} {noun} {has} quotes not found in the chosen parse, so `context` is the quote "
+            "alone: {ids}.",
+        )
+        self.used_answer = Tally(
+            "text_is_answer",
+            "`text` is the item's answer, found inside the context, for {n} {noun}: {ids}.",
+        )
+        self.used_quote = Tally(
+            "text_is_quote",
+            "`text` is the quote, because the item has no answer or its answer is not inside "
+            "the context, for {n} {noun}: {ids}.",
+        )
+        self.bad_filters = Tally(
+            "filters_not_object",
+            "{n} {noun} {has} meta['filters'] that is not an object, so no filters were "
+            "written: {ids}.",
+        )
+        self.odd_values = Tally(
+            "filters_as_text",
+            "{n} {noun} had filter values JSON cannot hold, written as text: {ids}.",
+        )
+        self.gold_used = Tally(
+            "gold_as_evidence",
+            "{n} {noun} {has} resolved spans but no anchors; the spans' text in the chosen "
+            "parse was used as the quote: {ids}.",
+        )
+        self.layout = layout
+
+    def ordered(self) -> list[Tally]:
+        if self.layout == "rag":
+            return [self.evidence_dropped, self.unanswerable, self.bad_filters, self.odd_values]
+        common = [
+            self.unanswerable,
+            self.grade_zero,
+            self.grade_one,
+            self.gold_used,
+            self.no_document,
+            self.not_found,
+        ]
+        if self.layout == "qa":
+            common += [self.used_answer, self.used_quote]
+        return [*common, self.bad_filters, self.odd_values]
+
+
+def _write(
+    layout: Layout,
+    items: Iterable[EvalItem],
+    out: BinaryIO,
+    documents: DocumentTexts | None,
+) -> ExportNotes:
+    notes = ExportNotes(format=SLUGS[layout])
+    tallies = _Tallies(layout)
+    sink = CsvSink(out)
+    sink.row(COLUMNS[layout])
+
+    for item in items:
+        notes.items += 1
+        filters = _filters_cell(item, tallies)
+        if layout == "rag":
+            if item.anchors or item.gold:
+                tallies.evidence_dropped.add(item.id)
+            else:
+                tallies.unanswerable.add(item.id)
+            sink.row(_row(layout, item, filters))
+            notes.rows += 1
+            continue
+        evidence = _evidence(item, documents, tallies)
+        if not evidence:
+            tallies.unanswerable.add(item.id)
+            sink.row(_row(layout, item, filters))
+            notes.rows += 1
+            continue
+
+        seen: set[tuple[Any, ...]] = set()
+        used_answer = used_quote = False
+        for source_id, context, (q_start, q_end) in evidence:
+            if layout == "qa":
+                start, end, is_answer = _answer_in(item.answer, context, q_start, q_end)
+                used_answer |= is_answer
+                used_quote |= not is_answer
+                key: tuple[Any, ...] = (source_id, context, start, end)
+                cells = [context[start:end], context, source_id, start, end]
+            else:
+                key = (source_id, context)
+                cells = ["", context, source_id]
+            if key in seen:
+                continue
+            seen.add(key)
+            sink.row(_row(layout, item, filters, cells))
+            notes.rows += 1
+        if used_answer:
+            tallies.used_answer.add(item.id)
+        if used_quote:
+            tallies.used_quote.add(item.id)
+
+    sink.flush()
+    finish_notes(notes, tallies.ordered())
+    return notes
+
+
+def _row(layout: Layout, item: EvalItem, filters: str, cells: list[Any] | None = None) -> list[Any]:
+    columns = COLUMNS[layout]
+    row: list[Any] = [item.question, *(cells or [])]
+    row += [""] * (len(columns) - 2 - len(row))
+    return [*row, filters, item.id]
+
+
+def _filters_cell(item: EvalItem, tallies: _Tallies) -> str:
+    filters = item.meta.get("filters")
+    if filters is None or filters == {}:
+        return ""
+    if not isinstance(filters, Mapping):
+        tallies.bad_filters.add(item.id)
+        return ""
+    return dumps(sorted_json(filters), on_unknown=tallies.odd_values, item_id=item.id)
+
+
+def _evidence(
+    item: EvalItem, documents: DocumentTexts | None, tallies: _Tallies
+) -> list[tuple[str, str, tuple[int, int]]]:
+    """`(file_name, context, quote offsets in context)` for every usable piece of evidence."""
+    found: list[tuple[str, str, tuple[int, int]]] = []
+    zero = one = False
+    if item.anchors:
+        for anchor in item.anchors:
+            if anchor.grade == 0:
+                zero = True
+                continue
+            one |= anchor.grade == 1
+            text = _document(documents, anchor.source_id)
+            place = locate_quote(text, anchor.quote, anchor.occurrence) if text else None
+            if text is None:
+                tallies.no_document.add(item.id)
+            elif place is None:
+                tallies.not_found.add(item.id)
+            found.append(_context(anchor.source_id, text, place, anchor.quote))
+    else:
+        for gold in item.gold:
+            text = _document(documents, gold.doc_id)
+            span = gold.span
+            if gold.grade == 0:
+                zero = True
+                continue
+            if text is None or span.end > len(text) or not text[span.start : span.end].strip():
+                tallies.no_document.add(item.id)
+                continue
+            one |= gold.grade == 1
+            tallies.gold_used.add(item.id)
+            found.append(_context(gold.doc_id, text, (span.start, span.end), ""))
+    if zero:
+        tallies.grade_zero.add(item.id)
+    if one and found:
+        tallies.grade_one.add(item.id)
+    return found
+
+
+def _document(documents: DocumentTexts | None, source_id: str) -> str | None:
+    if documents is None:
+        return None
+    try:
+        return documents[source_id]
+    except KeyError:
+        return None
+
+
+def _context(
+    source_id: str, text: str | None, place: tuple[int, int] | None, quote: str
+) -> tuple[str, str, tuple[int, int]]:
+    if text is None or place is None:
+        context = quote.strip()
+        return source_id, context, (0, len(context))
+    left, right = passage_around(text, place[0], place[1], CONTEXT_RADIUS)
+    return source_id, text[left:right], (place[0] - left, place[1] - left)
+
+
+def _answer_in(answer: str | None, context: str, q_start: int, q_end: int) -> tuple[int, int, bool]:
+    """Offsets of `text` in `context`: the answer when it is there, else the quote."""
+    wanted = (answer or "").strip()
+    if wanted:
+        inside = context.find(wanted, q_start, q_end)
+        position = inside if inside != -1 else context.find(wanted)
+        if position != -1:
+            return position, position + len(wanted), True
+    return q_start, q_end, False
+
+
+# ---------------------------------------------------------------------------
+# reading
+# ---------------------------------------------------------------------------
+
+
+def question_id(question: str) -> str:
+    """The stable id of a question that arrived without one."""
+    return "q-" + hashlib.sha256(question.strip().encode("utf-8")).hexdigest()[:10]
+
+
+class _Group:
+    __slots__ = ("anchors", "answer", "contexts", "filters", "line", "question")
+
+    def __init__(self, question: str, line: int) -> None:
+        self.question = question
+        self.line = line
+        self.answer: str | None = None
+        self.anchors: list[GoldAnchor] = []
+        self.contexts: list[dict[str, str]] = []
+        self.filters: dict[str, Any] | None = None
+
+
+def read(
+    data: bytes,
+    *,
+    filename: str,
+    documents: DocumentTexts | None = None,
+    evalset_id: str | None = None,
+) -> ImportResult:
+    """Read any of the three deepset layouts; see the module docstring for every choice."""
+    result = ImportResult(
+        format="deepset", filename=filename, source=f"deepset:{filename.rsplit('/', 1)[-1]}"
+    )
+    text = decode_text(data, result, EXPECTED)
+    if text is None:
+        return result
+
+    reader = csv_reader(text)
+    fieldnames = reader.fieldnames or []
+    columns = {name.strip().lower(): name for name in fieldnames if name}
+    if "question" not in columns:
+        found = ", ".join(fieldnames) or "no header row"
+        result.add(
+            f"{filename} has no `question` column, which every deepset evaluation dataset "
+            f"needs. Found: {found}.",
+            line=1,
+            field="question",
+            hint="Columns are question, text, context, file_name, answer_start, answer_end, "
+            "filters." + delimiter_hint(text.split("\n")[0]),
+        )
+        return result
+    if "answer_start" in columns and "context" not in columns:
+        result.add(
+            f"{filename} has `answer_start` but no `context` column, and the offsets count "
+            "characters in the context.",
+            line=1,
+            field="context",
+            hint="Add the context column, or drop the offset columns.",
+        )
+        return result
+
+    groups: dict[str, _Group] = {}
+    ended = reader.line_num
+    index = 0
+    try:
+        for row in reader:
+            start, ended = ended + 1, reader.line_num
+            index += 1
+            _read_row(row, columns, start, index, groups, documents, result)
+    except Exception as exc:  # csv.Error, or a field limit; rows before it are kept
+        result.add(
+            f"the CSV cannot be read past this line: {exc}.",
+            line=reader.line_num,
+            hint="Check for an unclosed double quote; rows before this one were read.",
+        )
+
+    for item_id, group in groups.items():
+        meta: dict[str, Any] = {}
+        if group.contexts:
+            meta["contexts"] = group.contexts
+        if group.filters:
+            meta["filters"] = group.filters
+        try:
+            result.items.append(
+                EvalItem(
+                    id=item_id,
+                    question=group.question,
+                    anchors=tuple(group.anchors),
+                    answer=group.answer,
+                    meta=meta,
+                )
+            )
+        except EvalSetError as exc:  # pragma: no cover - questions are checked per row
+            result.add(str(exc), line=group.line, item=item_id)
+    return result
+
+
+def _read_row(
+    row: Mapping[str | None, Any],
+    columns: Mapping[str, str],
+    line: int,
+    index: int,
+    groups: dict[str, _Group],
+    documents: DocumentTexts | None,
+    result: ImportResult,
+) -> None:
+    def cell(name: str, strip: bool = True) -> str:
+        value = row.get(columns.get(name, ""))
+        if not isinstance(value, str):
+            return ""
+        return value.strip() if strip else value
+
+    if all(not (v or "").strip() for k, v in row.items() if k is not None and isinstance(v, str)):
+        return
+
+    question = cell("question")
+    given_id = cell("question_id")
+    item_id = given_id or (question_id(question) if question else f"row {index}")
+
+    def fault(message: str, field: str | None, hint: str = "", severity: Any = "error") -> None:
+        result.add(message, line=line, item=item_id, field=field, hint=hint, severity=severity)
+
+    if not question:
+        fault(
+            f"eval item {item_id!r} has an empty question",
+            "question",
+            "Write the question in this row, or delete the row.",
+        )
+        return
+
+    context = cell("context", strip=False)
+    answer = cell("text", strip=False)
+    file_name = cell("file_name")
+    raw_start, raw_end = cell("answer_start"), cell("answer_end")
+
+    offsets: tuple[int, int] | None = None
+    if raw_start or raw_end:
+        start, end = whole_number(raw_start), whole_number(raw_end)
+        if start is None or end is None:
+            bad = "answer_start" if start is None else "answer_end"
+            fault(
+                f"`{bad}` must be a whole number of characters, found "
+                f"{(raw_start if start is None else raw_end)!r}.",
+                bad,
+                "Offsets count characters in `context` from 0; leave both empty when the row "
+                "has no answer.",
+            )
+            return
+        if not 0 <= start < end <= len(context):
+            fault(
+                f"answer offsets [{start}, {end}) fall outside the context, which has "
+                f"{len(context)} characters.",
+                "answer_start",
+                "Offsets count characters in `context` from 0, answer_end exclusive.",
+            )
+            return
+        offsets = (start, end)
+
+    filters: dict[str, Any] | None = None
+    raw_filters = cell("filters")
+    if raw_filters:
+        try:
+            parsed = json.loads(raw_filters)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, Mapping):
+            filters = dict(parsed)
+        else:
+            fault(
+                f"`filters` is not a JSON object, so it was not imported: {raw_filters[:60]!r}.",
+                "filters",
+                'Filters look like {"category": "legal"}.',
+                severity=WARNING,
+            )
+
+    group = groups.get(item_id)
+    if group is None:
+        group = groups[item_id] = _Group(question, line)
+    elif group.question != question:
+        fault(
+            f"question_id {item_id!r} is used for two different questions; this row was "
+            f"filed under the first one (line {group.line}).",
+            "question_id",
+            severity=WARNING,
+        )
+    if answer.strip() and group.answer is None:
+        group.answer = answer.strip()
+    if filters and group.filters is None:
+        group.filters = filters
+
+    quote, at = _quote(context, answer, offsets, fault)
+    if not quote:
+        return  # a question-only row (RAG, or no answer)
+    if context.strip():
+        entry = {"file_name": file_name, "context": context}
+        if entry not in group.contexts:
+            group.contexts.append(entry)
+    if not file_name:
+        fault(
+            "this label names no file_name, so its evidence cannot be tied to a document; the "
+            "question was imported without it.",
+            "file_name",
+            "Fill in file_name with the name of the file the context comes from.",
+            severity=WARNING,
+        )
+        return
+
+    text = None if documents is None else _document(documents, file_name)
+    occurrence = 0
+    if text is not None:
+        occurrence = _occurrence(text, context, quote, at)
+        if occurrence < 0:
+            fault(
+                f"the quote {quote[:60]!r} was not found in {file_name!r}; the anchor was kept "
+                "but may not resolve.",
+                "context",
+                "Check that file_name names the right file.",
+                severity=WARNING,
+            )
+            occurrence = 0
+    try:
+        anchor = GoldAnchor(source_id=file_name, quote=quote, occurrence=occurrence)
+    except EvalSetError as exc:  # pragma: no cover - quote is never blank here
+        fault(str(exc), "text")
+        return
+    if documents is not None and text is None:
+        result.pending.append(
+            PendingLabel(
+                line=line,
+                item=item_id,
+                file_name=file_name,
+                would_create=f"anchor on {file_name!r} quoting {quote[:80]!r}",
+                anchor=anchor,
+            )
+        )
+        return
+    if anchor not in group.anchors:
+        group.anchors.append(anchor)
+
+
+def _quote(
+    context: str, answer: str, offsets: tuple[int, int] | None, fault: Any
+) -> tuple[str, int | None]:
+    """The quote for one row, and where it starts inside `context` when that is known."""
+    wanted = answer.strip()
+    if offsets is not None:
+        start, end = offsets
+        piece = context[start:end]
+        if piece.strip() and (not wanted or piece.strip() == wanted):
+            lead = len(piece) - len(piece.lstrip())
+            return piece.strip(), start + lead
+        if wanted and context[start : end + 1].strip() == wanted:
+            fault(
+                "answer_end points at the answer's last character rather than one past it; "
+                "read as inclusive.",
+                "answer_end",
+                severity=WARNING,
+            )
+            return wanted, start
+        fault(
+            f"context[answer_start:answer_end] is {piece!r}, not the answer {wanted!r}; the "
+            "answer was searched for in the context instead.",
+            "answer_start",
+            severity=WARNING,
+        )
+    if wanted:
+        if not context.strip():
+            return wanted, None
+        position = context.find(wanted)
+        if position != -1:
+            return wanted, position
+        fault(
+            f"the answer {wanted[:60]!r} does not appear in the context, so the whole context "
+            "was used as the quote.",
+            "text",
+            severity=WARNING,
+        )
+    if context.strip():
+        return context.strip(), len(context) - len(context.lstrip())
+    return "", None
+
+
+def _occurrence(text: str, context: str, quote: str, at: int | None) -> int:
+    """Which copy of `quote` in the document the row means; -1 when it is not there at all."""
+    copies = all_occurrences(text, quote)
+    if not copies:
+        return 0 if locate_quote(text, quote) is not None else -1
+    if at is not None and context:
+        where = text.find(context)
+        if where != -1:
+            absolute = where + at
+            return sum(1 for found in copies if found < absolute)
+    return 0
+
+
+__all__ = [
+    "COLUMNS",
+    "SLUGS",
+    "question_id",
+    "read",
+    "write_qa",
+    "write_rag",
+    "write_retrieval",
+]

@@ -1,0 +1,260 @@
+"""LegalBench-RAG import: offset-pinned gold made portable.
+
+LegalBench-RAG stores its gold as character spans into its corpus files:
+`{"tests": [{"query": ..., "snippets": [{"file_path": ..., "span": [start, end]}]}]}` (a bare
+array of tests is accepted too, as context-grid's `read_legalbench_rag` accepts it). Spans
+only mean something against the exact text they were counted in, and Groundwork compares
+parsers, so every span is turned into a quote here: `documents[file_path][start:end]`,
+trimmed, with `occurrence` set to the number of earlier copies of that quote in the document
+(overlapping ones counted, as context-grid's resolver counts them). The anchor then resolves
+in every parse, not just the one the offsets were counted in. The original offsets are kept
+in `meta["legalbench_spans"]` as `[file_path, start, end]`.
+
+Ids are the test's `id` when it has one, otherwise `lb<index>` counting tests from 0 -- the
+same ids `read_legalbench_rag` gives, stable across re-imports.
+
+Nothing is dropped quietly, unlike the upstream reader: a snippet without `file_path` or
+`span`, a span of the wrong shape, offsets that are not whole numbers and spans outside the
+document are errors; a snippet whose file is not in `documents` (or every snippet, when
+`documents` is `None`) becomes a `PendingLabel` carrying the span, which
+`PendingLabel.attach(text)` turns into the anchor once the file arrives. JSON has no usable
+line numbers once parsed, so problems are located by item and field path
+(`tests[3].snippets[1].span`) instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from contextgrid.core.errors import EvalSetError
+from contextgrid.core.evalset import EvalItem, GoldAnchor
+
+from evalsets.formats.base import (
+    DocumentTexts,
+    ImportResult,
+    PendingLabel,
+    anchor_from_span,
+    check_duplicates,
+    decode_text,
+    json_kind,
+    set_name,
+    whole_number,
+)
+
+SLUG = "legalbench-rag"
+EXPECTED = 'a LegalBench-RAG JSON file ({"tests": [{"query", "snippets"}]})'
+
+
+def read(
+    data: bytes,
+    *,
+    filename: str,
+    documents: DocumentTexts | None = None,
+    evalset_id: str | None = None,
+) -> ImportResult:
+    """Read LegalBench-RAG, turning every span into a quote from `documents`."""
+    result = ImportResult(
+        format=SLUG,
+        filename=filename,
+        source="legalbench-rag",
+        meta={"converted_from": "legalbench-rag spans"},
+    )
+    text = decode_text(data, result, EXPECTED)
+    if text is None:
+        return result
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        hint = (
+            "It looks like JSON lines; import it as context-grid JSONL instead."
+            if exc.msg == "Extra data"
+            else "Check the file with a JSON validator."
+        )
+        result.add(
+            f"{filename} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.",
+            line=exc.lineno,
+            hint=hint,
+        )
+        return result
+
+    tests = _tests(payload, result)
+    if tests is None:
+        return result
+
+    placed: list[tuple[EvalItem, int | None]] = []
+    for index, test in enumerate(tests):
+        item = _item(test, index, documents, result)
+        if item is not None:
+            placed.append((item, None))
+    result.items = check_duplicates(result, placed, set_name(filename, evalset_id))
+    return result
+
+
+def _tests(payload: Any, result: ImportResult) -> list[Any] | None:
+    if isinstance(payload, list):
+        return payload
+    if not isinstance(payload, Mapping):
+        result.add(
+            f"{result.filename} is {json_kind(payload)}. Expected a JSON object with a `tests` "
+            "array, or a bare array of tests."
+        )
+        return None
+    if "tests" not in payload:
+        found = ", ".join(sorted(str(key) for key in payload)) or "none"
+        hint = (
+            " It has an `_evalset` key: import it as context-grid JSONL."
+            if "_evalset" in payload
+            else ""
+        )
+        result.add(
+            f"{result.filename} has no `tests` key. Expected a JSON object with a `tests` "
+            f"array, or a bare array of tests. Keys found: {found}.",
+            hint=hint.strip(),
+        )
+        return None
+    tests = payload["tests"]
+    if not isinstance(tests, list):
+        result.add(f"`tests` is {json_kind(tests)}, expected an array of tests.", field="tests")
+        return None
+    return tests
+
+
+def _item(
+    test: Any, index: int, documents: DocumentTexts | None, result: ImportResult
+) -> EvalItem | None:
+    where = f"tests[{index}]"
+    if not isinstance(test, Mapping):
+        result.add(
+            f"{where} is {json_kind(test)}, expected an object with a `query` and a "
+            "`snippets` array.",
+            field=where,
+        )
+        return None
+    raw_id = test.get("id")
+    if raw_id is None:
+        item_id = f"lb{index}"
+    elif isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool):
+        item_id = str(raw_id)
+    else:
+        result.add(
+            f"`id` is {json_kind(raw_id)}, expected a string or a number.", field=f"{where}.id"
+        )
+        return None
+
+    def fault(message: str, field: str, hint: str = "") -> None:
+        result.add(message, item=item_id, field=field, hint=hint)
+
+    query = test.get("query")
+    if not isinstance(query, str) or not query.strip():
+        if query is not None and not isinstance(query, str):
+            fault(f"`query` is {json_kind(query)}, expected a string.", f"{where}.query")
+        else:
+            fault(
+                f"eval item {item_id!r} has an empty question",
+                f"{where}.query",
+                "Write the query, or delete the test.",
+            )
+        return None
+    answer = test.get("answer")
+    if answer is not None and not isinstance(answer, str):
+        fault(f"`answer` is {json_kind(answer)}, expected a string.", f"{where}.answer")
+        return None
+
+    snippets = test.get("snippets", [])
+    if snippets is None:
+        snippets = []
+    if not isinstance(snippets, list):
+        fault(
+            f"`snippets` is {json_kind(snippets)}, expected an array of snippets, each with a "
+            '`file_path` and a `span` like {"file_path": "a.txt", "span": [0, 12]}.',
+            f"{where}.snippets",
+        )
+        return None
+
+    anchors: list[GoldAnchor] = []
+    provenance: list[list[Any]] = []
+    for position, snippet in enumerate(snippets):
+        place = f"{where}.snippets[{position}]"
+        parsed = _snippet(snippet, place, fault)
+        if parsed is None:
+            continue
+        file_path, start, end = parsed
+        provenance.append([file_path, start, end])
+        text = None
+        if documents is not None:
+            try:
+                text = documents[file_path]
+            except KeyError:
+                text = None
+        if text is None:
+            result.pending.append(
+                PendingLabel(
+                    line=None,
+                    item=item_id,
+                    file_name=file_path,
+                    would_create=f"anchor quoting characters {start}-{end} of {file_path!r}",
+                    span=(start, end),
+                )
+            )
+            continue
+        try:
+            anchor = anchor_from_span(text, file_path, start, end)
+        except EvalSetError as exc:
+            fault(
+                str(exc),
+                f"{place}.span",
+                "Check that the file is the same version the benchmark was built on.",
+            )
+            continue
+        if anchor not in anchors:
+            anchors.append(anchor)
+
+    meta: dict[str, Any] = {"legalbench_spans": provenance} if provenance else {}
+    return EvalItem(
+        id=item_id,
+        question=query.strip(),
+        anchors=tuple(anchors),
+        answer=answer or None,
+        meta=meta,
+    )
+
+
+def _snippet(snippet: Any, place: str, fault: Any) -> tuple[str, int, int] | None:
+    if not isinstance(snippet, Mapping):
+        fault(f"{place} is {json_kind(snippet)}, expected an object.", place)
+        return None
+    file_path = snippet.get("file_path")
+    if not isinstance(file_path, str) or not file_path.strip():
+        fault(
+            f"{place} has no `file_path` naming the document its span counts in.",
+            f"{place}.file_path",
+        )
+        return None
+    span = snippet.get("span")
+    if not isinstance(span, (list, tuple)) or len(span) != 2:
+        found = json_kind(span) if not isinstance(span, list) else f"{len(span)} offsets"
+        fault(
+            f"`span` must be an array of two character offsets, like [117, 202]; found {found}.",
+            f"{place}.span",
+        )
+        return None
+    start, end = whole_number(span[0]), whole_number(span[1])
+    if start is None or end is None or isinstance(span[0], str) or isinstance(span[1], str):
+        bad = span[0] if start is None or isinstance(span[0], str) else span[1]
+        fault(
+            f"`span` offsets must be whole numbers counted from 0, found {bad!r}.",
+            f"{place}.span",
+        )
+        return None
+    if start < 0 or end <= start:
+        fault(
+            f"span [{start}, {end}) is empty or reversed: a span needs 0 <= start < end.",
+            f"{place}.span",
+        )
+        return None
+    return file_path.strip(), start, end
+
+
+__all__ = ["EXPECTED", "SLUG", "read"]

@@ -1,0 +1,992 @@
+"""Eval-set formats: exports load with the real context-grid, imports locate every problem.
+
+Plain pytest, no database. Golden files live in `tests/golden/`; regenerate them with
+`UPDATE_GOLDEN=1 pytest tests/test_formats.py` after a deliberate change and review the diff.
+"""
+
+# ruff: noqa: RUF001 -- CJK and Hebrew text with full-width punctuation is the point here.
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import warnings
+import zipfile
+from pathlib import Path
+
+import pytest
+from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor, GoldSpan
+from contextgrid.core.span import Span
+from contextgrid.evalset.io import read_beir, read_csv, read_jsonl, write_csv, write_jsonl
+
+from evalsets.formats import (
+    FORMATS,
+    EvalSetHeader,
+    ImportResult,
+    beir,
+    contextgrid_csv,
+    contextgrid_jsonl,
+    deepset,
+    get_format,
+    guess_format,
+    legalbench,
+)
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+
+HANDBOOK = (
+    "Staff handbook\n\n"
+    "Employees accrue 1.5 days of leave per month. Unused leave, up to 5 days, carries over.\n\n"
+    'Remote work: staff may work remotely, "with approval", on Fridays.\n\n'
+    "The office closes at 6pm. The office closes at 6pm on Fridays too."
+)
+POLICY = "规则：每天工作八小时。\nמדיניות: אין עישון 🚭 בשטח.\nEnd of policy."
+DOCUMENTS = {"handbook.txt": HANDBOOK, "policy.txt": POLICY}
+
+
+def _set() -> EvalSet:
+    """Every awkward shape in one set: unicode, embedded newlines/commas/quotes, many anchors."""
+    return EvalSet(
+        id="handbook-quiz",
+        version=3,
+        source="groundwork",
+        meta={"project": "HR", "reviewers": ["ana", "bo"]},
+        items=(
+            EvalItem(
+                id="q1",
+                question="How much leave do employees accrue per month? 🗓️",
+                anchors=(
+                    GoldAnchor("handbook.txt", "Employees accrue 1.5 days of leave per month."),
+                ),
+                qtype="factoid",
+                answer="1.5 days",
+                meta={"reviewed": True, "filters": {"department": "HR"}},
+            ),
+            EvalItem(
+                id="q2",
+                question='When may staff work remotely, "with approval"?\nAnswer briefly, please.',
+                anchors=(
+                    GoldAnchor(
+                        "handbook.txt",
+                        'staff may work remotely, "with approval", on Fridays.',
+                        grade=1,
+                        page_hint=1,
+                    ),
+                ),
+                answer="on Fridays",
+            ),
+            EvalItem(
+                id="q3",
+                question="每天工作几个小时？",
+                anchors=(GoldAnchor("policy.txt", "每天工作八小时"),),
+                qtype="numeric",
+            ),
+            EvalItem(
+                id="q4",
+                question="מה המדיניות לגבי עישון?",
+                anchors=(GoldAnchor("policy.txt", "אין עישון 🚭 בשטח"),),
+            ),
+            EvalItem(id="q5", question="What is the CEO's favourite colour?", qtype="unanswerable"),
+        ),
+    )
+
+
+def _multi_set() -> EvalSet:
+    """Items whose evidence a one-row-per-question format cannot hold."""
+    return EvalSet(
+        id="multi",
+        items=(
+            EvalItem(
+                id="m1",
+                question="When does the office close?",
+                anchors=(
+                    GoldAnchor("handbook.txt", "The office closes at 6pm.", occurrence=1),
+                    GoldAnchor("handbook.txt", "on Fridays too"),
+                ),
+            ),
+            EvalItem(
+                id="m2",
+                question="What carries over?",
+                gold=(GoldSpan(Span("handbook.txt", 63, 101)),),
+                anchors=(GoldAnchor("handbook.txt", "Unused leave, up to 5 days, carries over."),),
+            ),
+            EvalItem(
+                id="m3",
+                question="Which text opens the handbook?",
+                gold=(GoldSpan(Span("handbook.txt", 0, 14), grade=1),),
+            ),
+        ),
+    )
+
+
+def _export(slug: str, evalset: EvalSet, documents=DOCUMENTS):
+    out = io.BytesIO()
+    notes = get_format(slug).writer(evalset, iter(evalset.items), out, documents=documents)
+    return out.getvalue(), notes
+
+
+def _import(slug: str, data: bytes, filename: str, documents=None, **kw) -> ImportResult:
+    return get_format(slug).reader(data, filename=filename, documents=documents, **kw)
+
+
+def _golden(name: str, data: bytes) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+    assert data == path.read_bytes(), f"{name} changed; rerun with UPDATE_GOLDEN=1 if deliberate"
+
+
+def _messages(result: ImportResult) -> list[str]:
+    return [p.message for p in result.problems]
+
+
+# ---------------------------------------------------------------------------
+# context-grid JSONL
+# ---------------------------------------------------------------------------
+
+
+def test_jsonl_export_loads_with_contextgrid_and_equals_the_source_set(tmp_path):
+    evalset = _set().with_items(_set().items + _multi_set().items)
+    data, notes = _export("contextgrid-jsonl", evalset)
+    path = tmp_path / "set.jsonl"
+    path.write_bytes(data)
+
+    loaded = read_jsonl(path)
+
+    assert loaded == evalset
+    for ours, theirs in zip(loaded.items, evalset.items, strict=True):
+        assert ours.to_dict() == theirs.to_dict()
+    assert notes.items == 8 and notes.rows == 9 and notes.notes == []
+
+
+def test_jsonl_header_line_is_the_one_write_jsonl_writes(tmp_path):
+    evalset = _set()
+    write_jsonl(evalset, tmp_path / "theirs.jsonl")
+    data, _ = _export("contextgrid-jsonl", evalset)
+
+    theirs = (tmp_path / "theirs.jsonl").read_text(encoding="utf-8").split("\n")
+    ours = data.decode("utf-8").split("\n")
+
+    assert list(json.loads(ours[0])) == ["_evalset"]
+    assert list(json.loads(ours[0])["_evalset"]) == ["id", "version", "source", "meta"]
+    assert [json.loads(line) for line in ours if line] == [
+        json.loads(line) for line in theirs if line
+    ]
+
+
+def test_jsonl_export_is_byte_for_byte_deterministic():
+    first = EvalItem(id="a", question="Q?", meta={"b": 1, "a": {"y": 2, "x": 1}})
+    second = EvalItem(id="a", question="Q?", meta={"a": {"x": 1, "y": 2}, "b": 1})
+    header = EvalSetHeader(id="s", meta={"z": 1, "k": "é"})
+
+    one, two = io.BytesIO(), io.BytesIO()
+    contextgrid_jsonl.write(header, [first], one)
+    contextgrid_jsonl.write(header, [second], two)
+
+    assert one.getvalue() == two.getvalue()
+    assert b"\r" not in one.getvalue() and one.getvalue().endswith(b"\n")
+    assert "é".encode() in one.getvalue()  # ensure_ascii=False
+    assert b'"meta": {"a": {"x": 1, "y": 2}, "b": 1}' in one.getvalue()
+
+
+def test_jsonl_keeps_unicode_line_separators_inside_one_line(tmp_path):
+    item = EvalItem(id="ls", question="line\u2028separator and next\x85line?")
+    data, _ = _export("contextgrid-jsonl", EvalSet(id="s", items=(item,)))
+    (tmp_path / "s.jsonl").write_bytes(data)
+
+    assert read_jsonl(tmp_path / "s.jsonl").items == (item,)
+    assert _import("contextgrid-jsonl", data, "s.jsonl").items == [item]
+
+
+def test_jsonl_round_trip_through_our_reader_keeps_header_and_items():
+    evalset = _set()
+    data, _ = _export("contextgrid-jsonl", evalset)
+
+    result = _import("contextgrid-jsonl", data, "whatever.jsonl")
+
+    assert result.ok and result.problems == []
+    assert result.header == EvalSetHeader("handbook-quiz", 3, "groundwork", evalset.meta)
+    assert result.to_evalset() == evalset
+
+
+def test_jsonl_writer_writes_odd_meta_values_as_text_and_says_so():
+    from datetime import date
+
+    item = EvalItem(id="d1", question="When?", meta={"due": date(2024, 5, 1)})
+    out = io.BytesIO()
+    notes = contextgrid_jsonl.write(EvalSetHeader("s"), [item], out)
+
+    assert '"due": "2024-05-01"' in out.getvalue().decode()
+    assert notes.counts == {"meta_as_text": 1}
+
+
+# ---------------------------------------------------------------------------
+# context-grid CSV
+# ---------------------------------------------------------------------------
+
+
+def test_csv_export_loads_with_contextgrid_read_csv_field_for_field(tmp_path):
+    evalset = _set()
+    data, notes = _export("contextgrid-csv", evalset)
+    path = tmp_path / "set.csv"
+    path.write_bytes(data)
+
+    loaded = read_csv(path)
+
+    assert loaded.items == evalset.items
+    assert notes.notes == [
+        "The eval set's own meta has no place in a CSV file and was not written; the set "
+        "takes its name from the file when it is read back."
+    ]
+
+
+def test_csv_export_of_a_plain_set_is_identical_to_contextgrid_write_csv(tmp_path):
+    plain = EvalSet(
+        id="plain",
+        items=(
+            EvalItem(
+                "p1",
+                "Who, exactly?",
+                anchors=(GoldAnchor("a.pdf", 'He said "yes"', grade=1, page_hint=4),),
+                answer="x",
+                meta={"b": 2, "a": [1]},
+            ),
+            EvalItem("p2", "Why\nnot?", qtype="unanswerable"),
+        ),
+    )
+    write_csv(plain, tmp_path / "theirs.csv")
+    data, _ = _export("contextgrid-csv", plain)
+
+    assert data == (tmp_path / "theirs.csv").read_bytes()
+
+
+def test_csv_export_names_items_whose_extra_anchors_and_spans_it_cannot_carry():
+    _, notes = _export("contextgrid-csv", _multi_set())
+
+    assert notes.notes == [
+        "1 item has more than one anchor; CSV holds one per row and context-grid refuses "
+        "repeated ids, so only the first anchor was written for: m1. Export context-grid "
+        "JSONL to keep all of them.",
+        "1 item has resolved gold spans, which CSV has no column for; the anchors were "
+        "written, the spans were not: m2.",
+        "1 item has resolved spans but no anchor, so they read back as questions without "
+        "evidence: m3. Add anchors, or export context-grid JSONL.",
+    ]
+    assert notes.counts == {"extra_anchors": 1, "gold_not_written": 1, "gold_only": 1}
+
+
+def test_csv_round_trip_keeps_unicode_newlines_commas_and_quotes():
+    evalset = _set()
+    data, _ = _export("contextgrid-csv", evalset)
+
+    result = _import("contextgrid-csv", data, "set.csv")
+
+    assert result.problems == []
+    assert result.items == list(evalset.items)
+    assert result.source == "csv:set.csv"
+
+
+def test_csv_reader_accepts_the_column_aliases_contextgrid_accepts(tmp_path):
+    text = (
+        "qid,query,doc_id,evidence,relevance,page_number,nth,type,gold_answer,metadata\n"
+        'a1,What accrues?,handbook.txt,1.5 days,1,2,0,factoid,leave,"{""k"": 1}"\n'
+    )
+    (tmp_path / "aliases.csv").write_text(text, encoding="utf-8")
+
+    result = _import("contextgrid-csv", text.encode(), "aliases.csv")
+
+    assert result.problems == []
+    assert result.items == list(read_csv(tmp_path / "aliases.csv").items)
+    assert result.items[0].anchors == (GoldAnchor("handbook.txt", "1.5 days", 1, 2, 0),)
+
+
+def test_csv_rows_without_an_id_get_the_ids_read_csv_gives(tmp_path):
+    text = 'question,quote,source_id\n"Multi\nline?",x,a.txt\n,,\nSecond?,,\n'
+    (tmp_path / "noid.csv").write_text(text, encoding="utf-8")
+
+    result = _import("contextgrid-csv", text.encode(), "noid.csv")
+
+    assert [i.id for i in result.items] == [i.id for i in read_csv(tmp_path / "noid.csv").items]
+    assert [i.id for i in result.items] == ["q1", "q3"]
+    assert [p.line for p in result.problems] == []
+
+
+def test_csv_reader_reports_the_line_a_multiline_record_starts_on():
+    text = 'id,question,source_id,quote,grade\na,"one\ntwo",d.txt,x,2\nb,Q?,d.txt,x,high\n'
+
+    result = _import("contextgrid-csv", text.encode(), "g.csv")
+
+    assert [(p.line, p.item, p.field, p.message) for p in result.problems] == [
+        (4, "b", "grade", "`grade` must be a whole number, found 'high'.")
+    ]
+
+
+# ---------------------------------------------------------------------------
+# deepset Cloud
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", ["qa", "retrieval", "rag"])
+def test_deepset_export_matches_the_golden_file(layout):
+    data, _ = _export(f"deepset-{layout}", _set().with_items(_set().items + _multi_set().items))
+
+    _golden(f"deepset-{layout}.csv", data)
+    header = next(csv.reader(io.StringIO(data.decode("utf-8"))))
+    assert header == list(deepset.COLUMNS[layout])
+
+
+def test_deepset_qa_offsets_point_at_text_inside_context():
+    data, notes = _export("deepset-qa", _set())
+
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")))
+    labelled = [r for r in rows if r["context"]]
+
+    assert len(labelled) == 4
+    for row in labelled:
+        start, end = int(row["answer_start"]), int(row["answer_end"])
+        assert row["context"][start:end] == row["text"]
+    assert rows[0]["text"] == "1.5 days"  # the answer, found inside the context
+    assert rows[0]["filters"] == '{"department": "HR"}'
+    assert "Remote work" in rows[1]["context"] and rows[1]["text"] == "on Fridays"
+    assert rows[2]["text"] == "每天工作八小时"  # no answer: the quote itself
+    assert rows[4]["context"] == "" and rows[4]["question_id"] == "q5"
+    assert notes.counts["unanswerable"] == 1
+    assert notes.counts["text_is_answer"] == 2 and notes.counts["text_is_quote"] == 2
+
+
+def test_deepset_qa_context_is_the_quote_alone_when_the_document_is_missing():
+    data, notes = _export("deepset-qa", _set(), documents={"handbook.txt": HANDBOOK})
+
+    rows = list(csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")))
+
+    assert rows[2]["context"] == "每天工作八小时" == rows[2]["text"]
+    assert notes.counts["no_document_text"] == 2
+
+
+def test_deepset_qa_round_trip_recovers_questions_anchors_and_filters():
+    evalset = _set()
+    data, _ = _export("deepset-qa", evalset)
+
+    result = _import("deepset-qa", data, "labels.csv", documents=DOCUMENTS)
+
+    assert result.ok and result.pending == []
+    by_id = {item.id: item for item in result.items}
+    assert [i.id for i in result.items] == ["q1", "q2", "q3", "q4", "q5"]
+    assert by_id["q1"].anchors == (GoldAnchor("handbook.txt", "1.5 days"),)
+    assert by_id["q1"].meta["filters"] == {"department": "HR"}
+    assert by_id["q2"].question == evalset.items[1].question
+    assert by_id["q3"].anchors == (GoldAnchor("policy.txt", "每天工作八小时"),)
+    assert by_id["q4"].anchors == (GoldAnchor("policy.txt", "אין עישון 🚭 בשטח"),)
+    assert by_id["q5"].anchors == () and by_id["q5"].answer is None
+    assert by_id["q1"].meta["contexts"][0]["file_name"] == "handbook.txt"
+
+
+def test_deepset_retrieval_round_trip_quotes_the_whole_context():
+    data, _ = _export("deepset-retrieval", _set())
+
+    result = _import("deepset-retrieval", data, "retrieval.csv", documents=DOCUMENTS)
+
+    quote = result.items[0].anchors[0].quote
+    assert quote.startswith("Employees accrue") and quote in HANDBOOK
+    assert result.items[0].answer is None
+
+
+def test_deepset_import_lists_labels_for_unknown_files_as_pending():
+    text = (
+        "question,text,context,file_name,answer_start,answer_end,filters\n"
+        "Q known?,1.5 days,accrue 1.5 days of,handbook.txt,7,15,\n"
+        "Q unknown?,blue,The sky is blue.,sky.pdf,11,15,\n"
+    )
+
+    result = _import("deepset-qa", text.encode(), "dc.csv", documents=DOCUMENTS)
+
+    assert result.ok
+    assert [p.file_name for p in result.pending] == ["sky.pdf"]
+    pending = result.pending[0]
+    assert pending.line == 3 and pending.item == deepset.question_id("Q unknown?")
+    assert pending.attach() == GoldAnchor("sky.pdf", "blue")
+    assert pending.would_create == "anchor on 'sky.pdf' quoting 'blue'"
+    unknown = next(i for i in result.items if i.question == "Q unknown?")
+    assert unknown.anchors == () and unknown.meta["contexts"][0]["context"] == "The sky is blue."
+
+
+def test_deepset_import_without_ids_is_stable_and_groups_rows_by_question():
+    rows = [
+        "Where?,6pm,The office closes at 6pm.,handbook.txt,,,",
+        "Where?,Fridays,on Fridays too,handbook.txt,,,",
+        "Other?,,,,,,",
+    ]
+    head = "question,text,context,file_name,answer_start,answer_end,filters\n"
+    forward = (head + "\n".join(rows)).encode()
+    backward = (head + "\n".join(reversed(rows))).encode()
+
+    one = _import("deepset-qa", forward, "a.csv")
+    two = _import("deepset-qa", forward, "a.csv")
+    shuffled = _import("deepset-qa", backward, "a.csv")
+
+    assert one.items == two.items
+    assert sorted(i.id for i in one.items) == sorted(i.id for i in shuffled.items)
+    where = next(i for i in one.items if i.question == "Where?")
+    assert where.id == deepset.question_id("Where?") and len(where.anchors) == 2
+
+
+def test_deepset_import_works_out_occurrence_from_where_the_context_sits():
+    second = HANDBOOK.index("The office closes at 6pm on Fridays")
+    context = HANDBOOK[second : second + 40]
+    text = (
+        "question,text,context,file_name,answer_start,answer_end\n"
+        f'When?,6pm,"{context}",handbook.txt,21,24\n'
+    )
+
+    result = _import("deepset-qa", text.encode(), "occ.csv", documents=DOCUMENTS)
+
+    assert result.items[0].anchors == (GoldAnchor("handbook.txt", "6pm", occurrence=1),)
+
+
+def test_deepset_import_reads_an_inclusive_answer_end_with_a_warning():
+    text = "question,text,context,file_name,answer_start,answer_end\nQ?,blue,sky is blue.,s,7,10\n"
+
+    result = _import("deepset-qa", text.encode(), "incl.csv")
+
+    assert result.ok and result.items[0].anchors[0].quote == "blue"
+    assert [p.severity for p in result.problems] == ["warning"]
+    assert result.problems[0].field == "answer_end"
+
+
+# ---------------------------------------------------------------------------
+# BEIR
+# ---------------------------------------------------------------------------
+
+
+def _members(data: bytes) -> dict[str, bytes]:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_beir_export_matches_the_golden_files():
+    data, notes = _export("beir", _set().with_items(_set().items + _multi_set().items))
+
+    members = _members(data)
+    assert list(members) == ["queries.jsonl", "qrels/test.tsv", "corpus.jsonl"]
+    for name, content in members.items():
+        _golden(f"beir/{name}", content)
+    assert members["qrels/test.tsv"].startswith(b"query-id\tcorpus-id\tscore\n")
+    assert notes.counts == {"unanswerable": 1, "span_precision_lost": 7}
+
+
+def test_beir_export_loads_with_contextgrid_read_beir(tmp_path):
+    evalset = _set().with_items(_set().items + _multi_set().items)
+    data, _ = _export("beir", evalset)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        archive.extractall(tmp_path)
+
+    loaded = read_beir(tmp_path / "queries.jsonl", tmp_path / "qrels" / "test.tsv")
+
+    assert [i.id for i in loaded.items] == ["q1", "q2", "q3", "q4", "m1", "m2", "m3"]
+    by_id = {i.id: i for i in loaded.items}
+    assert by_id["q2"].meta["gold_documents"] == [("handbook.txt", 1)]
+    assert by_id["m3"].meta["gold_documents"] == [("handbook.txt", 1)]
+    assert by_id["q3"].question == "每天工作几个小时？"
+    corpus = [json.loads(x) for x in (tmp_path / "corpus.jsonl").read_text().splitlines()]
+    assert corpus == [
+        {"_id": "handbook.txt", "title": "", "text": HANDBOOK},
+        {"_id": "policy.txt", "title": "", "text": POLICY},
+    ]
+
+
+def test_beir_zip_is_byte_deterministic_and_streams_to_an_unseekable_output():
+    class WriteOnly(io.RawIOBase):
+        def __init__(self) -> None:
+            self.chunks: list[bytes] = []
+
+        def writable(self) -> bool:
+            return True
+
+        def write(self, b) -> int:  # type: ignore[override]
+            self.chunks.append(bytes(b))
+            return len(b)
+
+    sink = WriteOnly()
+    beir.write(_set(), _set().items, sink, documents=DOCUMENTS)  # type: ignore[arg-type]
+    data, _ = _export("beir", _set())
+
+    assert _members(b"".join(sink.chunks)) == _members(data)
+    assert _export("beir", _set())[0] == data
+
+
+def test_beir_round_trip_equals_what_read_beir_reads(tmp_path):
+    data, _ = _export("beir", _set())
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        archive.extractall(tmp_path)
+
+    result = _import("beir", data, "set.zip", documents=DOCUMENTS)
+
+    theirs = read_beir(tmp_path / "queries.jsonl", tmp_path / "qrels" / "test.tsv")
+    assert result.items == list(theirs.items)
+    assert result.to_evalset("beir") == theirs
+    assert _messages(result) == [
+        "1 of 5 queries have no positive judgement in qrels/test.tsv and were not imported "
+        "(BEIR keeps every split's queries in one file)."
+    ]
+    again, _ = _export("beir", result.to_evalset())
+    assert _members(again)["qrels/test.tsv"] == _members(data)["qrels/test.tsv"]
+
+
+def test_beir_import_reads_a_zip_wrapped_in_one_folder_and_reports_bad_qrels():
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        archive.writestr("scifact/queries.jsonl", '{"_id": "1", "text": "Q one"}\n')
+        archive.writestr(
+            "scifact/qrels/test.tsv",
+            "query-id\tcorpus-id\tscore\n1\td1\t1\n1\td2\tx\n9\td1\t1\n1\td3\n",
+        )
+
+    result = _import("beir", out.getvalue(), "scifact.zip", documents={"d1": "text"})
+
+    assert result.items == [EvalItem("1", "Q one", meta={"gold_documents": [("d1", 1)]})]
+    assert [(p.line, p.severity, p.message) for p in result.problems] == [
+        (3, "error", "scifact/qrels/test.tsv line 3: score must be a whole number, found 'x'."),
+        (
+            4,
+            "warning",
+            "scifact/qrels/test.tsv line 4 judges query '9', which queries.jsonl does not have.",
+        ),
+        (
+            5,
+            "error",
+            "scifact/qrels/test.tsv line 5 has 2 tab-separated cell(s); expected query-id, "
+            "corpus-id and score.",
+        ),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# LegalBench-RAG
+# ---------------------------------------------------------------------------
+
+
+def _legalbench(tests) -> bytes:
+    return json.dumps({"tests": tests}, ensure_ascii=False).encode()
+
+
+def test_legalbench_spans_become_quotes_that_resolve_to_the_same_place():
+    second = HANDBOOK.index("The office closes at 6pm on Fridays")
+    data = _legalbench(
+        [
+            {
+                "query": "When does it close?",
+                "snippets": [{"file_path": "handbook.txt", "span": [second - 1, second + 25]}],
+            },
+            {
+                "id": 7,
+                "query": "政策？",
+                "snippets": [{"file_path": "policy.txt", "span": [3, 10]}],
+            },
+        ]
+    )
+
+    result = _import("legalbench-rag", data, "lb.json", documents=DOCUMENTS)
+
+    assert result.ok and result.pending == []
+    first, other = result.items
+    assert first.id == "lb0" and other.id == "7"
+    assert first.anchors == (GoldAnchor("handbook.txt", "The office closes at 6pm", occurrence=1),)
+    assert first.meta == {"legalbench_spans": [["handbook.txt", second - 1, second + 25]]}
+    assert other.anchors == (GoldAnchor("policy.txt", "每天工作八小时"),)
+
+
+def test_legalbench_spans_on_missing_files_are_pending_and_attach_when_the_file_arrives():
+    data = json.dumps(
+        [{"query": "Q?", "snippets": [{"file_path": "late.txt", "span": [4, 9]}]}]
+    ).encode()
+
+    result = _import("legalbench-rag", data, "lb.json", documents=DOCUMENTS)
+
+    assert result.ok and result.items[0].anchors == ()
+    pending = result.pending[0]
+    assert (pending.item, pending.file_name, pending.span) == ("lb0", "late.txt", (4, 9))
+    assert pending.attach("abc abcde abcde") == GoldAnchor("late.txt", "abcde", occurrence=0)
+
+
+def test_legalbench_without_documents_keeps_every_span_pending():
+    data = _legalbench(
+        [{"query": "Q?", "snippets": [{"file_path": "handbook.txt", "span": [0, 5]}]}]
+    )
+
+    result = _import("legalbench-rag", data, "lb.json")
+
+    assert [p.span for p in result.pending] == [(0, 5)]
+
+
+# ---------------------------------------------------------------------------
+# importing the same file twice
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slug", sorted(s for s in FORMATS if FORMATS[s].writer is not None))
+def test_importing_the_same_export_twice_gives_the_same_items(slug):
+    data, _ = _export(slug, _set())
+    name = f"set{FORMATS[slug].extension}"
+
+    one = _import(slug, data, name, documents=DOCUMENTS)
+    two = _import(slug, data, name, documents=DOCUMENTS)
+
+    assert one.items == two.items and one.items
+    assert one.problems == two.problems
+
+
+# ---------------------------------------------------------------------------
+# malformed input: every shape, the exact message
+# ---------------------------------------------------------------------------
+
+JSONL_HEAD = '{"_evalset": {"id": "hr", "version": 1, "source": "manual", "meta": {}}}\n'
+
+
+def _jsonl(*records) -> bytes:
+    return (JSONL_HEAD + "".join(json.dumps(r) + "\n" for r in records)).encode()
+
+
+MALFORMED = [
+    pytest.param(
+        "contextgrid-csv",
+        "q.csv",
+        b"id,question\nq1,caf\xe9\n",
+        [(2, None, None, "q.csv is not UTF-8 text: invalid continuation byte at byte 18.")],
+        id="csv-not-utf8",
+    ),
+    pytest.param(
+        "contextgrid-jsonl",
+        "q.jsonl",
+        b"",
+        [
+            (
+                None,
+                None,
+                None,
+                "q.jsonl is empty. Expected a JSONL eval set (one JSON object per line, as "
+                "context-grid writes it).",
+            )
+        ],
+        id="jsonl-empty",
+    ),
+    pytest.param(
+        "contextgrid-csv",
+        "questions.pdf",
+        b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n",
+        [
+            (
+                None,
+                None,
+                None,
+                "questions.pdf is a PDF, not a CSV file with a header row and one question "
+                "per row.",
+            )
+        ],
+        id="csv-given-a-pdf",
+    ),
+    pytest.param(
+        "contextgrid-jsonl",
+        "q.jsonl",
+        b'[{"id": "q1", "question": "Q?"},\n {"id": "q2", "question": "R?"}]\n',
+        [
+            (
+                1,
+                None,
+                None,
+                "q.jsonl is a JSON array, and a JSONL eval set has one JSON object per line, "
+                "not one array.",
+            )
+        ],
+        id="jsonl-given-a-json-array",
+    ),
+    pytest.param(
+        "contextgrid-jsonl",
+        "q.jsonl",
+        _jsonl({"id": "q1", "question": "Q?"})[:-1] + b'\n{"id": "q2", "question": \n',
+        [(3, None, None, "line 3 is not valid JSON: Expecting value (column 26).")],
+        id="jsonl-invalid-json-on-line-3",
+    ),
+    pytest.param(
+        "contextgrid-csv",
+        "q.csv",
+        b"id;question;quote\nq1;Q?;x\n",
+        [
+            (
+                1,
+                None,
+                "question",
+                "q.csv has no question column. Expected one of: question, query, q. Found: "
+                "id;question;quote",
+            )
+        ],
+        id="csv-missing-question-column",
+    ),
+    pytest.param(
+        "deepset-qa",
+        "d.csv",
+        b"query,answer\nQ?,A\n",
+        [
+            (
+                1,
+                None,
+                "question",
+                "d.csv has no `question` column, which every deepset evaluation dataset "
+                "needs. Found: query, answer.",
+            )
+        ],
+        id="deepset-missing-question-column",
+    ),
+    pytest.param(
+        "contextgrid-jsonl",
+        "q.jsonl",
+        _jsonl({"id": "q1", "question": "   "}),
+        [(2, "q1", "question", "eval item 'q1' has an empty question")],
+        id="jsonl-blank-question",
+    ),
+    pytest.param(
+        "contextgrid-csv",
+        "q.csv",
+        b"id,question,source_id,quote\nq7,  ,a.txt,x\n",
+        [(2, "q7", "question", "eval item 'q7' has an empty question")],
+        id="csv-blank-question",
+    ),
+    pytest.param(
+        "deepset-qa",
+        "d.csv",
+        b"question,text,context,file_name,question_id\n ,a,b,c,d9\n",
+        [(2, "d9", "question", "eval item 'd9' has an empty question")],
+        id="deepset-blank-question",
+    ),
+    pytest.param(
+        "contextgrid-jsonl",
+        "q.jsonl",
+        _jsonl({"id": "q1", "question": "Q?", "anchors": [{"source_id": "a", "quote": " "}]}),
+        [(2, "q1", "anchors[0].quote", "a gold anchor must quote some text")],
+        id="jsonl-blank-quote",
+    ),
+    pytest.param(
+        "contextgrid-csv",
+        "q.csv",
+        b"id,question,source_id,quote\nq1,Q?,a.txt,  \n",
+        [(2, "q1", "quote", "a gold anchor must quote some text")],
+        id="csv-blank-quote",
+    ),
+    pytest.param(
+        "contextgrid-jsonl",
+        "q.jsonl",
+        _jsonl(
+            {
+                "id": "q1",
+                "question": "Q?",
+                "anchors": [{"source_id": "a", "quote": "x", "grade": -1}],
+            }
+        ),
+        [(2, "q1", "anchors[0]", "gold grade must be >= 0, got -1")],
+        id="jsonl-negative-grade",
+    ),
+    pytest.param(
+        "contextgrid-csv",
+        "q.csv",
+        b"id,question,source_id,quote,occurrence\nq1,Q?,a.txt,x,-2\n",
+        [(2, "q1", "occurrence", "occurrence must be >= 0, got -2")],
+        id="csv-negative-occurrence",
+    ),
+    pytest.param(
+        "contextgrid-jsonl",
+        "q.jsonl",
+        _jsonl({"id": "q1", "question": "Q?"}, {"id": "q1", "question": "R?"}),
+        [(3, "q1", "id", "duplicate eval item id 'q1' in eval set 'hr'")],
+        id="jsonl-duplicate-id",
+    ),
+    pytest.param(
+        "contextgrid-csv",
+        "hr.csv",
+        b"id,question\nq1,Q?\nq1,R?\n",
+        [(3, "q1", "id", "duplicate eval item id 'q1' in eval set 'hr'")],
+        id="csv-duplicate-id",
+    ),
+    pytest.param(
+        "deepset-qa",
+        "d.csv",
+        b"question,text,context,file_name,answer_start,answer_end,question_id\n"
+        b"Q?,sky,blue sky,f.txt,5,eight,d1\n",
+        [
+            (
+                2,
+                "d1",
+                "answer_end",
+                "`answer_end` must be a whole number of characters, found 'eight'.",
+            )
+        ],
+        id="deepset-non-integer-offset",
+    ),
+    pytest.param(
+        "deepset-qa",
+        "d.csv",
+        b"question,text,context,file_name,answer_start,answer_end,question_id\n"
+        b"Q?,sky,blue sky,f.txt,5,80,d1\n",
+        [
+            (
+                2,
+                "d1",
+                "answer_start",
+                "answer offsets [5, 80) fall outside the context, which has 8 characters.",
+            )
+        ],
+        id="deepset-offsets-out-of-range",
+    ),
+    pytest.param(
+        "legalbench-rag",
+        "lb.json",
+        _legalbench(
+            [{"query": "Q?", "snippets": [{"file_path": "handbook.txt", "span": [1, "x"]}]}]
+        ),
+        [
+            (
+                None,
+                "lb0",
+                "tests[0].snippets[0].span",
+                "`span` offsets must be whole numbers counted from 0, found 'x'.",
+            )
+        ],
+        id="legalbench-non-integer-offset",
+    ),
+    pytest.param(
+        "legalbench-rag",
+        "lb.json",
+        _legalbench(
+            [{"query": "Q?", "snippets": [{"file_path": "handbook.txt", "span": [10, 99999]}]}]
+        ),
+        [
+            (
+                None,
+                "lb0",
+                "tests[0].snippets[0].span",
+                f"span [10, 99999) does not fit 'handbook.txt', which has {len(HANDBOOK)} "
+                "characters: a span needs 0 <= start < end <= the document's length",
+            )
+        ],
+        id="legalbench-span-out-of-range",
+    ),
+    pytest.param(
+        "legalbench-rag",
+        "lb.json",
+        b'{"tests": [{"query": "Q?"},]}',
+        [(1, None, None, "lb.json is not valid JSON: Expecting value at line 1, column 28.")],
+        id="legalbench-invalid-json",
+    ),
+    pytest.param(
+        "beir",
+        "b.zip",
+        b'{"_id": "1", "text": "Q"}\n',
+        [
+            (
+                None,
+                None,
+                None,
+                "b.zip is JSON, not a BEIR zip holding queries.jsonl and qrels/test.tsv.",
+            )
+        ],
+        id="beir-given-jsonl",
+    ),
+]
+
+
+@pytest.mark.parametrize(("slug", "filename", "data", "expected"), MALFORMED)
+def test_malformed_input_is_reported_with_its_exact_message(slug, filename, data, expected):
+    result = _import(slug, data, filename, documents=DOCUMENTS)
+
+    assert [(p.line, p.item, p.field, p.message) for p in result.errors] == expected
+    assert not result.ok
+
+
+def test_a_problem_describes_itself_with_file_line_item_and_what_to_do():
+    result = _import("contextgrid-csv", b"id,question\nq7,\n", "hr.csv")
+
+    assert result.describe() == [
+        "error: hr.csv:2 (item 'q7', `question`): eval item 'q7' has an empty question. "
+        "Write the question in this row, or delete the row."
+    ]
+
+
+def test_a_csv_with_embedded_newlines_commas_and_quotes_imports_cleanly():
+    text = (
+        "id,question,source_id,quote,grade,answer\n"
+        'q1,"Is it ""fine"", then?\nReally?",a.txt,"line one,\nline ""two""",1,"yes, ""fine"""\n'
+    )
+
+    result = _import("contextgrid-csv", text.encode("utf-8-sig"), "e.csv")
+
+    assert result.problems == []
+    item = result.items[0]
+    assert item.question == 'Is it "fine", then?\nReally?'
+    assert item.anchors == (GoldAnchor("a.txt", 'line one,\nline "two"', grade=1),)
+    assert item.answer == 'yes, "fine"'
+
+
+@pytest.mark.parametrize("slug", sorted(FORMATS))
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\x00\x01\xff\xfe garbage",
+        b"%PDF-1.4 x",
+        b"[1, 2, 3]",
+        b'not,a\n"broken',
+        b"PK\x03\x04",
+    ],
+    ids=["empty", "binary", "pdf", "array", "broken-csv", "broken-zip"],
+)
+def test_every_reader_reports_garbage_instead_of_raising(slug, data):
+    result = _import(slug, data, "junk.bin", documents=DOCUMENTS)
+
+    assert isinstance(result, ImportResult)
+    assert result.errors or not result.items
+
+
+# ---------------------------------------------------------------------------
+# the registry
+# ---------------------------------------------------------------------------
+
+
+def test_the_registry_names_every_format_with_a_label_extension_and_media_type():
+    assert list(FORMATS) == [
+        "contextgrid-jsonl",
+        "contextgrid-csv",
+        "deepset-qa",
+        "deepset-retrieval",
+        "deepset-rag",
+        "beir",
+        "legalbench-rag",
+    ]
+    assert all(f.label and f.extension.startswith(".") and f.media_type for f in FORMATS.values())
+    assert FORMATS["legalbench-rag"].writer is None
+    with pytest.raises(KeyError, match="known: contextgrid-jsonl"):
+        get_format("xlsx")
+
+
+def test_guess_format_recognises_each_layout_from_its_bytes():
+    assert guess_format(_export("beir", _set())[0], "x.zip") == "beir"
+    assert guess_format(_export("contextgrid-jsonl", _set())[0], "x.jsonl") == "contextgrid-jsonl"
+    assert guess_format(_export("contextgrid-csv", _set())[0], "x.csv") == "contextgrid-csv"
+    assert guess_format(_export("deepset-qa", _set())[0], "x.csv") == "deepset-qa"
+    assert guess_format(_legalbench([]), "x.json") == "legalbench-rag"
+
+
+def test_contextgrid_warns_about_the_same_csv_losses_our_notes_name(tmp_path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        write_csv(_multi_set(), tmp_path / "m.csv")
+    _, notes = _export("contextgrid-csv", _multi_set())
+
+    assert len(caught) == 2
+    assert set(notes.counts) >= {"extra_anchors", "gold_not_written"}
+    assert (
+        tuple(next(csv.reader(io.StringIO((tmp_path / "m.csv").read_text()))))
+        == contextgrid_csv.COLUMNS
+    )
+    assert legalbench.SLUG in FORMATS
