@@ -1,0 +1,46 @@
+# Groundwork: `make run` starts the app on embedded parts; `make test` passes the tests.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+
+.PHONY: run test test-services test-e2e lint format migrate demo clean
+
+$(STAMP): requirements.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	rm -f $(VENV)/.installed-* && touch $@
+
+migrate: $(STAMP)
+	$(PY) manage.py migrate --noinput
+
+demo: migrate
+	$(PY) manage.py load_demo
+
+## Set everything up and start the web server and a Celery worker together.
+run: demo
+	$(PY) manage.py rundev
+
+## The suite on SQLite with tasks run in-process (no services needed).
+test: $(STAMP)
+	$(PY) -m pytest -m "not services and not e2e" -q
+
+## Service-backed tests: PostgreSQL, Redis and a real Celery worker (see .ci/run).
+test-services: $(STAMP)
+	$(PY) -m pytest -m "not e2e" -q
+
+## Browser tests in Debian's Chromium.
+test-e2e: $(STAMP)
+	$(PY) -m pytest -m e2e -q
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: $(STAMP)
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+clean:
+	rm -rf var staticfiles .pytest_cache

@@ -1,0 +1,76 @@
+"""One shape for every API error: ``{"detail": "...", "errors": {field: [messages]}}``.
+
+``detail`` is a sentence a person can act on (it names the field where there is one);
+``errors`` lets a form put each message beside its field. Domain errors from the services,
+DRF's validation errors, database integrity races and Django's own validation errors all
+come out this way, as 4xx, never as a 500.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from evalsets.errors import GroundworkError
+
+
+def _flatten(errors, prefix: str = "") -> dict[str, list[str]]:
+    flat: dict[str, list[str]] = {}
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            name = f"{prefix}.{key}" if prefix else str(key)
+            for sub_key, messages in _flatten(value, name).items():
+                flat.setdefault(sub_key, []).extend(messages)
+    elif isinstance(errors, list):
+        for index, value in enumerate(errors):
+            if isinstance(value, dict | list):
+                name = f"{prefix}[{index}]" if prefix else f"[{index}]"
+                for sub_key, messages in _flatten(value, name).items():
+                    flat.setdefault(sub_key, []).extend(messages)
+            else:
+                flat.setdefault(prefix or "non_field_errors", []).append(str(value))
+    else:
+        flat.setdefault(prefix or "non_field_errors", []).append(str(errors))
+    return flat
+
+
+def _sentence(errors: dict[str, list[str]]) -> str:
+    field, messages = next(iter(errors.items()))
+    if field in ("non_field_errors", "detail"):
+        return messages[0]
+    return f"{field}: {messages[0]}"
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, GroundworkError):
+        errors = {exc.field or "non_field_errors": [exc.message]}
+        return Response(
+            {"detail": exc.message, "errors": errors, **exc.extra}, status=exc.status_code
+        )
+    if isinstance(exc, DjangoValidationError):
+        exc = ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
+    if isinstance(exc, IntegrityError):
+        return Response(
+            {
+                "detail": "that change conflicts with data written at the same moment; "
+                "reload and try again",
+                "errors": {},
+            },
+            status=status.HTTP_409_CONFLICT,
+        )
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, ValidationError):
+        errors = _flatten(response.data)
+        response.data = {
+            "detail": _sentence(errors) if errors else "invalid input",
+            "errors": errors,
+        }
+    elif isinstance(response.data, dict) and "detail" in response.data:
+        response.data = {"detail": str(response.data["detail"]), "errors": {}}
+    return response

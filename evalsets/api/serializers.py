@@ -1,0 +1,297 @@
+"""Input and output shapes of the API. Writes go through ``evalsets.services``."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from evalsets.models import (
+    AnchorResolution,
+    Document,
+    EvalItem,
+    EvalSet,
+    GoldAnchor,
+    Membership,
+    ParseVersion,
+    Role,
+    Workspace,
+)
+
+User = get_user_model()
+
+
+class WorkspaceSerializer(serializers.ModelSerializer):
+    role = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Workspace
+        fields = ["slug", "name", "parser_settings", "created_at", "role"]
+        read_only_fields = ["created_at", "role"]
+
+    def get_role(self, obj) -> str | None:
+        roles = self.context.get("roles", {})
+        return roles.get(obj.pk)
+
+
+class WorkspaceCreateSerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=64)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+
+class WorkspaceUpdateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    parser_settings = serializers.JSONField(required=False)
+
+
+class MemberSerializer(serializers.ModelSerializer):
+    username = serializers.CharField(source="user.username")
+
+    class Meta:
+        model = Membership
+        fields = ["username", "role", "created_at"]
+
+
+class MemberCreateSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class MemberUpdateSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=Role.choices)
+
+
+class ParseSummarySerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    page_count = serializers.IntegerField(read_only=True)
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ParseVersion
+        fields = [
+            "id",
+            "parser",
+            "parser_version",
+            "origin",
+            "status",
+            "error",
+            "error_code",
+            "progress",
+            "is_reference",
+            "page_count",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_progress(self, obj) -> dict:
+        return {"done": obj.progress_done, "total": obj.progress_total}
+
+
+class ParseDetailSerializer(ParseSummarySerializer):
+    page_starts = serializers.JSONField()
+    text = serializers.CharField()
+    health = serializers.SerializerMethodField()
+
+    class Meta(ParseSummarySerializer.Meta):
+        fields = [*ParseSummarySerializer.Meta.fields, "page_starts", "text", "health"]
+
+    def get_health(self, obj) -> dict:
+        from evalsets.resolution import parse_health
+
+        return parse_health(obj)
+
+
+class ParseCreateSerializer(serializers.Serializer):
+    parser = serializers.CharField(max_length=64)
+    parser_version = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    text = serializers.CharField(trim_whitespace=False)
+    page_starts = serializers.ListField(child=serializers.IntegerField(min_value=0), required=False)
+    make_reference = serializers.BooleanField(required=False, default=False)
+
+
+class DocumentSerializer(serializers.ModelSerializer):
+    parses = ParseSummarySerializer(many=True, read_only=True)
+    uploaded_by = serializers.CharField(source="uploaded_by.username", default=None)
+
+    class Meta:
+        model = Document
+        fields = ["source_id", "sha256", "size", "kind", "uploaded_by", "created_at", "parses"]
+
+
+class DocumentCreateSerializer(serializers.Serializer):
+    file = serializers.FileField(allow_empty_file=False)
+    source_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
+
+
+class EvalSetSerializer(serializers.ModelSerializer):
+    id = serializers.SlugField(source="slug", max_length=100)
+    item_count = serializers.IntegerField(read_only=True, default=None)
+
+    class Meta:
+        model = EvalSet
+        fields = ["id", "name", "version", "source", "meta", "created_at", "item_count"]
+        read_only_fields = ["version", "source", "created_at"]
+
+
+class EvalSetUpdateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    meta = serializers.DictField(required=False)
+
+
+class ResolutionSerializer(serializers.ModelSerializer):
+    parse = serializers.UUIDField(source="parse.public_id")
+    parser = serializers.CharField(source="parse.parser")
+    parser_version = serializers.CharField(source="parse.parser_version")
+
+    class Meta:
+        model = AnchorResolution
+        fields = [
+            "parse",
+            "parser",
+            "parser_version",
+            "status",
+            "start",
+            "end",
+            "score",
+            "candidates",
+            "detail",
+            "resolver_version",
+        ]
+
+
+class AnchorSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    highlight = serializers.SerializerMethodField()
+    resolutions = ResolutionSerializer(many=True, read_only=True)
+    pending = serializers.SerializerMethodField()
+
+    class Meta:
+        model = GoldAnchor
+        fields = [
+            "id",
+            "source_id",
+            "quote",
+            "grade",
+            "page_hint",
+            "occurrence",
+            "highlight",
+            "prefix",
+            "suffix",
+            "pending",
+            "resolutions",
+            "created_at",
+        ]
+
+    def get_highlight(self, obj) -> dict | None:
+        if obj.reference_parse_id is None:
+            return None
+        return {
+            "parse": str(obj.reference_parse.public_id),
+            "start": obj.ref_start,
+            "end": obj.ref_end,
+        }
+
+    def get_pending(self, obj) -> bool:
+        """True while the quoted file is not in the workspace yet."""
+        return obj.document_id is None
+
+
+class AnchorCreateSerializer(serializers.Serializer):
+    """Either a highlight (``parse``, ``start``, ``end``) or a typed ``source_id`` + ``quote``."""
+
+    parse = serializers.UUIDField(required=False)
+    start = serializers.IntegerField(required=False, min_value=0)
+    end = serializers.IntegerField(required=False, min_value=0)
+    source_id = serializers.CharField(required=False, max_length=255)
+    quote = serializers.CharField(required=False, trim_whitespace=False, allow_blank=True)
+    grade = serializers.IntegerField(required=False, default=2)
+    page_hint = serializers.IntegerField(required=False, allow_null=True)
+    occurrence = serializers.IntegerField(required=False, default=0)
+
+    def validate(self, attrs):
+        highlight = "parse" in attrs
+        typed = "quote" in attrs or "source_id" in attrs
+        if highlight and typed:
+            raise serializers.ValidationError(
+                "send either a highlight (parse, start, end) or a typed quote "
+                "(source_id, quote), not both"
+            )
+        if highlight:
+            missing = [k for k in ("start", "end") if k not in attrs]
+            if missing:
+                raise serializers.ValidationError(
+                    {k: ["a highlight needs parse, start and end"] for k in missing}
+                )
+        elif typed:
+            missing = [k for k in ("source_id", "quote") if k not in attrs]
+            if missing:
+                raise serializers.ValidationError(
+                    {k: ["a typed anchor needs source_id and quote"] for k in missing}
+                )
+        else:
+            raise serializers.ValidationError(
+                "send either a highlight (parse, start, end) or a typed quote (source_id, quote)"
+            )
+        return attrs
+
+
+class AnchorUpdateSerializer(serializers.Serializer):
+    grade = serializers.IntegerField()
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="item_id")
+    author = serializers.CharField(source="author.username", default=None)
+    assignee = serializers.CharField(source="assignee.username", default=None)
+    anchors = AnchorSerializer(many=True, read_only=True)
+    is_answerable = serializers.SerializerMethodField()
+    is_portable = serializers.SerializerMethodField()
+
+    class Meta:
+        model = EvalItem
+        fields = [
+            "id",
+            "question",
+            "qtype",
+            "answer",
+            "meta",
+            "state",
+            "author",
+            "assignee",
+            "row_version",
+            "is_answerable",
+            "is_portable",
+            "anchors",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_is_answerable(self, obj) -> bool:
+        return bool(obj.anchors.all())
+
+    def get_is_portable(self, obj) -> bool:
+        return bool(obj.anchors.all())
+
+
+class _UsernameField(serializers.SlugRelatedField):
+    def __init__(self, **kwargs):
+        super().__init__(slug_field="username", queryset=User.objects.all(), **kwargs)
+
+
+class ItemCreateSerializer(serializers.Serializer):
+    id = serializers.CharField(max_length=128)
+    question = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    qtype = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True)
+    answer = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    meta = serializers.DictField(required=False)
+    assignee = _UsernameField(required=False, allow_null=True)
+
+
+class ItemUpdateSerializer(serializers.Serializer):
+    row_version = serializers.IntegerField(
+        help_text="the row_version you read; a stale one is refused with 409"
+    )
+    question = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    qtype = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True)
+    answer = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    meta = serializers.DictField(required=False)
+    assignee = _UsernameField(required=False, allow_null=True)

@@ -1,0 +1,66 @@
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from evalsets.api import views as v
+
+LIST = {"get": "list", "post": "create"}
+DETAIL = {"get": "retrieve", "patch": "partial_update", "delete": "destroy"}
+ITEM_DETAIL = {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
+
+ws = "workspaces/<slug:ws>"
+doc = f"{ws}/documents/<path:doc>"
+item = f"{ws}/evalsets/<slug:set>/items/<str:item>"
+
+urlpatterns = [
+    path("auth/token/", v.TokenView.as_view(), name="api-token"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("workspaces/", v.WorkspaceViewSet.as_view(LIST), name="workspace-list"),
+    path(
+        f"{ws}/",
+        v.WorkspaceViewSet.as_view({"get": "retrieve", "patch": "partial_update"}),
+        name="workspace-detail",
+    ),
+    path(
+        f"{ws}/resolve/",
+        v.WorkspaceViewSet.as_view({"post": "resolve"}),
+        name="workspace-resolve",
+    ),
+    path(f"{ws}/members/", v.MemberViewSet.as_view(LIST), name="member-list"),
+    path(
+        f"{ws}/members/<str:username>/",
+        v.MemberViewSet.as_view(DETAIL),
+        name="member-detail",
+    ),
+    path(f"{ws}/documents/", v.DocumentViewSet.as_view(LIST), name="document-list"),
+    # Specific document routes before the catch-all one: a source id may contain '/'.
+    path(
+        f"{doc}/parses/<uuid:parse>/reference/",
+        v.ParseViewSet.as_view({"post": "reference"}),
+        name="parse-reference",
+    ),
+    path(
+        f"{doc}/parses/<uuid:parse>/",
+        v.ParseViewSet.as_view({"get": "retrieve", "delete": "destroy"}),
+        name="parse-detail",
+    ),
+    path(f"{doc}/parses/", v.ParseViewSet.as_view(LIST), name="parse-list"),
+    path(
+        f"{doc}/reparse/", v.DocumentViewSet.as_view({"post": "reparse"}), name="document-reparse"
+    ),
+    path(
+        f"{doc}/",
+        v.DocumentViewSet.as_view({"get": "retrieve", "delete": "destroy"}),
+        name="document-detail",
+    ),
+    path(f"{ws}/evalsets/", v.EvalSetViewSet.as_view(LIST), name="evalset-list"),
+    path(f"{ws}/evalsets/<slug:set>/", v.EvalSetViewSet.as_view(DETAIL), name="evalset-detail"),
+    path(f"{ws}/evalsets/<slug:set>/items/", v.ItemViewSet.as_view(LIST), name="item-list"),
+    path(f"{item}/", v.ItemViewSet.as_view(ITEM_DETAIL), name="item-detail"),
+    path(f"{item}/anchors/", v.AnchorViewSet.as_view(LIST), name="anchor-list"),
+    path(
+        f"{item}/anchors/<uuid:anchor>/",
+        v.AnchorViewSet.as_view(DETAIL),
+        name="anchor-detail",
+    ),
+]

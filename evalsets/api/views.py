@@ -1,0 +1,461 @@
+"""The REST API. Views are short: resolve the workspace role, validate input, call a service.
+
+URLs use natural keys (workspace slug, document source id, eval-set id, item id), mirroring
+context-grid's ids; parses and anchors, which have no natural key, use public UUIDs.
+"""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Count
+from django.shortcuts import get_object_or_404
+from django.utils.functional import cached_property
+from drf_spectacular.utils import extend_schema
+from rest_framework import status, viewsets
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+
+from evalsets import ingest, selectors, services
+from evalsets.api import serializers as s
+from evalsets.api.permissions import IsAnnotator, IsOwner, IsViewer, ReadOnly
+from evalsets.models import EvalItem, ItemState, Membership, Workspace
+
+
+class LoginThrottle(ScopedRateThrottle):
+    scope_attr = "throttle_scope"
+
+
+class TokenView(ObtainAuthToken):
+    """Exchange a username and password for an API token."""
+
+    throttle_classes = [LoginThrottle]
+    throttle_scope = "login"
+
+
+class WorkspaceScoped:
+    """Resolves ``self.membership`` from the URL's workspace; 404 for non-members."""
+
+    permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsAnnotator]
+    #: The role that writes need; names it in the 403 message.
+    write_role = "annotator"
+
+    def permission_denied(self, request, message=None, code=None):
+        if message is None and request.user.is_authenticated:
+            message = (
+                f"your role in {self.membership.workspace.slug!r} is {self.membership.role}; "
+                f"this needs the {self.write_role} role or above"
+            )
+        super().permission_denied(request, message=message, code=code)
+
+    @cached_property
+    def membership(self) -> Membership:
+        return selectors.membership_for(self.request.user, self.kwargs["ws"])
+
+    def require(self, role: str) -> None:
+        """Refuse with 403, naming the role needed, unless the caller has ``role`` or above."""
+        if not self.membership.allows(role):
+            self.permission_denied(
+                self.request,
+                message=(
+                    f"your role in {self.membership.workspace.slug!r} is "
+                    f"{self.membership.role}; this needs the {role} role or above"
+                ),
+            )
+
+    @property
+    def workspace(self) -> Workspace:
+        return self.membership.workspace
+
+    def _fake(self) -> bool:
+        return getattr(self, "swagger_fake_view", False)
+
+
+class WorkspaceViewSet(viewsets.GenericViewSet):
+    serializer_class = s.WorkspaceSerializer
+    lookup_field = "slug"
+    lookup_url_kwarg = "ws"
+
+    def get_queryset(self):
+        return Workspace.objects.filter(memberships__user=self.request.user).distinct()
+
+    def _roles(self) -> dict[int, str]:
+        return dict(
+            Membership.objects.filter(user=self.request.user).values_list("workspace", "role")
+        )
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        data = s.WorkspaceSerializer(page, many=True, context={"roles": self._roles()}).data
+        return self.get_paginated_response(data)
+
+    @extend_schema(request=s.WorkspaceCreateSerializer, responses={201: s.WorkspaceSerializer})
+    def create(self, request, *args, **kwargs):
+        data = s.WorkspaceCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        workspace = services.workspace_create(user=request.user, **data.validated_data)
+        out = s.WorkspaceSerializer(workspace, context={"roles": self._roles()}).data
+        return Response(out, status=status.HTTP_201_CREATED)
+
+    def retrieve(self, request, *args, **kwargs):
+        membership = selectors.membership_for(request.user, kwargs["ws"])
+        context = {"roles": {membership.workspace_id: membership.role}}
+        return Response(s.WorkspaceSerializer(membership.workspace, context=context).data)
+
+    @extend_schema(request=s.WorkspaceUpdateSerializer, responses=s.WorkspaceSerializer)
+    def partial_update(self, request, *args, **kwargs):
+        membership = selectors.membership_for(request.user, kwargs["ws"])
+        if not membership.allows("owner"):
+            self.permission_denied(request, message=IsOwner.message_for(membership))
+        data = s.WorkspaceUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        workspace = services.workspace_update(workspace=membership.workspace, **data.validated_data)
+        context = {"roles": {workspace.pk: membership.role}}
+        return Response(s.WorkspaceSerializer(workspace, context=context).data)
+
+    @extend_schema(request=None, responses={202: None})
+    @action(detail=True, methods=["post"])
+    def resolve(self, request, *args, **kwargs):
+        """Re-resolve every anchor in every parse of this workspace (after a resolver upgrade)."""
+        membership = selectors.membership_for(request.user, kwargs["ws"])
+        if not membership.allows("owner"):
+            self.permission_denied(request, message=IsOwner.message_for(membership))
+        queued = services.workspace_resolve_all(workspace=membership.workspace)
+        return Response({"queued_parses": queued}, status=status.HTTP_202_ACCEPTED)
+
+
+class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
+    serializer_class = s.MemberSerializer
+    permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsOwner]
+    write_role = "owner"
+    lookup_url_kwarg = "username"
+
+    def get_queryset(self):
+        if self._fake():
+            return Membership.objects.none()
+        return Membership.objects.filter(workspace=self.workspace).select_related("user")
+
+    def get_object(self):
+        return get_object_or_404(self.get_queryset(), user__username=self.kwargs["username"])
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.MemberSerializer(page, many=True).data)
+
+    @extend_schema(request=s.MemberCreateSerializer, responses={201: s.MemberSerializer})
+    def create(self, request, *args, **kwargs):
+        data = s.MemberCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        member = services.member_add(workspace=self.workspace, **data.validated_data)
+        return Response(s.MemberSerializer(member).data, status=status.HTTP_201_CREATED)
+
+    def retrieve(self, request, *args, **kwargs):
+        return Response(s.MemberSerializer(self.get_object()).data)
+
+    @extend_schema(request=s.MemberUpdateSerializer, responses=s.MemberSerializer)
+    def partial_update(self, request, *args, **kwargs):
+        data = s.MemberUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        member = services.member_change_role(
+            membership=self.get_object(), role=data.validated_data["role"]
+        )
+        return Response(s.MemberSerializer(member).data)
+
+    def destroy(self, request, *args, **kwargs):
+        services.member_remove(membership=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
+    serializer_class = s.DocumentSerializer
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+
+    def get_queryset(self):
+        if self._fake():
+            return selectors.documents(None).none()
+        return selectors.documents(self.workspace).select_related("uploaded_by")
+
+    def get_object(self):
+        return get_object_or_404(self.get_queryset(), source_id=self.kwargs["doc"])
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.DocumentSerializer(page, many=True).data)
+
+    @extend_schema(request=s.DocumentCreateSerializer, responses={201: s.DocumentSerializer})
+    def create(self, request, *args, **kwargs):
+        data = s.DocumentCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        document, created = services.document_upload(
+            workspace=self.workspace,
+            user=request.user,
+            upload=data.validated_data["file"],
+            source_id=data.validated_data.get("source_id") or None,
+        )
+        out = s.DocumentSerializer(self.get_queryset().get(pk=document.pk)).data
+        out["duplicate_of_existing"] = not created
+        return Response(out, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+    def retrieve(self, request, *args, **kwargs):
+        return Response(s.DocumentSerializer(self.get_object()).data)
+
+    def destroy(self, request, *args, **kwargs):
+        self.require("owner")
+        services.document_delete(document=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses={202: s.ParseSummarySerializer(many=True)})
+    @action(detail=True, methods=["post"])
+    def reparse(self, request, *args, **kwargs):
+        """Queue parsers whose current version has not read this document yet."""
+        queued = ingest.document_reparse(document=self.get_object())
+        return Response(
+            s.ParseSummarySerializer(queued, many=True).data, status=status.HTTP_202_ACCEPTED
+        )
+
+
+class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
+    serializer_class = s.ParseSummarySerializer
+    lookup_url_kwarg = "parse"
+
+    @cached_property
+    def document(self):
+        return get_object_or_404(
+            selectors.documents(self.workspace).only("pk", "source_id", "workspace"),
+            source_id=self.kwargs["doc"],
+        )
+
+    def get_queryset(self):
+        if self._fake():
+            return selectors.parses(None).none()
+        return selectors.parses(self.document)
+
+    def get_object(self):
+        return get_object_or_404(self.get_queryset(), public_id=self.kwargs["parse"])
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset().defer("text"))
+        return self.get_paginated_response(s.ParseSummarySerializer(page, many=True).data)
+
+    @extend_schema(request=s.ParseCreateSerializer, responses={201: s.ParseDetailSerializer})
+    def create(self, request, *args, **kwargs):
+        data = s.ParseCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        parse = services.parse_version_add(document=self.document, **data.validated_data)
+        return Response(s.ParseDetailSerializer(parse).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=s.ParseDetailSerializer)
+    def retrieve(self, request, *args, **kwargs):
+        return Response(s.ParseDetailSerializer(self.get_object()).data)
+
+    def destroy(self, request, *args, **kwargs):
+        self.require("owner")
+        services.parse_delete(parse=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses=s.ParseSummarySerializer)
+    @action(detail=True, methods=["post"])
+    def reference(self, request, *args, **kwargs):
+        """Make this parse the one annotators read and highlight."""
+        self.require("owner")
+        parse = services.parse_make_reference(parse=self.get_object())
+        return Response(s.ParseSummarySerializer(parse).data)
+
+
+class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
+    serializer_class = s.EvalSetSerializer
+    permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsOwner]
+    write_role = "owner"
+
+    def get_queryset(self):
+        if self._fake():
+            return selectors.evalsets(None).none()
+        return selectors.evalsets(self.workspace).annotate(item_count=Count("items"))
+
+    def get_object(self):
+        return get_object_or_404(self.get_queryset(), slug=self.kwargs["set"])
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.EvalSetSerializer(page, many=True).data)
+
+    def create(self, request, *args, **kwargs):
+        data = s.EvalSetSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        evalset = services.evalset_create(
+            workspace=self.workspace,
+            user=request.user,
+            slug=data.validated_data["slug"],
+            name=data.validated_data.get("name", ""),
+            meta=data.validated_data.get("meta"),
+        )
+        return Response(
+            s.EvalSetSerializer(self.get_queryset().get(pk=evalset.pk)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+    def retrieve(self, request, *args, **kwargs):
+        evalset = self.get_object()
+        data = s.EvalSetSerializer(evalset).data
+        data["portability"] = services_portability(evalset)
+        return Response(data)
+
+    @extend_schema(request=s.EvalSetUpdateSerializer, responses=s.EvalSetSerializer)
+    def partial_update(self, request, *args, **kwargs):
+        data = s.EvalSetUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        evalset = services.evalset_update(evalset=self.get_object(), **data.validated_data)
+        return Response(s.EvalSetSerializer(self.get_queryset().get(pk=evalset.pk)).data)
+
+    def destroy(self, request, *args, **kwargs):
+        services.evalset_delete(evalset=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def services_portability(evalset) -> dict:
+    from evalsets.portability import evalset_portability
+
+    return evalset_portability(evalset)
+
+
+class ItemFilter(django_filters.FilterSet):
+    state = django_filters.ChoiceFilter(choices=ItemState.choices)
+    qtype = django_filters.CharFilter()
+    assignee = django_filters.CharFilter(field_name="assignee__username")
+
+    class Meta:
+        model = EvalItem
+        fields = ["state", "qtype", "assignee"]
+
+
+class _InSet(WorkspaceScoped):
+    @cached_property
+    def evalset(self):
+        return get_object_or_404(selectors.evalsets(self.workspace), slug=self.kwargs["set"])
+
+
+class ItemViewSet(_InSet, viewsets.GenericViewSet):
+    serializer_class = s.ItemSerializer
+    filterset_class = ItemFilter
+    lookup_url_kwarg = "item"
+
+    def get_queryset(self):
+        if self._fake():
+            return EvalItem.objects.none()
+        return selectors.items(self.evalset)
+
+    def get_object(self):
+        return get_object_or_404(self.get_queryset(), item_id=self.kwargs["item"])
+
+    def list(self, request, *args, **kwargs):
+        queryset = self.filter_queryset(self.get_queryset())
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(s.ItemSerializer(page, many=True).data)
+
+    @extend_schema(request=s.ItemCreateSerializer, responses={201: s.ItemSerializer})
+    def create(self, request, *args, **kwargs):
+        data = s.ItemCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = dict(data.validated_data)
+        item = services.item_create(
+            evalset=self.evalset, user=request.user, item_id=fields.pop("id"), **fields
+        )
+        return Response(
+            s.ItemSerializer(self.get_queryset().get(pk=item.pk)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+    def retrieve(self, request, *args, **kwargs):
+        return Response(s.ItemSerializer(self.get_object()).data)
+
+    @extend_schema(request=s.ItemUpdateSerializer, responses=s.ItemSerializer)
+    def partial_update(self, request, *args, **kwargs):
+        data = s.ItemUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        changes = dict(data.validated_data)
+        row_version = changes.pop("row_version")
+        item = services.item_update(
+            item=self.get_object(), user=request.user, row_version=row_version, **changes
+        )
+        return Response(s.ItemSerializer(self.get_queryset().get(pk=item.pk)).data)
+
+    @extend_schema(request=s.ItemUpdateSerializer, responses=s.ItemSerializer)
+    def update(self, request, *args, **kwargs):
+        return self.partial_update(request, *args, **kwargs)
+
+    def destroy(self, request, *args, **kwargs):
+        services.item_delete(item=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class AnchorViewSet(_InSet, viewsets.GenericViewSet):
+    serializer_class = s.AnchorSerializer
+    lookup_url_kwarg = "anchor"
+
+    @cached_property
+    def item(self):
+        return get_object_or_404(
+            EvalItem.objects.filter(evalset=self.evalset).select_related("evalset__workspace"),
+            item_id=self.kwargs["item"],
+        )
+
+    def get_queryset(self):
+        if self._fake():
+            return selectors.anchors_with_resolutions().none()
+        return selectors.anchors_with_resolutions().filter(item=self.item)
+
+    def get_object(self):
+        return get_object_or_404(self.get_queryset(), public_id=self.kwargs["anchor"])
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.AnchorSerializer(page, many=True).data)
+
+    @extend_schema(request=s.AnchorCreateSerializer, responses={201: s.AnchorSerializer})
+    def create(self, request, *args, **kwargs):
+        data = s.AnchorCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        if "parse" in fields:
+            parse = selectors.parse_in_workspace(self.workspace, fields["parse"])
+            anchor = services.anchor_create_from_highlight(
+                item=self.item,
+                user=request.user,
+                parse=parse,
+                start=fields["start"],
+                end=fields["end"],
+                grade=fields["grade"],
+            )
+        else:
+            anchor = services.anchor_create_typed(
+                item=self.item,
+                user=request.user,
+                source_id=fields["source_id"],
+                quote=fields["quote"],
+                grade=fields["grade"],
+                page_hint=fields.get("page_hint"),
+                occurrence=fields["occurrence"],
+            )
+        return Response(
+            s.AnchorSerializer(self.get_queryset().get(pk=anchor.pk)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+    def retrieve(self, request, *args, **kwargs):
+        return Response(s.AnchorSerializer(self.get_object()).data)
+
+    @extend_schema(request=s.AnchorUpdateSerializer, responses=s.AnchorSerializer)
+    def partial_update(self, request, *args, **kwargs):
+        data = s.AnchorUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        anchor = services.anchor_update_grade(
+            anchor=self.get_object(), grade=data.validated_data["grade"]
+        )
+        return Response(s.AnchorSerializer(self.get_queryset().get(pk=anchor.pk)).data)
+
+    def destroy(self, request, *args, **kwargs):
+        services.anchor_delete(anchor=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,29 @@
+"""The errors services raise, each carrying words for the person who sent the request.
+
+The API turns them into 4xx responses (``evalsets.api.errors``); the web pages show the same
+message beside the field named in ``field``.
+"""
+
+from __future__ import annotations
+
+
+class GroundworkError(Exception):
+    """Something the caller asked for cannot be done, and ``message`` says why."""
+
+    status_code = 400
+
+    def __init__(self, message: str, *, field: str | None = None, extra: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.extra = extra or {}
+
+
+class InvalidInput(GroundworkError):
+    """The request is malformed or breaks a rule of the domain (HTTP 400)."""
+
+
+class Conflict(GroundworkError):
+    """The request is well formed but collides with the current state (HTTP 409)."""
+
+    status_code = 409

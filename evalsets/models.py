@@ -1,0 +1,330 @@
+"""Groundwork's domain: workspaces, documents and their parses, eval sets, items and anchors.
+
+The eval-set types mirror context-grid (``EvalSet`` / ``EvalItem`` / ``GoldAnchor`` /
+``GoldSpan``) field for field, because our exports must load there unchanged. On top of
+them we keep what a collaborative tool needs and a file format does not: who wrote what,
+where a quote was highlighted, the workflow state, and where each anchor lies in every
+parse of its document (``AnchorResolution``, a ``GoldSpan`` per parse).
+
+Rules that a database can hold are constraints here; rules that need words for a person
+(context-grid's messages) live in ``evalsets.validation`` and run before any write.
+"""
+
+from __future__ import annotations
+
+import bisect
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    REVIEWER = "reviewer", "Reviewer"
+    ANNOTATOR = "annotator", "Annotator"
+    VIEWER = "viewer", "Viewer"
+
+
+#: Each role can do everything the roles below it can.
+ROLE_RANK = {Role.VIEWER: 0, Role.ANNOTATOR: 1, Role.REVIEWER: 2, Role.OWNER: 3}
+
+
+class Workspace(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    #: ``{"parsers": {kind: [parser, ...]}, "reference": {kind: parser}}``; empty means the
+    #: defaults of ``evalsets.parsers``.
+    parser_settings = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Membership(models.Model):
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace", "user__username"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "user"], name="one_membership_per_user"),
+            models.CheckConstraint(
+                condition=Q(role__in=[r.value for r in Role]), name="membership_role_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.workspace} as {self.role}"
+
+    def allows(self, role: str) -> bool:
+        """True when this member's role is ``role`` or above it."""
+        return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
+
+
+def document_upload_to(instance: Document, filename: str) -> str:
+    return f"documents/{instance.workspace.slug}/{instance.sha256[:2]}/{instance.sha256}"
+
+
+class Document(models.Model):
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="documents")
+    source_id = models.CharField(max_length=255)
+    file = models.FileField(upload_to=document_upload_to, max_length=300, blank=True)
+    sha256 = models.CharField(max_length=64)
+    size = models.PositiveBigIntegerField(default=0)
+    kind = models.CharField(max_length=16, blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["source_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "source_id"], name="source_id_unique_in_workspace"
+            ),
+            models.UniqueConstraint(
+                fields=["workspace", "sha256"], name="same_bytes_stored_once_per_workspace"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.source_id
+
+    @property
+    def reference_parse(self) -> ParseVersion | None:
+        return self.parses.filter(is_reference=True).first()
+
+
+class ParseStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    PARSING = "parsing", "Parsing"
+    READY = "ready", "Ready"
+    FAILED = "failed", "Failed"
+
+
+class ParseVersion(models.Model):
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="parses")
+    parser = models.CharField(max_length=64)
+    parser_version = models.CharField(max_length=64, blank=True)
+    #: ``parsed`` by one of our parsers, or ``uploaded`` by a user from their own pipeline.
+    origin = models.CharField(max_length=16, default="parsed")
+    text = models.TextField(blank=True)
+    page_starts = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=16, choices=ParseStatus.choices, default="queued")
+    error = models.TextField(blank=True)
+    error_code = models.CharField(max_length=32, blank=True)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    is_reference = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["document", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document"],
+                condition=Q(is_reference=True),
+                name="one_reference_parse_per_document",
+            ),
+            models.UniqueConstraint(
+                fields=["document", "parser", "parser_version"],
+                name="one_parse_per_parser_version",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=[s.value for s in ParseStatus]), name="parse_status_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document} / {self.parser} {self.parser_version}"
+
+    @property
+    def page_count(self) -> int:
+        return len(self.page_starts or [0])
+
+    def page_of(self, offset: int) -> int:
+        """The 1-based page holding ``offset``, as context-grid counts pages."""
+        starts = self.page_starts or [0]
+        return max(1, bisect.bisect_right(starts, offset))
+
+
+class EvalSet(models.Model):
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="evalsets")
+    slug = models.SlugField(max_length=100)
+    name = models.CharField(max_length=200, blank=True)
+    version = models.PositiveIntegerField(default=1)
+    source = models.CharField(max_length=100, default="manual")
+    meta = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+        constraints = [
+            models.UniqueConstraint(fields=["workspace", "slug"], name="evalset_id_unique"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="evalset_version_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class ItemState(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    SUBMITTED = "submitted", "Submitted"
+    CHANGES_REQUESTED = "changes_requested", "Changes requested"
+    APPROVED = "approved", "Approved"
+
+
+class EvalItem(models.Model):
+    evalset = models.ForeignKey(EvalSet, on_delete=models.CASCADE, related_name="items")
+    item_id = models.CharField(max_length=128)
+    question = models.TextField()
+    qtype = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001 (None != "")
+    answer = models.TextField(null=True, blank=True)  # noqa: DJ001 (None != "")
+    meta = models.JSONField(default=dict, blank=True)
+    state = models.CharField(max_length=20, choices=ItemState.choices, default=ItemState.DRAFT)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="assigned_items",
+    )
+    #: Bumped on every write; a client sends the one it read, and a stale one gets a 409.
+    row_version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["evalset", "created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["evalset", "item_id"], name="item_id_unique_in_set"),
+            models.CheckConstraint(condition=~Q(question=""), name="item_question_not_empty"),
+            models.CheckConstraint(
+                condition=Q(state__in=[s.value for s in ItemState]), name="item_state_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.evalset}/{self.item_id}"
+
+
+class GoldAnchor(models.Model):
+    """A quote that answers an item, portable across parses (context-grid's ``GoldAnchor``).
+
+    ``document`` is empty while the quoted file is not in the workspace yet (an imported
+    label waiting for its file); ``source_id`` always says which file it means.
+    """
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    item = models.ForeignKey(EvalItem, on_delete=models.CASCADE, related_name="anchors")
+    source_id = models.CharField(max_length=255)
+    document = models.ForeignKey(
+        Document, null=True, blank=True, on_delete=models.SET_NULL, related_name="anchors"
+    )
+    quote = models.TextField()
+    grade = models.PositiveSmallIntegerField(default=2)
+    page_hint = models.PositiveIntegerField(null=True, blank=True)
+    occurrence = models.PositiveIntegerField(default=0)
+    # Where it was highlighted, when it was: the parse, the offsets and a little context.
+    reference_parse = models.ForeignKey(
+        ParseVersion, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    ref_start = models.PositiveIntegerField(null=True, blank=True)
+    ref_end = models.PositiveIntegerField(null=True, blank=True)
+    prefix = models.CharField(max_length=64, blank=True)
+    suffix = models.CharField(max_length=64, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "created_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(grade__lte=2), name="anchor_grade_0_to_2"),
+            models.CheckConstraint(condition=~Q(quote=""), name="anchor_quote_not_empty"),
+            models.CheckConstraint(
+                condition=Q(page_hint__isnull=True) | Q(page_hint__gte=1),
+                name="anchor_page_hint_from_1",
+            ),
+            models.CheckConstraint(
+                condition=Q(ref_start__isnull=True, ref_end__isnull=True)
+                | Q(ref_start__lt=F("ref_end")),
+                name="anchor_highlight_start_before_end",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}: {self.quote[:40]}"
+
+
+class ResolutionStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    EXACT = "exact", "Exact"
+    NORMALISED = "normalised", "Normalised"
+    FUZZY = "fuzzy", "Fuzzy"
+    AMBIGUOUS = "ambiguous", "Ambiguous"
+    NOT_FOUND = "not_found", "Lost"
+
+
+#: Statuses that place the anchor on a span.
+FOUND_STATUSES = (ResolutionStatus.EXACT, ResolutionStatus.NORMALISED, ResolutionStatus.FUZZY)
+
+
+class AnchorResolution(models.Model):
+    """Where one anchor lies in one parse version: a context-grid ``GoldSpan`` for that parse."""
+
+    anchor = models.ForeignKey(GoldAnchor, on_delete=models.CASCADE, related_name="resolutions")
+    parse = models.ForeignKey(ParseVersion, on_delete=models.CASCADE, related_name="resolutions")
+    status = models.CharField(max_length=16, choices=ResolutionStatus.choices, default="pending")
+    start = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
+    score = models.FloatField(default=0.0)
+    candidates = models.PositiveIntegerField(default=0)
+    detail = models.JSONField(default=dict, blank=True)
+    resolver_version = models.CharField(max_length=32, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["anchor", "parse"]
+        constraints = [
+            models.UniqueConstraint(fields=["anchor", "parse"], name="one_resolution_per_parse"),
+            models.CheckConstraint(
+                condition=Q(start__isnull=True, end__isnull=True) | Q(start__lt=F("end")),
+                name="resolution_start_before_end",
+            ),
+            models.CheckConstraint(
+                condition=Q(score__gte=0) & Q(score__lte=1), name="resolution_score_0_to_1"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=[s.value for s in ResolutionStatus]),
+                name="resolution_status_known",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.anchor_id} in {self.parse_id}: {self.status}"
+
+    @property
+    def is_found(self) -> bool:
+        return self.status in FOUND_STATUSES

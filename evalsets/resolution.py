@@ -1,0 +1,121 @@
+"""Resolve anchors into parse versions and keep one row per anchor x parse.
+
+The matching itself is ``evalsets.resolver`` (pure Python); this module feeds it from the
+database and stores what it says. Writes are upserts on the ``(anchor, parse)`` pair, so a
+task that runs twice (a redelivery after a worker died, two workers racing) leaves exactly
+one row per pair, holding the latest answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import Count, Q
+
+from evalsets import resolver
+from evalsets.models import (
+    FOUND_STATUSES,
+    AnchorResolution,
+    GoldAnchor,
+    ParseStatus,
+    ParseVersion,
+    ResolutionStatus,
+)
+
+BATCH = 500
+UPDATE_FIELDS = ["status", "start", "end", "score", "candidates", "detail", "resolver_version"]
+
+
+def _row(anchor: GoldAnchor, parse: ParseVersion, prepared) -> AnchorResolution:
+    found = prepared.resolve(
+        anchor.quote,
+        occurrence=anchor.occurrence,
+        page_hint=anchor.page_hint,
+        prefix=anchor.prefix,
+        suffix=anchor.suffix,
+    )
+    detail = found.to_dict()
+    for key in ("status", "start", "end", "score", "candidates"):
+        detail.pop(key, None)
+    return AnchorResolution(
+        anchor=anchor,
+        parse=parse,
+        status=found.status,
+        start=found.start,
+        end=found.end,
+        score=max(0.0, min(1.0, float(found.score))),
+        candidates=found.candidates,
+        detail=detail,
+        resolver_version=resolver.RESOLVER_VERSION,
+    )
+
+
+def _upsert(rows: list[AnchorResolution]) -> None:
+    AnchorResolution.objects.bulk_create(
+        rows,
+        update_conflicts=True,
+        unique_fields=["anchor", "parse"],
+        update_fields=UPDATE_FIELDS,
+        batch_size=BATCH,
+    )
+
+
+def resolve_in_parse(parse: ParseVersion, anchors: Iterable[GoldAnchor]) -> int:
+    """Resolve ``anchors`` in one parse (prepared once) and upsert their rows."""
+    prepared = resolver.prepare(parse.text, page_starts=parse.page_starts or [0])
+    rows: list[AnchorResolution] = []
+    count = 0
+    for anchor in anchors:
+        rows.append(_row(anchor, parse, prepared))
+        if len(rows) >= BATCH:
+            _upsert(rows)
+            count += len(rows)
+            rows = []
+    if rows:
+        _upsert(rows)
+        count += len(rows)
+    return count
+
+
+def resolve_parse(parse: ParseVersion) -> int:
+    """Every anchor on the parse's document, resolved in this parse."""
+    anchors = GoldAnchor.objects.filter(document=parse.document_id).only(
+        "pk", "quote", "occurrence", "page_hint", "prefix", "suffix"
+    )
+    return resolve_in_parse(parse, anchors.iterator(chunk_size=BATCH))
+
+
+def resolve_anchor(anchor: GoldAnchor) -> int:
+    """One anchor, resolved in every ready parse of its document."""
+    if anchor.document_id is None:
+        return 0
+    parses = ParseVersion.objects.filter(document=anchor.document_id, status=ParseStatus.READY)
+    return sum(resolve_in_parse(parse, [anchor]) for parse in parses)
+
+
+def parse_health(parse: ParseVersion) -> dict:
+    """How many anchors this parse found by each tier, and which it lost."""
+    counts = dict(
+        parse.resolutions.values_list("status").annotate(n=Count("pk")).values_list("status", "n")
+    )
+    anchors_total = GoldAnchor.objects.filter(document=parse.document_id).count()
+    resolved = sum(counts.values())
+    lost = list(
+        parse.resolutions.filter(
+            status__in=[ResolutionStatus.NOT_FOUND, ResolutionStatus.AMBIGUOUS]
+        ).values_list("anchor__public_id", flat=True)[:200]
+    )
+    found = sum(counts.get(s, 0) for s in FOUND_STATUSES)
+    return {
+        "anchors": anchors_total,
+        "pending": max(0, anchors_total - resolved),
+        "by_status": {s.value: counts.get(s.value, 0) for s in ResolutionStatus if s != "pending"},
+        "found": found,
+        "found_rate": (found / anchors_total) if anchors_total else None,
+        "lost_anchors": [str(pk) for pk in lost],
+    }
+
+
+def portability_filter() -> Q:
+    """Resolutions that place an anchor on a span."""
+    return Q(status__in=FOUND_STATUSES)

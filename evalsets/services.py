@@ -1,0 +1,600 @@
+"""Every write Groundwork makes, as ``<entity>_<action>(*, ...)`` functions.
+
+Views, tasks and management commands call these and nothing else to change data, so each
+rule (validation with context-grid's words, optimistic locking, scheduling the background
+work that must follow a write) lives in exactly one place. Each function checks everything
+before it writes and writes inside one transaction, so a refused request leaves nothing
+half-done behind. Background work is queued with ``transaction.on_commit``, never from
+inside an open transaction.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.files.uploadedfile import UploadedFile
+from django.db import IntegrityError, transaction
+from django.db.models import F
+
+from evalsets import validation
+from evalsets.errors import Conflict, InvalidInput
+from evalsets.models import (
+    Document,
+    EvalItem,
+    EvalSet,
+    GoldAnchor,
+    Membership,
+    ParseStatus,
+    ParseVersion,
+    Role,
+    Workspace,
+)
+
+User = get_user_model()
+
+CONTEXT_CHARS = 32
+ITEM_EDITABLE_FIELDS = ("question", "qtype", "answer", "meta", "assignee")
+
+
+def _on_commit(task_name: str, *args: Any) -> None:
+    """Queue ``evalsets.tasks.<task_name>`` once the current transaction commits."""
+    from evalsets import tasks
+
+    task = getattr(tasks, task_name)
+    transaction.on_commit(lambda: task.delay(*args))
+
+
+# -- workspaces and members --------------------------------------------------------------
+
+
+@transaction.atomic
+def workspace_create(*, user, slug: str, name: str = "") -> Workspace:
+    slug = (slug or "").strip()
+    if Workspace.objects.filter(slug=slug).exists():
+        raise Conflict(
+            f"a workspace called {slug!r} already exists; pick another slug", field="slug"
+        )
+    workspace = Workspace.objects.create(slug=slug, name=name or slug)
+    Membership.objects.create(workspace=workspace, user=user, role=Role.OWNER)
+    return workspace
+
+
+def _check_role(role: str) -> str:
+    if role not in Role.values:
+        raise InvalidInput(
+            f"role must be one of {', '.join(Role.values)}, got {role!r}", field="role"
+        )
+    return role
+
+
+@transaction.atomic
+def member_add(*, workspace: Workspace, username: str, role: str) -> Membership:
+    _check_role(role)
+    user = User.objects.filter(username=username).first()
+    if user is None:
+        raise InvalidInput(f"there is no user called {username!r}", field="username")
+    if Membership.objects.filter(workspace=workspace, user=user).exists():
+        raise Conflict(
+            f"{username!r} is already a member of {workspace.slug!r}; change their role instead",
+            field="username",
+        )
+    return Membership.objects.create(workspace=workspace, user=user, role=role)
+
+
+def _ensure_another_owner(membership: Membership) -> None:
+    others = (
+        Membership.objects.select_for_update()
+        .filter(workspace=membership.workspace_id, role=Role.OWNER)
+        .exclude(pk=membership.pk)
+    )
+    if membership.role == Role.OWNER and not others.exists():
+        raise Conflict(
+            f"{membership.user.username!r} is the last owner of {membership.workspace.slug!r}; "
+            "make someone else an owner first"
+        )
+
+
+@transaction.atomic
+def member_change_role(*, membership: Membership, role: str) -> Membership:
+    _check_role(role)
+    if role != Role.OWNER:
+        _ensure_another_owner(membership)
+    membership.role = role
+    membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def member_remove(*, membership: Membership) -> None:
+    _ensure_another_owner(membership)
+    membership.delete()
+
+
+# -- documents and parses ---------------------------------------------------------------
+
+
+def _sha256_of(upload: UploadedFile) -> str:
+    digest = hashlib.sha256()
+    for chunk in upload.chunks():
+        digest.update(chunk)
+    upload.seek(0)
+    return digest.hexdigest()
+
+
+def _human_mb(nbytes: int) -> str:
+    return f"{nbytes / (1024 * 1024):.1f} MB"
+
+
+def document_upload(
+    *, workspace: Workspace, user, upload: UploadedFile, source_id: str | None = None
+) -> tuple[Document, bool]:
+    """Store ``upload`` once and queue its parses; the same bytes again return the first copy.
+
+    Returns ``(document, created)``.
+    """
+    limit = settings.GROUNDWORK_MAX_UPLOAD_BYTES
+    if upload.size > limit:
+        raise InvalidInput(
+            f"{upload.name!r} is too large: {_human_mb(upload.size)}, "
+            f"the limit is {_human_mb(limit)}",
+            field="file",
+        )
+    if upload.size == 0:
+        raise InvalidInput(f"{upload.name!r} is empty", field="file")
+    source_id = (source_id or upload.name or "").strip()
+    if not source_id:
+        raise InvalidInput(
+            "a document needs a source_id (its file name by default)", field="source_id"
+        )
+    if len(source_id) > 255:
+        raise InvalidInput("source_id must be at most 255 characters", field="source_id")
+
+    sha256 = _sha256_of(upload)
+    existing = Document.objects.filter(workspace=workspace, sha256=sha256).first()
+    if existing is not None:
+        return existing, False
+    if Document.objects.filter(workspace=workspace, source_id=source_id).exists():
+        raise Conflict(
+            f"a different file is already stored as {source_id!r}; "
+            "choose another source_id or delete that document first",
+            field="source_id",
+        )
+    from evalsets import ingest
+
+    kind = ingest.sniff_upload(upload)
+    try:
+        with transaction.atomic():
+            document = Document(
+                workspace=workspace,
+                source_id=source_id,
+                sha256=sha256,
+                size=upload.size,
+                kind=kind,
+                uploaded_by=user,
+            )
+            document.file.save(upload.name or sha256, upload, save=False)
+            document.save()
+            ingest.queue_parses(document)
+            _attach_pending_anchors(document)
+    except IntegrityError:
+        # Another upload of the same file won the race: that copy is the document.
+        existing = Document.objects.filter(workspace=workspace, sha256=sha256).first()
+        if existing is None:
+            raise Conflict(f"{source_id!r} was uploaded at the same moment; try again") from None
+        return existing, False
+    return document, True
+
+
+def _attach_pending_anchors(document: Document) -> None:
+    """Anchors imported before their file arrived point at it now."""
+    GoldAnchor.objects.filter(
+        item__evalset__workspace=document.workspace_id,
+        source_id=document.source_id,
+        document__isnull=True,
+    ).update(document=document)
+
+
+@transaction.atomic
+def document_delete(*, document: Document) -> None:
+    """Delete a document, its parses and their resolutions; anchors keep their quotes.
+
+    Anchors on the document become pending again (they still name its ``source_id``), so
+    re-uploading the file re-attaches and re-resolves them. Background tasks that were queued
+    for it find nothing and return.
+    """
+    file = document.file
+    document.delete()
+    if file:
+        transaction.on_commit(lambda: file.storage.delete(file.name))
+
+
+@transaction.atomic
+def parse_version_add(
+    *,
+    document: Document,
+    parser: str,
+    text: str,
+    page_starts: list[int] | None = None,
+    parser_version: str = "",
+    origin: str = "uploaded",
+    make_reference: bool = False,
+) -> ParseVersion:
+    """Add a finished parse (a user's own pipeline output, say) and resolve anchors in it."""
+    parser = (parser or "").strip()
+    if not parser:
+        raise InvalidInput("a parse needs the name of the parser that made it", field="parser")
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidInput("a parse needs some text", field="text")
+    page_starts = validation.check_page_starts(
+        [0] if page_starts is None else page_starts, len(text)
+    )
+    parser_version = (parser_version or "").strip()
+    if ParseVersion.objects.filter(
+        document=document, parser=parser, parser_version=parser_version
+    ).exists():
+        raise Conflict(
+            f"{document.source_id!r} already has a parse by {parser!r} "
+            f"version {parser_version or '(none)'!r}; give this one another parser_version",
+            field="parser_version",
+        )
+    has_reference = document.parses.filter(is_reference=True).exists()
+    if make_reference and has_reference:
+        document.parses.filter(is_reference=True).update(is_reference=False)
+    parse = ParseVersion.objects.create(
+        document=document,
+        parser=parser,
+        parser_version=parser_version,
+        origin=origin,
+        text=text,
+        page_starts=page_starts,
+        status=ParseStatus.READY,
+        is_reference=make_reference or not has_reference,
+    )
+    _on_commit("resolve_parse", parse.pk)
+    return parse
+
+
+@transaction.atomic
+def parse_make_reference(*, parse: ParseVersion) -> ParseVersion:
+    if parse.status != ParseStatus.READY:
+        raise Conflict(
+            f"only a ready parse can be the reference; this one is {parse.status}", field="parse"
+        )
+    ParseVersion.objects.filter(document=parse.document_id, is_reference=True).update(
+        is_reference=False
+    )
+    ParseVersion.objects.filter(pk=parse.pk).update(is_reference=True)
+    parse.is_reference = True
+    return parse
+
+
+@transaction.atomic
+def parse_delete(*, parse: ParseVersion) -> None:
+    if parse.is_reference and parse.document.parses.exclude(pk=parse.pk).exists():
+        raise Conflict(
+            "this is the reference parse annotators read; make another parse the reference first"
+        )
+    parse.delete()
+
+
+# -- eval sets and items --------------------------------------------------------------------
+
+
+@transaction.atomic
+def evalset_create(
+    *, workspace: Workspace, user, slug: str, name: str = "", meta: dict | None = None
+) -> EvalSet:
+    if EvalSet.objects.filter(workspace=workspace, slug=slug).exists():
+        raise Conflict(
+            f"an eval set called {slug!r} already exists in {workspace.slug!r}", field="id"
+        )
+    return EvalSet.objects.create(
+        workspace=workspace, slug=slug, name=name or slug, meta=meta or {}, created_by=user
+    )
+
+
+def _check_assignee(evalset: EvalSet, assignee) -> None:
+    if (
+        assignee is not None
+        and not Membership.objects.filter(workspace=evalset.workspace_id, user=assignee).exists()
+    ):
+        raise InvalidInput(
+            f"{assignee.username!r} is not a member of {evalset.workspace.slug!r}",
+            field="assignee",
+        )
+
+
+@transaction.atomic
+def item_create(
+    *,
+    evalset: EvalSet,
+    user,
+    item_id: str,
+    question: str,
+    qtype: str | None = None,
+    answer: str | None = None,
+    meta: dict | None = None,
+    assignee=None,
+) -> EvalItem:
+    item_id = validation.check_item_id(item_id)
+    question = validation.check_question(item_id, question)
+    _check_assignee(evalset, assignee)
+    if EvalItem.objects.filter(evalset=evalset, item_id=item_id).exists():
+        raise Conflict(validation.duplicate_item_message(item_id, evalset.slug), field="id")
+    return EvalItem.objects.create(
+        evalset=evalset,
+        item_id=item_id,
+        question=question,
+        qtype=qtype or None,
+        answer=answer,
+        meta=meta or {},
+        author=user,
+        assignee=assignee,
+    )
+
+
+def item_update(*, item: EvalItem, user, row_version: int, **changes: Any) -> EvalItem:
+    """Apply ``changes`` if nobody wrote the item since ``row_version`` was read; else 409."""
+    unknown = set(changes) - set(ITEM_EDITABLE_FIELDS)
+    if unknown:
+        raise InvalidInput(f"cannot change {', '.join(sorted(unknown))} here")
+    if "question" in changes:
+        validation.check_question(item.item_id, changes["question"])
+    if "assignee" in changes:
+        _check_assignee(item.evalset, changes["assignee"])
+    if "qtype" in changes:
+        changes["qtype"] = changes["qtype"] or None
+    with transaction.atomic():
+        updated = EvalItem.objects.filter(pk=item.pk, row_version=row_version).update(
+            row_version=F("row_version") + 1, **changes
+        )
+        if updated == 0:
+            _raise_stale(item, row_version)
+    item.refresh_from_db()
+    return item
+
+
+def _raise_stale(item: EvalItem, row_version: int) -> None:
+    current = EvalItem.objects.filter(pk=item.pk).first()
+    if current is None:
+        raise Conflict(f"eval item {item.item_id!r} was deleted by someone else")
+    changed = [
+        name
+        for name in ("question", "qtype", "answer", "meta", "assignee_id", "state")
+        if getattr(current, name) != getattr(item, name)
+    ]
+    raise Conflict(
+        f"eval item {item.item_id!r} changed since you read it (you sent row_version "
+        f"{row_version}, it is now {current.row_version}); reload it and apply your edit again",
+        field="row_version",
+        extra={"current_row_version": current.row_version, "changed": changed},
+    )
+
+
+def item_touch(*, item: EvalItem) -> None:
+    """Bump the row version: an anchor changed, so a reviewer's view of the item is stale."""
+    EvalItem.objects.filter(pk=item.pk).update(row_version=F("row_version") + 1)
+
+
+@transaction.atomic
+def item_delete(*, item: EvalItem) -> None:
+    item.delete()
+
+
+# -- anchors ---------------------------------------------------------------------------------
+
+
+def _occurrence_on_page(text: str, quote: str, start: int, page_starts: list[int]) -> int:
+    """How many copies of ``quote`` on ``start``'s page begin before ``start``.
+
+    context-grid's resolver narrows candidates to the page hint first and then takes the
+    ``occurrence``-th copy (overlapping copies count), so counting the same way makes the
+    exported anchor land on the very characters that were highlighted.
+    """
+    page_index = max(0, _bisect_right(page_starts, start) - 1)
+    page_begin = page_starts[page_index]
+    count = 0
+    cursor = text.find(quote, page_begin)
+    while cursor != -1 and cursor < start:
+        count += 1
+        cursor = text.find(quote, cursor + 1)
+    return count
+
+
+def _bisect_right(values: list[int], x: int) -> int:
+    import bisect
+
+    return bisect.bisect_right(values, x)
+
+
+@transaction.atomic
+def anchor_create_from_highlight(
+    *, item: EvalItem, user, parse: ParseVersion, start: int, end: int, grade: int = 2
+) -> GoldAnchor:
+    """Turn a selection in a parse into an anchor: the server takes the quote and context."""
+    if parse.document.workspace_id != item.evalset.workspace_id:
+        raise InvalidInput("that parse is not in this workspace", field="parse")
+    if parse.status != ParseStatus.READY:
+        raise Conflict(f"that parse is {parse.status}, not ready; wait for it", field="parse")
+    validation.check_grade(grade)
+    text = parse.text
+    if not (0 <= start < end <= len(text)):
+        raise InvalidInput(
+            f"start and end must satisfy 0 <= start < end <= {len(text)} "
+            f"(the parse's length), got start={start}, end={end}",
+            field="start",
+        )
+    # Trim the selection to what it quotes: a stray space is not evidence.
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    quote = validation.check_quote(text[start:end])
+    page_starts = parse.page_starts or [0]
+    anchor = GoldAnchor.objects.create(
+        item=item,
+        source_id=parse.document.source_id,
+        document=parse.document,
+        quote=quote,
+        grade=grade,
+        page_hint=parse.page_of(start),
+        occurrence=_occurrence_on_page(text, quote, start, page_starts),
+        reference_parse=parse,
+        ref_start=start,
+        ref_end=end,
+        prefix=text[max(0, start - CONTEXT_CHARS) : start],
+        suffix=text[end : end + CONTEXT_CHARS],
+        created_by=user,
+    )
+    item_touch(item=item)
+    _on_commit("resolve_anchor", anchor.pk)
+    return anchor
+
+
+@transaction.atomic
+def anchor_create_typed(
+    *,
+    item: EvalItem,
+    user,
+    source_id: str,
+    quote: str,
+    grade: int = 2,
+    page_hint: int | None = None,
+    occurrence: int = 0,
+    allow_pending: bool = False,
+) -> GoldAnchor:
+    """An anchor typed in (or imported): a quote and the file it comes from."""
+    quote = validation.check_quote(quote)
+    validation.check_grade(grade)
+    validation.check_occurrence(occurrence)
+    validation.check_page_hint(page_hint)
+    source_id = (source_id or "").strip()
+    if not source_id:
+        raise InvalidInput("a gold anchor needs the source_id of its document", field="source_id")
+    document = Document.objects.filter(
+        workspace=item.evalset.workspace_id, source_id=source_id
+    ).first()
+    if document is None and not allow_pending:
+        raise InvalidInput(
+            f"no document {source_id!r} in workspace {item.evalset.workspace.slug!r}; "
+            "upload it first",
+            field="source_id",
+        )
+    anchor = GoldAnchor.objects.create(
+        item=item,
+        source_id=source_id,
+        document=document,
+        quote=quote,
+        grade=grade,
+        page_hint=page_hint,
+        occurrence=occurrence,
+        created_by=user,
+    )
+    item_touch(item=item)
+    if document is not None:
+        _on_commit("resolve_anchor", anchor.pk)
+    return anchor
+
+
+@transaction.atomic
+def anchor_update_grade(*, anchor: GoldAnchor, grade: int) -> GoldAnchor:
+    validation.check_grade(grade)
+    anchor.grade = grade
+    anchor.save(update_fields=["grade"])
+    item_touch(item=anchor.item)
+    return anchor
+
+
+@transaction.atomic
+def anchor_delete(*, anchor: GoldAnchor) -> None:
+    item = anchor.item
+    anchor.delete()
+    item_touch(item=item)
+
+
+# -- later additions: workspace settings, eval-set edits ---------------------------------------
+
+
+def _check_parser_settings(parser_settings: dict) -> dict:
+    from evalsets import parsers
+
+    if not isinstance(parser_settings, dict):
+        raise InvalidInput("parser_settings must be an object", field="parser_settings")
+    unknown_keys = set(parser_settings) - {"parsers", "reference"}
+    if unknown_keys:
+        raise InvalidInput(
+            f"parser_settings takes 'parsers' and 'reference', not {sorted(unknown_keys)}",
+            field="parser_settings",
+        )
+    chosen = parser_settings.get("parsers", {})
+    reference = parser_settings.get("reference", {})
+    if not isinstance(chosen, dict) or not isinstance(reference, dict):
+        raise InvalidInput(
+            'parser_settings looks like {"parsers": {"pdf": ["pypdf", "pdfminer"]}, '
+            '"reference": {"pdf": "pypdf"}}',
+            field="parser_settings",
+        )
+    for kind, names in chosen.items():
+        known = [p.name for p in parsers.parsers_for(kind)]
+        if not known:
+            raise InvalidInput(f"there are no parsers for {kind!r} files", field="parser_settings")
+        if not isinstance(names, list) or not names:
+            raise InvalidInput(
+                f"parser_settings.parsers.{kind} must list at least one of {known}",
+                field="parser_settings",
+            )
+        for name in names:
+            if name not in known:
+                raise InvalidInput(
+                    f"{name!r} does not parse {kind} files; choose from {known}",
+                    field="parser_settings",
+                )
+    for kind, name in reference.items():
+        allowed = chosen.get(kind) or [p.name for p in parsers.parsers_for(kind)]
+        if name not in allowed:
+            raise InvalidInput(
+                f"the reference parser for {kind} must be one that runs: {allowed}",
+                field="parser_settings",
+            )
+    return parser_settings
+
+
+@transaction.atomic
+def workspace_update(
+    *, workspace: Workspace, name: str | None = None, parser_settings: dict | None = None
+) -> Workspace:
+    if name is not None:
+        workspace.name = name
+    if parser_settings is not None:
+        workspace.parser_settings = _check_parser_settings(parser_settings)
+    workspace.save()
+    return workspace
+
+
+def workspace_resolve_all(*, workspace: Workspace) -> int:
+    """Queue re-resolution of every ready parse (after a resolver upgrade)."""
+    count = ParseVersion.objects.filter(
+        document__workspace=workspace, status=ParseStatus.READY
+    ).count()
+    _on_commit("resolve_workspace", workspace.pk)
+    return count
+
+
+@transaction.atomic
+def evalset_update(
+    *, evalset: EvalSet, name: str | None = None, meta: dict | None = None
+) -> EvalSet:
+    if name is not None:
+        evalset.name = name
+    if meta is not None:
+        evalset.meta = meta
+    evalset.save()
+    return evalset
+
+
+@transaction.atomic
+def evalset_delete(*, evalset: EvalSet) -> None:
+    evalset.delete()

@@ -1,0 +1,64 @@
+"""Celery tasks: thin shells that take ids, re-fetch, and call a service.
+
+Each task is idempotent (a parse is claimed with a conditional update; a resolution is an
+upsert by anchor x parse), acknowledged late so a worker killed mid-task leaves the message
+to be redelivered, and retried on transient database or broker errors.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.db import OperationalError
+
+from evalsets import ingest, resolution
+from evalsets.models import GoldAnchor, ParseStatus, ParseVersion, Workspace
+
+RETRY = {
+    "autoretry_for": (OperationalError, ConnectionError),
+    "retry_backoff": True,
+    "retry_backoff_max": 60,
+    "max_retries": 5,
+    "acks_late": True,
+}
+
+
+@shared_task(**RETRY)
+def parse_version(parse_id: int) -> str:
+    parse = ingest.claim_parse(parse_id)
+    if parse is None:
+        return "gone or already done"
+    parse = ingest.run_parse(parse)
+    if parse.status == ParseStatus.READY:
+        resolution.resolve_parse(parse)
+    return parse.status
+
+
+@shared_task(**RETRY)
+def resolve_parse(parse_id: int) -> int:
+    parse = ParseVersion.objects.filter(pk=parse_id, status=ParseStatus.READY).first()
+    if parse is None:
+        return 0
+    return resolution.resolve_parse(parse)
+
+
+@shared_task(**RETRY)
+def resolve_anchor(anchor_id: int) -> int:
+    anchor = GoldAnchor.objects.filter(pk=anchor_id).first()
+    if anchor is None:
+        return 0
+    return resolution.resolve_anchor(anchor)
+
+
+@shared_task(**RETRY)
+def resolve_workspace(workspace_id: int) -> int:
+    """Queue a re-resolution of every ready parse in a workspace (after a resolver upgrade)."""
+    ids = list(
+        ParseVersion.objects.filter(
+            document__workspace=workspace_id, status=ParseStatus.READY
+        ).values_list("pk", flat=True)
+    )
+    if not Workspace.objects.filter(pk=workspace_id).exists():
+        return 0
+    for pk in ids:
+        resolve_parse.delay(pk)
+    return len(ids)

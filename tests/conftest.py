@@ -1,0 +1,164 @@
+"""Shared fixtures: a workspace with one member of each role, an outsider, and clients.
+
+Tasks run in-process (eager) by default. Tests marked ``services`` run against real
+PostgreSQL and Redis with a real Celery worker process; where those are not configured they
+are skipped, except in CI (``GROUNDWORK_REQUIRE_SERVICES=1``), where a skip is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.core.files.base import ContentFile
+from rest_framework.test import APIClient
+
+from evalsets import services
+from evalsets.models import Document, Membership, Role
+from labelling.celery import app as celery_app
+
+pytest_plugins = ["tests.browser"]
+
+REQUIRE_SERVICES = os.environ.get("GROUNDWORK_REQUIRE_SERVICES") == "1"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "services" in item.keywords and "transactional_db" not in item.fixturenames:
+            item.fixturenames.append("transactional_db")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """In CI a skipped service or browser test is a failure: it proved nothing."""
+    outcome = yield
+    report = outcome.get_result()
+    if (
+        REQUIRE_SERVICES
+        and report.skipped
+        and ("services" in item.keywords or "e2e" in item.keywords)
+    ):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, which must run it: {report.longrepr}"
+
+
+@pytest.fixture(autouse=True)
+def _eager_tasks(request, settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    # Hashing passwords properly costs ~0.4 s a user; tests need users, not security.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    if "services" in request.keywords or "e2e" in request.keywords:
+        yield
+        return
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def make_user(django_user_model):
+    def make(username: str):
+        return django_user_model.objects.create_user(username=username, password=PASSWORD)
+
+    return make
+
+
+@pytest.fixture
+def owner(make_user):
+    return make_user("olive")
+
+
+@pytest.fixture
+def reviewer(make_user):
+    return make_user("rita")
+
+
+@pytest.fixture
+def annotator(make_user):
+    return make_user("ann")
+
+
+@pytest.fixture
+def viewer(make_user):
+    return make_user("vic")
+
+
+@pytest.fixture
+def outsider(make_user):
+    """A member of another workspace, and of nothing here."""
+    user = make_user("otto")
+    services.workspace_create(user=user, slug="elsewhere", name="Elsewhere")
+    return user
+
+
+@pytest.fixture
+def workspace(owner, reviewer, annotator, viewer):
+    ws = services.workspace_create(user=owner, slug="acme", name="Acme")
+    Membership.objects.create(workspace=ws, user=reviewer, role=Role.REVIEWER)
+    Membership.objects.create(workspace=ws, user=annotator, role=Role.ANNOTATOR)
+    Membership.objects.create(workspace=ws, user=viewer, role=Role.VIEWER)
+    return ws
+
+
+@pytest.fixture
+def client_for():
+    def make(user) -> APIClient:
+        client = APIClient()
+        if user is not None:
+            client.force_authenticate(user)
+        return client
+
+    return make
+
+
+HANDBOOK = (
+    "Employee Handbook\n\nEmployees accrue 1.5 days of leave per month. "
+    "Leave may be carried over.\n"
+    "Remote work is limited to 30 days a year.\n"
+    "Employees accrue 1.5 days of leave per month.\n"
+)
+
+
+@pytest.fixture
+def document(workspace, owner):
+    """A document with a ready reference parse (no parser needed)."""
+    doc = Document(
+        workspace=workspace, source_id="handbook.txt", sha256="0" * 64, size=len(HANDBOOK)
+    )
+    doc.file.save("handbook.txt", ContentFile(HANDBOOK.encode()), save=False)
+    doc.kind = "text"
+    doc.save()
+    services.parse_version_add(
+        document=doc,
+        parser="plaintext",
+        parser_version="1",
+        text=HANDBOOK,
+        page_starts=[0, HANDBOOK.index("Remote")],
+        origin="parsed",
+    )
+    return doc
+
+
+@pytest.fixture
+def reference(document):
+    return document.parses.get(is_reference=True)
+
+
+@pytest.fixture
+def evalset(workspace, owner):
+    return services.evalset_create(workspace=workspace, user=owner, slug="quiz", name="Quiz")
+
+
+@pytest.fixture
+def item(evalset, annotator):
+    return services.item_create(
+        evalset=evalset,
+        user=annotator,
+        item_id="q1",
+        question="How much leave do employees accrue per month?",
+        qtype="numeric",
+    )

@@ -1,0 +1,98 @@
+"""A real Celery worker process for service-backed tests.
+
+The worker is a separate ``celery worker`` process reading the Redis broker and writing
+to the same PostgreSQL test database the test uses, exactly as in production; nothing is
+mocked. Tests that use it are marked ``services`` and run with ``transactional_db`` so the
+worker sees committed rows.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from labelling.celery import app as celery_app
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def services_configured() -> str | None:
+    """None when PostgreSQL and Redis are configured, else why not."""
+    engine = settings.DATABASES["default"]["ENGINE"]
+    if "postgresql" not in engine:
+        return "DATABASE_URL does not point at PostgreSQL"
+    if not settings.CELERY_BROKER_URL.startswith("redis://"):
+        return "CELERY_BROKER_URL does not point at Redis"
+    return None
+
+
+def database_url() -> str:
+    s = connection.settings_dict
+    user = s.get("USER") or ""
+    password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    return f"postgres://{auth}{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
+
+
+def start_worker(media_root: Path, *, name: str = "test", concurrency: int = 1) -> subprocess.Popen:
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "DJANGO_MEDIA_ROOT": str(media_root),
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+    }
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "labelling",
+            "worker",
+            "--loglevel=WARNING",
+            "--pool=prefork",
+            f"--concurrency={concurrency}",
+            "--without-gossip",
+            "--without-mingle",
+            f"--hostname={name}-{os.getpid()}@%h",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the Celery worker exited at start with code {process.returncode}")
+        replies = celery_app.control.ping(timeout=0.5) or []
+        if any(f"{name}-{os.getpid()}@" in key for reply in replies for key in reply):
+            return process
+    process.kill()
+    raise RuntimeError("the Celery worker did not answer a ping within 60 s")
+
+
+def stop_worker(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def wait_for(predicate, *, timeout: float = 60, what: str = "the condition"):
+    """Poll ``predicate`` until it returns something truthy; fail naming ``what``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")

@@ -1,0 +1,216 @@
+"""Anchors through the API: from a highlight or typed, with their per-parse resolutions."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalsets import services
+from evalsets.models import AnchorResolution, GoldAnchor
+from tests.conftest import HANDBOOK
+
+pytestmark = pytest.mark.django_db
+
+ANCHORS = "/api/workspaces/acme/evalsets/quiz/items/q1/anchors/"
+
+
+def _highlight(client, reference, start, end, **extra):
+    return client.post(
+        ANCHORS,
+        {"parse": str(reference.public_id), "start": start, "end": end, **extra},
+        format="json",
+    )
+
+
+def test_a_highlight_becomes_an_anchor_with_quote_page_occurrence_and_context(
+    client_for, item, annotator, reference, django_capture_on_commit_callbacks
+):
+    quote = "Employees accrue 1.5 days of leave per month."
+    second_copy = HANDBOOK.rindex(quote)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _highlight(
+            client_for(annotator), reference, second_copy, second_copy + len(quote)
+        )
+    assert response.status_code == 201
+    body = response.json()
+    assert body["quote"] == quote
+    assert body["page_hint"] == 2  # the second copy is on page 2
+    assert body["occurrence"] == 0  # ...and the first copy of it on that page
+    assert body["prefix"] == HANDBOOK[second_copy - 32 : second_copy]
+    assert body["suffix"] == HANDBOOK[second_copy + len(quote) :][:32]
+    assert body["highlight"] == {
+        "parse": str(reference.public_id),
+        "start": second_copy,
+        "end": second_copy + len(quote),
+    }
+
+
+def test_occurrence_counts_earlier_copies_on_the_same_page(client_for, document, item, annotator):
+    text = "Alpha beta. Alpha beta. Alpha beta."
+    parse = services.parse_version_add(document=document, parser="p", text=text)
+    response = _highlight(client_for(annotator), parse, 24, 34)
+    assert response.json()["quote"] == "Alpha beta"
+    assert response.json()["occurrence"] == 2
+
+
+def test_the_highlight_lands_where_context_grids_resolver_would_find_it(
+    client_for, item, annotator, reference
+):
+    """Our page_hint/occurrence make context-grid's own AnchorResolver find the same span."""
+    from contextgrid.core.documents import Document as CgDocument
+    from contextgrid.score.anchor import AnchorResolver
+
+    quote = "Employees accrue 1.5 days of leave per month."
+    start = HANDBOOK.rindex(quote)
+    body = _highlight(client_for(annotator), reference, start, start + len(quote)).json()
+    anchor = GoldAnchor.objects.get(public_id=body["id"])
+    from evalsets.bridge import anchor_to_cg
+
+    parsed = _cg_parsed(CgDocument, HANDBOOK, reference.page_starts)
+    match = AnchorResolver().locate(anchor_to_cg(anchor), parsed)
+    assert (match.span.start, match.span.end) == (start, start + len(quote))
+
+
+def _cg_parsed(cg_document_cls, text: str, page_starts: list[int]):
+    from contextgrid.core.documents import Block, ParsedDocument
+    from contextgrid.core.span import Span
+
+    doc = cg_document_cls(id="handbook.txt", text=text)
+    bounds = [*page_starts, len(text)]
+    blocks = tuple(
+        Block(
+            span=Span("handbook.txt", bounds[i], bounds[i + 1]),
+            text=text[bounds[i] : bounds[i + 1]],
+            page=i + 1,
+        )
+        for i in range(len(page_starts))
+    )
+    return ParsedDocument(document=doc, blocks=blocks)
+
+
+def test_whitespace_around_a_selection_is_trimmed(client_for, item, annotator, reference):
+    start = HANDBOOK.index("Leave may")
+    response = _highlight(client_for(annotator), reference, start - 1, start + 9)
+    assert response.json()["quote"] == "Leave may"
+
+
+def test_a_selection_of_only_whitespace_is_refused(client_for, item, annotator, reference):
+    start = HANDBOOK.index("\n\n")
+    response = _highlight(client_for(annotator), reference, start, start + 2)
+    assert response.status_code == 400
+    assert response.json()["detail"] == "a gold anchor must quote some text"
+    assert not GoldAnchor.objects.exists()
+
+
+def test_offsets_outside_the_parse_are_refused_with_the_bounds(
+    client_for, item, annotator, reference
+):
+    response = _highlight(client_for(annotator), reference, 5, 10_000)
+    assert response.status_code == 400
+    assert f"<= {len(HANDBOOK)}" in response.json()["detail"]
+
+
+def test_a_parse_from_another_workspace_is_refused(client_for, item, annotator, outsider):
+    from django.core.files.base import ContentFile
+
+    from evalsets.models import Document, Workspace
+
+    other = Document(workspace=Workspace.objects.get(slug="elsewhere"), source_id="x", sha256="1")
+    other.file.save("x", ContentFile(b"secret text"), save=False)
+    other.save()
+    parse = services.parse_version_add(document=other, parser="p", text="secret text")
+    response = _highlight(client_for(annotator), parse, 0, 6)
+    assert response.status_code == 400
+    assert "no parse" in response.json()["detail"]
+
+
+def test_a_typed_anchor_needs_a_document_in_the_workspace(client_for, item, annotator, document):
+    client = client_for(annotator)
+    missing = client.post(ANCHORS, {"source_id": "nope.pdf", "quote": "x"}, format="json")
+    assert missing.status_code == 400
+    assert missing.json()["detail"] == "no document 'nope.pdf' in workspace 'acme'; upload it first"
+    made = client.post(
+        ANCHORS,
+        {"source_id": "handbook.txt", "quote": "Leave may be carried over.", "grade": 1},
+        format="json",
+    )
+    assert made.status_code == 201
+    assert made.json()["grade"] == 1 and made.json()["highlight"] is None
+
+
+def test_a_request_that_mixes_highlight_and_typed_fields_is_refused(
+    client_for, item, annotator, reference
+):
+    response = client_for(annotator).post(
+        ANCHORS,
+        {"parse": str(reference.public_id), "start": 0, "end": 3, "quote": "x"},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "not both" in response.json()["detail"]
+
+
+def test_a_new_anchor_is_resolved_in_every_parse_of_its_document(
+    client_for, item, annotator, document, reference, django_capture_on_commit_callbacks
+):
+    other_text = "Employee Handbook\nEmployees   accrue 1.5 days of leave\nper month."
+    with django_capture_on_commit_callbacks(execute=True):
+        services.parse_version_add(document=document, parser="other", text=other_text)
+    quote = "Employees accrue 1.5 days of leave per month."
+    start = HANDBOOK.index(quote)
+    with django_capture_on_commit_callbacks(execute=True):
+        body = _highlight(client_for(annotator), reference, start, start + len(quote)).json()
+    listed = client_for(annotator).get(f"{ANCHORS}{body['id']}/").json()
+    by_parser = {r["parser"]: r for r in listed["resolutions"]}
+    assert by_parser["plaintext"]["status"] == "exact"
+    assert by_parser["plaintext"]["start"] == start
+    assert by_parser["other"]["status"] == "normalised"
+    found = other_text[by_parser["other"]["start"] : by_parser["other"]["end"]]
+    assert found == "Employees   accrue 1.5 days of leave\nper month."
+
+
+def test_a_new_parse_resolves_every_anchor_already_on_the_document(
+    item, annotator, document, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        services.anchor_create_typed(
+            item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        parse = services.parse_version_add(
+            document=document, parser="late", text="Intro.\nRemote work is limited to 30 days."
+        )
+    row = AnchorResolution.objects.get(parse=parse)
+    assert row.status == "exact" and (row.start, row.end) == (7, 29)
+
+
+def test_resolving_twice_keeps_one_row_per_anchor_and_parse(
+    item, annotator, document, reference, django_capture_on_commit_callbacks
+):
+    from evalsets import resolution
+
+    with django_capture_on_commit_callbacks(execute=True):
+        anchor = services.anchor_create_typed(
+            item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
+        )
+    resolution.resolve_anchor(anchor)
+    resolution.resolve_parse(reference)
+    assert AnchorResolution.objects.filter(anchor=anchor).count() == 1
+
+
+def test_the_grade_can_be_changed_and_the_anchor_deleted(client_for, item, annotator, document):
+    anchor = services.anchor_create_typed(
+        item=item, user=annotator, source_id="handbook.txt", quote="Leave may be"
+    )
+    client = client_for(annotator)
+    changed = client.patch(f"{ANCHORS}{anchor.public_id}/", {"grade": 0}, format="json")
+    assert changed.status_code == 200 and changed.json()["grade"] == 0
+    bad = client.patch(f"{ANCHORS}{anchor.public_id}/", {"grade": 7}, format="json")
+    assert bad.status_code == 400
+    assert client.delete(f"{ANCHORS}{anchor.public_id}/").status_code == 204
+    assert not GoldAnchor.objects.exists()
+
+
+def test_changing_anchors_bumps_the_items_row_version(client_for, item, annotator, document):
+    services.anchor_create_typed(item=item, user=annotator, source_id="handbook.txt", quote="Leave")
+    item.refresh_from_db()
+    assert item.row_version == 2
