@@ -328,3 +328,8 @@ class AnchorResolution(models.Model):
     @property
     def is_found(self) -> bool:
         return self.status in FOUND_STATUSES
+
+
+# Models that live in their own modules, registered with the app here.
+from evalsets.models_release import *  # noqa: E402, F403
+from evalsets.models_review import *  # noqa: E402, F403

@@ -10,6 +10,8 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz/", views.healthz, name="healthz"),
+    path("", include("labelling.review_urls")),
+    path("", include("labelling.release_urls")),
     path("api/", include("evalsets.api.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -17,7 +17,7 @@ from evalsets import services
 from evalsets.models import Document, Membership, Role
 from labelling.celery import app as celery_app
 
-pytest_plugins = ["tests.browser"]
+pytest_plugins = ["tests.browser", "tests.services"]
 
 REQUIRE_SERVICES = os.environ.get("GROUNDWORK_REQUIRE_SERVICES") == "1"
 

@@ -96,3 +96,44 @@ def wait_for(predicate, *, timeout: float = 60, what: str = "the condition"):
             return value
         time.sleep(0.2)
     pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+@pytest.fixture(scope="session")
+def worker_media(tmp_path_factory):
+    return tmp_path_factory.mktemp("worker-media")
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker, worker_media):
+    """A real ``celery worker`` process on Redis and the PostgreSQL test database."""
+    reason = services_configured()
+    if reason:
+        pytest.skip(f"needs PostgreSQL, Redis and a worker: {reason}")
+    celery_app.control.purge()
+    process = start_worker(worker_media)
+    yield process
+    stop_worker(process)
+
+
+@pytest.fixture
+def worker(celery_worker, worker_media, settings):
+    """Use in a ``services`` test: uploads land where the worker process reads them."""
+    settings.MEDIA_ROOT = worker_media
+    return celery_worker
+
+
+@pytest.fixture
+def background(request, settings, worker_media):
+    """For browser tests: a real worker where services are configured, else eager tasks.
+
+    In CI services are always configured, so browser tests there run against a real worker.
+    """
+    if services_configured() is None:
+        request.getfixturevalue("celery_worker")
+        settings.MEDIA_ROOT = worker_media
+        yield "worker"
+        return
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield "eager"
+    celery_app.conf.task_always_eager = previous

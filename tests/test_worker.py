@@ -7,32 +7,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from evalsets import services
 from evalsets.models import AnchorResolution, ParseVersion
-from labelling.celery import app as celery_app
 from tests import services as svc
 
 pytestmark = pytest.mark.services
-
-
-@pytest.fixture(scope="session")
-def worker_media(tmp_path_factory):
-    return tmp_path_factory.mktemp("worker-media")
-
-
-@pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker, worker_media):
-    reason = svc.services_configured()
-    if reason:
-        pytest.skip(f"needs PostgreSQL, Redis and a worker: {reason}")
-    celery_app.control.purge()
-    process = svc.start_worker(worker_media)
-    yield process
-    svc.stop_worker(process)
-
-
-@pytest.fixture
-def worker(celery_worker, worker_media, settings):
-    settings.MEDIA_ROOT = worker_media
-    return celery_worker
 
 
 def test_an_upload_is_parsed_and_its_anchors_resolved_by_a_real_worker(

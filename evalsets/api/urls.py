@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from evalsets.api import views as v
@@ -63,4 +63,6 @@ urlpatterns = [
         v.AnchorViewSet.as_view(DETAIL),
         name="anchor-detail",
     ),
+    path("", include("evalsets.api.review_urls")),
+    path("", include("evalsets.api.release_urls")),
 ]

@@ -1,0 +1,3 @@
+"""API routes for releases; included by evalsets.api.urls."""
+
+urlpatterns: list = []

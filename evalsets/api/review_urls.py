@@ -1,0 +1,3 @@
+"""API routes for reviews; included by evalsets.api.urls."""
+
+urlpatterns: list = []

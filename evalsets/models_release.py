@@ -1,0 +1,1 @@
+"""Release and import models: frozen, numbered exports and previewed imports."""

@@ -1,0 +1,1 @@
+"""Review and collaboration models: the audit trail, comments and assignment queues."""

@@ -1,0 +1,3 @@
+"""Web pages for releases; included by labelling.urls."""
+
+urlpatterns: list = []

@@ -1,0 +1,3 @@
+"""Web pages for reviews; included by labelling.urls."""
+
+urlpatterns: list = []
