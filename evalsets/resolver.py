@@ -1,0 +1,932 @@
+"""Re-locating quoted gold evidence inside any parse of its document.
+
+Gold evidence is stored as a quote (plus optional page hint, occurrence and ~32 characters of
+context either side), because character offsets only mean something inside one parse. Every
+time a document is parsed again -- by another parser, or a new version of the same one -- each
+quote has to be found again in text that differs in whitespace, ligatures, hyphenation, running
+headers and damaged characters. This module does that, in three tiers of decreasing
+confidence (exact, normalised, fuzzy), and prefers saying "not found" or "ambiguous" to
+returning a wrong span: a missing anchor is visible, a wrong one silently scores the wrong text.
+
+It is pure Python on purpose (no Django), so workers, scripts and the benchmark in
+``bench/resolver_bench.py`` can import it alone. Offsets are code points, half-open.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from array import array
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import edlib
+
+__all__ = [
+    "AMBIGUOUS",
+    "EXACT",
+    "FUZZY",
+    "NORMALISED",
+    "NOT_FOUND",
+    "RESOLVER_VERSION",
+    "FoldedText",
+    "PreparedText",
+    "Resolution",
+    "fold",
+    "fold_text",
+    "min_fuzzy_score",
+    "prepare",
+    "resolve",
+    "resolve_many",
+]
+
+#: Bump whenever any input can produce a different `Resolution`, so stored results can be
+#: invalidated. Recorded on every `Resolution.to_dict()`.
+RESOLVER_VERSION = "1.0"
+
+EXACT = "exact"
+NORMALISED = "normalised"
+FUZZY = "fuzzy"
+AMBIGUOUS = "ambiguous"
+NOT_FOUND = "not_found"
+
+#: Folded quotes shorter than this are never matched approximately: too many places in any
+#: real document are a couple of edits away from a short string.
+FUZZY_MIN_LENGTH = 16
+#: Required fuzzy score for long quotes, and for the shortest quote allowed to go fuzzy.
+FUZZY_SCORE_LONG = 0.85
+FUZZY_SCORE_SHORT = 0.95
+FUZZY_LONG_FROM = 150
+#: How far ahead of the runner-up the best fuzzy candidate must be to be picked on score.
+FUZZY_MARGIN = 0.05
+#: A run of at least this many characters inserted into a passage (a running header and page
+#: number, a link target) costs one character of score, however long it is -- for up to
+#: `1 + len // LONG_RUN_EVERY` such runs; shorter runs and further runs cost their length ...
+LONG_RUN = 3
+LONG_RUN_EVERY = 60
+#: ... but the found span may be at most this much longer than the quote (folded).
+MAX_SPAN_STRETCH = 1.6
+MAX_SPAN_EXTRA = 64
+#: Room for inserted text when aligning the ends of a quote next to its chain.
+END_SLACK = 24
+#: Seeds that occur more often than this are too common to say where a passage is.
+MAX_SEED_HITS = 64
+#: Fuzzy windows aligned per quote, best-voted first.
+MAX_FUZZY_WINDOWS = 12
+
+
+# ---------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """Where one quote landed in one parse, how sure we are, and why.
+
+    `start`/`end` are a half-open range of code points in the parse's text, set only for the
+    three found statuses. `candidates` is how many copies the deciding tier saw (also for
+    `ambiguous` and for `not_found` with an out-of-range occurrence). `reason` is a short
+    machine-readable code; `detail` is the same thing as a sentence for a person.
+    """
+
+    status: str
+    start: int | None = None
+    end: int | None = None
+    score: float = 0.0
+    candidates: int = 0
+    reason: str = ""
+    detail: str = ""
+    page: int | None = None
+    version: str = RESOLVER_VERSION
+
+    @property
+    def found(self) -> bool:
+        return self.start is not None
+
+    @property
+    def span(self) -> tuple[int, int] | None:
+        if self.start is None or self.end is None:
+            return None
+        return (self.start, self.end)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "start": self.start,
+            "end": self.end,
+            "score": round(self.score, 4),
+            "candidates": self.candidates,
+            "reason": self.reason,
+            "detail": self.detail,
+            "page": self.page,
+            "version": self.version,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Resolution:
+        return cls(
+            status=str(data["status"]),
+            start=data.get("start"),
+            end=data.get("end"),
+            score=float(data.get("score", 0.0)),
+            candidates=int(data.get("candidates", 0)),
+            reason=str(data.get("reason", "")),
+            detail=str(data.get("detail", "")),
+            page=data.get("page"),
+            version=str(data.get("version", RESOLVER_VERSION)),
+        )
+
+
+# ---------------------------------------------------------------------------
+# Folding
+# ---------------------------------------------------------------------------
+
+_PUNCT = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u2039": "'",
+        "\u203a": "'",
+        "\u00b4": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+        "\u2043": "-",
+        "\ufe58": "-",
+        "\ufe63": "-",
+        "\uff0d": "-",
+    }
+)
+
+#: Markdown's emphasis and code marks and its escape character: presentation, not text. A
+#: parse that turned HTML into Markdown is full of them and a plain-text parse has none.
+_MARKUP = frozenset("*_`\\")
+#: ASCII that folds to itself apart from case: everything printable except space, the
+#: hyphen (which may be dropped between letters) and the markup characters above.
+_SIMPLE_RUN = re.compile(r"[\x21-\x29\x2b\x2c\x2e-\x5b\x5d\x5e\x61-\x7e]+")
+#: A hyphen between two letters, possibly across a line break: "infor-\nmation",
+#: "well-known". Dropped on both sides, so all spellings of a hyphenated word compare equal.
+_JOINING_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\u2011](?=\s*[^\W\d_])")
+
+_ATTACH = 1  # dropped, but belongs to the character before it (combining marks, ZWJ)
+_SEPARATE = 0  # dropped, belongs to nothing (whitespace, soft hyphen, zero-width space)
+
+_fold_cache: dict[str, tuple[str, int]] = {}
+
+
+def _is_attached_mark(ch: str) -> bool:
+    o = ord(ch)
+    return (
+        0x300 <= o <= 0x36F
+        or 0x1AB0 <= o <= 0x1AFF
+        or 0x1DC0 <= o <= 0x1DFF
+        or 0x20D0 <= o <= 0x20FF
+        or 0xFE00 <= o <= 0xFE0F
+        or 0xFE20 <= o <= 0xFE2F
+        or 0xE0100 <= o <= 0xE01EF
+        or o == 0x200D
+    )
+
+
+def _fold_char(ch: str) -> tuple[str, int]:
+    """Fold one code point: (replacement, how to attach it if the replacement is empty)."""
+    hit = _fold_cache.get(ch)
+    if hit is not None:
+        return hit
+    if _is_attached_mark(ch):
+        result = ("", _ATTACH)
+    elif ch in _MARKUP or ch.isspace() or unicodedata.category(ch) == "Cf":
+        result = ("", _SEPARATE)
+    else:
+        s = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
+        s = s.translate(_PUNCT)
+        s = "".join(
+            c
+            for c in s
+            if not (_is_attached_mark(c) or c.isspace() or unicodedata.category(c) == "Cf")
+        )
+        result = (s, _SEPARATE)
+    _fold_cache[ch] = result
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class FoldedText:
+    """A folded copy of a text and an exact map back to the original.
+
+    `text[i]` came from original code point `starts[i]`; a match `text[a:b]` covers the
+    original `[starts[a], ends[b - 1])`. Both arrays are non-decreasing. `ends` reaches past
+    combining marks and joiners that belong to the character, never past whitespace.
+    """
+
+    text: str
+    starts: array
+    ends: array
+
+    def original_span(self, a: int, b: int) -> tuple[int, int]:
+        """The original half-open span of folded `[a, b)` (b > a)."""
+        return self.starts[a], self.ends[b - 1]
+
+    def folded_index(self, original: int) -> int:
+        """The first folded position whose character comes from at or after `original`."""
+        return bisect_left(self.starts, original)
+
+
+def fold_text(text: str) -> FoldedText:
+    """Fold `text` for comparison, keeping a code-point-exact map back to it.
+
+    Applied: Unicode NFKD compatibility decomposition (ligatures, full-width forms, "…"),
+    removal of Latin/Greek/Cyrillic combining accents, case folding, smart quotes and dashes
+    to ASCII, removal of all whitespace, soft hyphens, zero-width characters and Markdown's
+    emphasis/code/escape marks (``* _ ` \\``), and removal
+    of hyphens joining two letters (so "infor-\\nmation" and "information" compare equal).
+    Whitespace is removed rather than collapsed because some PDF parsers emit none at all
+    between words.
+    """
+    folded: list[str] = []
+    starts = array("l")
+    ends = array("l")
+    dropped = {m.start() for m in _JOINING_HYPHEN.finditer(text)}
+    group = 0  # folded characters produced by the last original character kept
+    prev_end = -1  # original end of that group
+    i = 0
+    n = len(text)
+    simple = _SIMPLE_RUN
+    while i < n:
+        m = simple.match(text, i)
+        if m is not None:
+            j = m.end()
+            folded.append(text[i:j].lower())
+            starts.extend(range(i, j))
+            ends.extend(range(i + 1, j + 1))
+            group = 1
+            prev_end = j
+            i = j
+            continue
+        ch = text[i]
+        if i in dropped:
+            group = 0
+            i += 1
+            continue
+        out, attach = _fold_char(ch)
+        if out:
+            folded.append(out)
+            k = len(out)
+            starts.extend([i] * k)
+            ends.extend([i + 1] * k)
+            group = k
+            prev_end = i + 1
+        elif attach == _ATTACH and group and prev_end == i:
+            for idx in range(len(ends) - group, len(ends)):
+                ends[idx] = i + 1
+            prev_end = i + 1
+        else:
+            group = 0
+        i += 1
+    return FoldedText("".join(folded), starts, ends)
+
+
+def fold(text: str) -> str:
+    """The folded form of `text` alone (what quotes and context are compared as)."""
+    return fold_text(text).text
+
+
+# ---------------------------------------------------------------------------
+# Candidates and choosing between them
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Candidate:
+    start: int
+    end: int
+    score: float
+    fa: int  # folded span, for context comparison
+    fb: int
+    note: str = ""
+
+
+def _find_all(haystack: str, needle: str, limit: int | None = None) -> list[int]:
+    found: list[int] = []
+    if not needle:
+        return found
+    pos = haystack.find(needle)
+    while pos != -1:
+        found.append(pos)
+        if limit is not None and len(found) > limit:
+            break
+        pos = haystack.find(needle, pos + 1)
+    return found
+
+
+def min_fuzzy_score(folded_length: int) -> float | None:
+    """The fuzzy score a quote of this folded length needs, or None if it may not go fuzzy."""
+    if folded_length < FUZZY_MIN_LENGTH:
+        return None
+    if folded_length >= FUZZY_LONG_FROM:
+        return FUZZY_SCORE_LONG
+    frac = (FUZZY_LONG_FROM - folded_length) / (FUZZY_LONG_FROM - FUZZY_MIN_LENGTH)
+    return FUZZY_SCORE_LONG + (FUZZY_SCORE_SHORT - FUZZY_SCORE_LONG) * frac
+
+
+_CIGAR = re.compile(r"(\d+)([=XID])")
+
+
+class PreparedText:
+    """One parse, folded once, ready to resolve many quotes against.
+
+    Build with `prepare(text, page_starts=...)`. Page `i + 1` starts at `page_starts[i]`, as
+    in context-grid; page hints name pages that way.
+    """
+
+    __slots__ = ("folded", "page_starts", "text")
+
+    def __init__(self, text: str, page_starts: Sequence[int] | None = None) -> None:
+        self.text = text
+        self.page_starts = list(page_starts) if page_starts else None
+        self.folded = fold_text(text)
+
+    # -- pages ---------------------------------------------------------------
+
+    def page_at(self, offset: int) -> int | None:
+        """The page (from 1) holding `offset`, or None without page starts."""
+        if not self.page_starts:
+            return None
+        page = bisect_right(self.page_starts, offset)
+        return page if page >= 1 else None
+
+    def _pages_of(self, start: int, end: int) -> range:
+        first = self.page_at(start)
+        last = self.page_at(max(start, end - 1))
+        if first is None or last is None:
+            return range(0)
+        return range(first, last + 1)
+
+    # -- the public entry point -------------------------------------------
+
+    def resolve(
+        self,
+        quote: str,
+        *,
+        occurrence: int = 0,
+        page_hint: int | None = None,
+        prefix: str = "",
+        suffix: str = "",
+    ) -> Resolution:
+        """Find `quote` in this parse. See `resolve` for the meaning of the arguments."""
+        occurrence = int(occurrence or 0)
+        if occurrence < 0:
+            raise ValueError(f"occurrence must be >= 0, got {occurrence}")
+        q = quote.strip() if quote else ""
+        qf = fold(q) if q else ""
+        if not qf:
+            return Resolution(
+                NOT_FOUND,
+                reason="empty_quote",
+                detail="the quote is empty (or only whitespace), so there is nothing to find",
+            )
+        if not self.folded.text:
+            return Resolution(
+                NOT_FOUND,
+                reason="empty_text",
+                detail="the parse has no text, so no quote can be found in it",
+            )
+        context = _Context(
+            fold(prefix)[-48:] if prefix else "", fold(suffix)[:48] if suffix else ""
+        )
+        out_of_range = 0
+
+        # tier 1: verbatim
+        starts = _find_all(self.text, q)
+        if starts:
+            cands = []
+            for s in starts:
+                fa = self.folded.folded_index(s)
+                fb = max(fa + 1, self.folded.folded_index(s + len(q)))
+                cands.append(_Candidate(s, s + len(q), 1.0, fa, fb))
+            res = self._choose(EXACT, cands, [], occurrence, page_hint, context, len(qf))
+            if res is not None:
+                return res
+            out_of_range = max(out_of_range, len(cands))
+
+        # tier 2: folded
+        fstarts = _find_all(self.folded.text, qf)
+        if fstarts:
+            cands = []
+            for fa in fstarts:
+                s, e = self.folded.original_span(fa, fa + len(qf))
+                cands.append(_Candidate(s, e, 1.0, fa, fa + len(qf)))
+            res = self._choose(NORMALISED, cands, [], occurrence, page_hint, context, len(qf))
+            if res is not None:
+                return res
+            out_of_range = max(out_of_range, len(cands))
+
+        # tier 3: approximate
+        need = min_fuzzy_score(len(qf))
+        if need is None:
+            if out_of_range:
+                return self._out_of_range(out_of_range, occurrence)
+            return Resolution(
+                NOT_FOUND,
+                reason="not_present_short",
+                detail=(
+                    f"no exact or normalised copy of the quote; at {len(qf)} characters "
+                    f"(folded) it is too short to match approximately without risking a "
+                    f"wrong span (fuzzy matching needs {FUZZY_MIN_LENGTH})"
+                ),
+            )
+        scored = self._fuzzy_candidates(qf)
+        accepted = [c for c in scored if c.score >= need]
+        if accepted:
+            rejected = [c for c in scored if c.score < need]
+            res = self._choose(FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf))
+            if res is not None:
+                return res
+            out_of_range = max(out_of_range, len(accepted))
+        if out_of_range:
+            return self._out_of_range(out_of_range, occurrence)
+        best = max((c.score for c in scored), default=0.0)
+        return Resolution(
+            NOT_FOUND,
+            score=best,
+            reason="not_present",
+            detail=(
+                "no copy of the quote in this parse: "
+                + (
+                    f"the closest passage is {best:.0%} similar, below the {need:.0%} a "
+                    f"{len(qf)}-character quote needs"
+                    if scored
+                    else "no part of it appears anywhere"
+                )
+            ),
+        )
+
+    def _out_of_range(self, copies: int, occurrence: int) -> Resolution:
+        how_often = "once" if copies == 1 else f"{copies} times"
+        return Resolution(
+            NOT_FOUND,
+            candidates=copies,
+            reason="occurrence_out_of_range",
+            detail=(
+                f"the quote appears {how_often}, but occurrence {occurrence} was asked for "
+                f"(numbered from 0, so the last is {copies - 1})"
+            ),
+        )
+
+    # -- choosing ------------------------------------------------------------
+
+    def _choose(
+        self,
+        tier: str,
+        cands: list[_Candidate],
+        rejected: list[_Candidate],
+        occurrence: int,
+        page_hint: int | None,
+        context: _Context,
+        qlen: int,
+    ) -> Resolution | None:
+        """Pick one candidate, declare ambiguity, or return None (occurrence out of range).
+
+        Order of evidence: the recorded prefix/suffix context when it clearly prefers one
+        copy; then the page hint; then the occurrence; then, for fuzzy matches only, a clear
+        lead in score. Copies nothing can tell apart are `ambiguous`, never the first.
+        """
+        cands.sort(key=lambda c: c.start)
+        n = len(cands)
+        how = _TIER_WORDS[tier]
+
+        if n > 1 and context:
+            picked = self._by_context(cands, context)
+            if picked is not None:
+                return self._found(
+                    tier,
+                    picked,
+                    n,
+                    "context",
+                    f"{how}; {n} copies, the prefix/suffix recorded with the quote picked this one",
+                    qlen,
+                )
+
+        pool = cands
+        paged = False
+        if page_hint is not None and self.page_starts:
+            on_page = [c for c in cands if page_hint in self._pages_of(c.start, c.end)]
+            if on_page:
+                pool = on_page
+                paged = True
+            if len(on_page) == 1 and n > 1:
+                return self._found(
+                    tier,
+                    on_page[0],
+                    n,
+                    "page_hint",
+                    f"{how}; {n} copies, only one on page {page_hint}",
+                    qlen,
+                )
+
+        if len(pool) == 1 and occurrence == 0:
+            if tier == FUZZY and not self._clear_lead(pool[0], rejected):
+                return self._ambiguous(tier, [pool[0], *rejected], qlen)
+            reason = "unique" if n == 1 else "page_hint"
+            return self._found(tier, pool[0], n, reason, f"{how}; the only copy", qlen)
+
+        if occurrence > 0:
+            if occurrence < len(pool):
+                where = f" on page {page_hint}" if paged else ""
+                return self._found(
+                    tier,
+                    pool[occurrence],
+                    n,
+                    "occurrence",
+                    f"{how}; copy {occurrence} (from 0) of {len(pool)}{where}, as the "
+                    "occurrence asks",
+                    qlen,
+                )
+            return None
+
+        if tier == FUZZY:
+            ranked = sorted(pool, key=lambda c: -c.score)
+            if self._clear_lead(ranked[0], ranked[1:] + rejected):
+                return self._found(
+                    tier,
+                    ranked[0],
+                    n,
+                    "score_margin",
+                    f"{how}; {len(pool)} near-copies, this one clearly the closest",
+                    qlen,
+                )
+        return self._ambiguous(tier, pool, qlen)
+
+    @staticmethod
+    def _clear_lead(best: _Candidate, others: Iterable[_Candidate]) -> bool:
+        for other in others:
+            apart = other.end <= best.start or other.start >= best.end
+            if apart and best.score - other.score < FUZZY_MARGIN:
+                return False
+        return True
+
+    def _by_context(self, cands: list[_Candidate], context: _Context) -> _Candidate | None:
+        """The candidate whose surroundings clearly match the recorded prefix/suffix."""
+        ftext = self.folded.text
+        p, s = context.prefix, context.suffix
+        total = len(p) + len(s)
+        scored: list[tuple[int, int]] = []
+        for index, c in enumerate(cands):
+            d = 0
+            if p:
+                window = ftext[max(0, c.fa - len(p) - len(p) // 2 - 4) : c.fa]
+                d += _distance(p, window)
+            if s:
+                window = ftext[c.fb : c.fb + len(s) + len(s) // 2 + 4]
+                d += _distance(s, window)
+            scored.append((d, index))
+        scored.sort()
+        (d1, i1), (d2, _) = scored[0], scored[1]
+        if d1 > total // 2:
+            return None
+        if (d1 == 0 and d2 >= 1) or d2 - d1 >= max(2, total * 15 // 100):
+            return cands[i1]
+        return None
+
+    def _found(
+        self, tier: str, c: _Candidate, n: int, reason: str, detail: str, qlen: int
+    ) -> Resolution:
+        if tier == FUZZY:
+            detail += f" ({c.score:.0%} similar, {min_fuzzy_score(qlen):.0%} needed{c.note})"
+        return Resolution(
+            tier,
+            start=c.start,
+            end=c.end,
+            score=c.score,
+            candidates=n,
+            reason=reason,
+            detail=detail,
+            page=self.page_at(c.start),
+        )
+
+    def _ambiguous(self, tier: str, pool: list[_Candidate], qlen: int) -> Resolution:
+        n = len(pool)
+        what = "near-copies" if tier == FUZZY else "copies"
+        return Resolution(
+            AMBIGUOUS,
+            score=max(c.score for c in pool),
+            candidates=n,
+            reason="ambiguous",
+            detail=(
+                f"{n} {what} of the quote ({_TIER_WORDS[tier].split(' ', 1)[1]}) and nothing "
+                "tells them apart: add a prefix/suffix, a page hint or an occurrence"
+            ),
+        )
+
+    # -- fuzzy ---------------------------------------------------------------
+
+    def _fuzzy_candidates(self, qf: str) -> list[_Candidate]:
+        """Approximate copies of the folded quote, each aligned with edlib and scored."""
+        ftext = self.folded.text
+        m = len(qf)
+        seed = max(6, min(16, m // 6))
+        step = max(1, seed // 2)
+        offsets = list(range(0, m - seed + 1, step))
+        if offsets and offsets[-1] != m - seed:
+            offsets.append(m - seed)
+        votes: list[int] = []
+        for off in offsets:
+            hits = _find_all(ftext, qf[off : off + seed], MAX_SEED_HITS)
+            if len(hits) > MAX_SEED_HITS:
+                continue
+            votes.extend(h - off for h in hits)
+        if not votes:
+            return []
+        votes.sort()
+        gap = max(32, m // 4)
+        clusters: list[tuple[int, int, int]] = []
+        lo = hi = votes[0]
+        count = 1
+        for v in votes[1:]:
+            if v - hi <= gap:
+                hi = v
+                count += 1
+            else:
+                clusters.append((count, lo, hi))
+                lo = hi = v
+                count = 1
+        clusters.append((count, lo, hi))
+        clusters.sort(key=lambda c: -c[0])
+
+        pad = int(m * (MAX_SPAN_STRETCH - 1)) + MAX_SPAN_EXTRA
+        found: list[_Candidate] = []
+        for _count, lo, hi in clusters[:MAX_FUZZY_WINDOWS]:
+            w0 = max(0, lo - pad)
+            w1 = min(len(ftext), hi + m + pad)
+            cand = self._align(qf, w0, w1)
+            if cand is None:
+                continue
+            overlapping = [c for c in found if c.fa < cand.fb and cand.fa < c.fb]
+            if overlapping:
+                # the same passage reached from two clusters: keep the better alignment
+                best = max([cand, *overlapping], key=lambda c: c.score)
+                found = [c for c in found if c not in overlapping] + [best]
+            else:
+                found.append(cand)
+        return found
+
+    def _align(self, qf: str, w0: int, w1: int) -> _Candidate | None:
+        """Align the folded quote inside folded window `[w0, w1)` and score the alignment.
+
+        Plain unit-cost alignment would rather drop the end of a quote than step over a long
+        run of inserted text (a link target, a running header and page number), so the
+        alignment is built from a colinear chain of exact k-mer matches first; only the
+        gaps between them, and the two ends, are aligned with edlib.
+        """
+        ftext = self.folded.text
+        window = ftext[w0:w1]
+        m = len(qf)
+        segments = _chain(qf, window, 6 if m < 64 else 8)
+        if not segments:
+            return None
+        matches = 0
+        runs: list[int] = []
+        # head: the quote before the first segment, ending right where that segment starts
+        p0, t0, _ = segments[0]
+        start = t0
+        if p0:
+            lo = max(0, t0 - p0 - p0 // 2 - END_SLACK)
+            got, used, head_runs = _align_end(qf[:p0], window[lo:t0], at_end=True)
+            matches += got
+            runs += head_runs
+            start = t0 - used
+        for index, (p, t, length) in enumerate(segments):
+            matches += length
+            if index + 1 < len(segments):
+                np_, nt, _ = segments[index + 1]
+                qgap, tgap = qf[p + length : np_], window[t + length : nt]
+                got, gap_runs = _align_gap(qgap, tgap)
+                matches += got
+                runs += gap_runs
+        # tail: the quote after the last segment, starting right where that segment ends
+        p1, t1, l1 = segments[-1]
+        end = t1 + l1
+        rest = m - (p1 + l1)
+        if rest:
+            seg = window[end : end + rest + rest // 2 + END_SLACK]
+            got, used, tail_runs = _align_end(qf[p1 + l1 :], seg, at_end=False)
+            matches += got
+            runs += tail_runs
+            end += used
+        fa, fb = w0 + start, w0 + end
+        if fb <= fa or fb - fa > m * MAX_SPAN_STRETCH + MAX_SPAN_EXTRA:
+            return None
+        score = matches / (m + _insert_cost(runs, m))
+        inserted = sum(runs)
+        note = f", {inserted} inserted characters stepped over" if inserted >= 8 else ""
+        s, e = self.folded.original_span(fa, fb)
+        return _Candidate(s, e, score, fa, fb, note)
+
+
+def _insert_cost(runs: list[int], m: int) -> int:
+    """What text inserted into a passage costs a quote of folded length `m`."""
+    long_runs = sorted((r for r in runs if r >= LONG_RUN), reverse=True)
+    allowed = 1 + m // LONG_RUN_EVERY
+    cost = sum(r for r in runs if r < LONG_RUN)
+    return cost + len(long_runs[:allowed]) + sum(long_runs[allowed:])
+
+
+def _ops(cigar: str | None) -> list[tuple[int, str]]:
+    return [(int(k), op) for k, op in _CIGAR.findall(cigar or "")]
+
+
+def _align_gap(qgap: str, tgap: str) -> tuple[int, list[int]]:
+    """Matched characters and inserted-text runs when aligning two gaps end to end."""
+    if not qgap:
+        return 0, [len(tgap)] if tgap else []
+    if not tgap:
+        return 0, []
+    ops = _ops(edlib.align(qgap, tgap, mode="NW", task="path")["cigar"])
+    return sum(k for k, op in ops if op == "="), [k for k, op in ops if op == "D"]
+
+
+def _align_end(piece: str, seg: str, *, at_end: bool) -> tuple[int, int, list[int]]:
+    """Align an end of the quote next to the chain: matches, text characters used, runs.
+
+    `at_end` means `piece` (the quote's head) must finish where `seg` finishes; otherwise
+    (the tail) it must start where `seg` starts. A short run of inserted text between the
+    piece and the chain is allowed when the piece itself is found cleanly; otherwise the
+    piece is aligned flush against the chain.
+    """
+    if not seg:
+        return 0, 0, []
+    found = edlib.align(piece, seg, mode="HW", task="locations")
+    if 0 <= found["editDistance"] <= len(piece) // 5 and found["locations"]:
+        if at_end:
+            a, b = max(found["locations"], key=lambda loc: loc[1])
+            gap = len(seg) - (b + 1)
+        else:
+            a, b = min(found["locations"], key=lambda loc: loc[0])
+            gap = a
+        ops = _ops(edlib.align(piece, seg[a : b + 1], mode="NW", task="path")["cigar"])
+        runs = [k for k, op in ops if op == "D"] + ([gap] if gap else [])
+        used = len(seg) - a if at_end else b + 1
+        return sum(k for k, op in ops if op == "="), used, runs
+    if at_end:
+        piece, seg = piece[::-1], seg[::-1]
+    ops = _ops(edlib.align(piece, seg, mode="SHW", task="path")["cigar"])
+    # characters of the quote left unmatched at the far end do not pull the span along
+    while ops and ops[-1][1] != "=":
+        ops.pop()
+    used = sum(k for k, op in ops if op in "=XD")
+    return sum(k for k, op in ops if op == "="), used, [k for k, op in ops if op == "D"]
+
+
+def _chain(qf: str, window: str, k: int) -> list[tuple[int, int, int]]:
+    """The best colinear chain of exact matches `(quote_pos, window_pos, length)`.
+
+    Matches are k-mers of the quote found in the window, merged along diagonals into maximal
+    runs; the chain maximises matched quote characters minus a small cost per jump.
+    """
+    m = len(qf)
+    k = min(k, m)
+    index: dict[str, list[int]] = {}
+    for p in range(m - k + 1):
+        index.setdefault(qf[p : p + k], []).append(p)
+    runs: dict[int, list[list[int]]] = {}  # diagonal -> [[p, t, length], ...]
+    get = index.get
+    for t in range(len(window) - k + 1):
+        ps = get(window[t : t + k])
+        if not ps or len(ps) > 4:
+            continue
+        for p in ps:
+            diag = t - p
+            lst = runs.get(diag)
+            if lst and lst[-1][0] + lst[-1][2] >= p + k - 1 and lst[-1][0] <= p:
+                last = lst[-1]
+                last[2] = max(last[2], p + k - last[0])
+            elif lst is None:
+                runs[diag] = [[p, t, k]]
+            else:
+                lst.append([p, t, k])
+    segs = sorted((s for lst in runs.values() for s in lst), key=lambda s: (s[0], s[1]))
+    if not segs:
+        return []
+    if len(segs) > 300:
+        segs = sorted(segs, key=lambda s: -s[2])[:300]
+        segs.sort(key=lambda s: (s[0], s[1]))
+    best = [0.0] * len(segs)
+    back = [-1] * len(segs)
+    for j, (pj, tj, lj) in enumerate(segs):
+        best[j] = lj
+        for i in range(j):
+            pi, ti, li = segs[i]
+            if pi + li > pj or ti + li > tj:
+                continue
+            jump = abs((tj - ti) - (pj - pi))
+            value = best[i] + lj - min(jump, 8) * 0.5 - jump * 0.01
+            if value > best[j]:
+                best[j] = value
+                back[j] = i
+    j = max(range(len(segs)), key=best.__getitem__)
+    chain: list[tuple[int, int, int]] = []
+    while j != -1:
+        p, t, length = segs[j]
+        chain.append((p, t, length))
+        j = back[j]
+    chain.reverse()
+    return chain
+
+
+_TIER_WORDS = {
+    EXACT: "found verbatim",
+    NORMALISED: "found after folding whitespace, case, hyphenation and Unicode variants",
+    FUZZY: "found approximately",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    prefix: str
+    suffix: str
+
+    def __bool__(self) -> bool:
+        return bool(self.prefix or self.suffix)
+
+
+def _distance(pattern: str, window: str) -> int:
+    """Edit distance of `pattern` to its best-matching part of `window`."""
+    if not window:
+        return len(pattern)
+    return int(edlib.align(pattern, window, mode="HW", task="distance")["editDistance"])
+
+
+# ---------------------------------------------------------------------------
+# Public functions
+# ---------------------------------------------------------------------------
+
+
+def prepare(text: str, page_starts: Sequence[int] | None = None) -> PreparedText:
+    """Fold a parse once so many quotes can be resolved against it cheaply."""
+    return PreparedText(text, page_starts)
+
+
+def resolve(
+    text: str,
+    quote: str,
+    *,
+    occurrence: int = 0,
+    page_hint: int | None = None,
+    page_starts: Sequence[int] | None = None,
+    prefix: str = "",
+    suffix: str = "",
+) -> Resolution:
+    """Locate `quote` in `text`.
+
+    `occurrence` picks a repetition (from 0, in reading order; counted among the copies on
+    the hinted page when the page has any, as context-grid does). `page_hint` names a page
+    from 1, with `page_starts[i]` the offset where page `i + 1` begins. `prefix`/`suffix` are
+    the characters recorded either side of the quote where it was highlighted. For many
+    quotes against one text use `prepare` and `PreparedText.resolve` or `resolve_many`.
+    """
+    return PreparedText(text, page_starts).resolve(
+        quote, occurrence=occurrence, page_hint=page_hint, prefix=prefix, suffix=suffix
+    )
+
+
+def _field(anchor: Any, name: str, default: Any) -> Any:
+    if isinstance(anchor, Mapping):
+        value = anchor.get(name, default)
+    else:
+        value = getattr(anchor, name, default)
+    return default if value is None and default is not None else value
+
+
+def resolve_many(prepared: PreparedText, anchors: Iterable[Any]) -> list[Resolution]:
+    """Resolve many anchors against one prepared parse.
+
+    Each anchor is a mapping or an object (such as context-grid's `GoldAnchor`) with a
+    `quote` and optionally `occurrence`, `page_hint`, `prefix` and `suffix`.
+    """
+    return [
+        prepared.resolve(
+            str(_field(a, "quote", "")),
+            occurrence=int(_field(a, "occurrence", 0)),
+            page_hint=_field(a, "page_hint", None),
+            prefix=str(_field(a, "prefix", "")),
+            suffix=str(_field(a, "suffix", "")),
+        )
+        for a in anchors
+    ]

@@ -1,0 +1,248 @@
+"""Tests for `evalsets.resolver`: each tier, each folding rule, and how copies are chosen.
+
+Plain pytest, no database: the resolver is pure Python. Every found span is checked against
+the original text with `text[r.start:r.end]`, because the offsets are the product.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalsets.resolver import (
+    AMBIGUOUS,
+    EXACT,
+    FUZZY,
+    NORMALISED,
+    NOT_FOUND,
+    RESOLVER_VERSION,
+    Resolution,
+    fold_text,
+    prepare,
+    resolve,
+    resolve_many,
+)
+
+PARA = (
+    "The committee reviewed the annual budget and approved the proposal to expand the "
+    "community library, subject to a final inspection of the building by the council."
+)
+
+
+def found(text: str, quote: str, **kw: object) -> str:
+    r = resolve(text, quote, **kw)  # type: ignore[arg-type]
+    assert r.found, r
+    return text[r.start : r.end]
+
+
+def test_it_finds_a_verbatim_quote_as_exact():
+    r = resolve("before " + PARA + " after", "approved the proposal")
+    assert r.status == EXACT and r.score == 1.0 and r.candidates == 1
+    assert ("before " + PARA)[r.start : r.end] == "approved the proposal"
+
+
+def test_it_folds_reflowed_whitespace_and_lands_on_real_characters():
+    text = "The   committee\nreviewed   the\n\nannual budget."
+    r = resolve(text, "committee reviewed the annual budget")
+    assert r.status == NORMALISED
+    assert text[r.start : r.end] == "committee\nreviewed   the\n\nannual budget"
+
+
+def test_it_finds_text_from_a_parser_that_drops_every_space():
+    text = "Header\nThecommitteereviewedtheannualbudget.\nFooter"
+    assert found(text, "The committee reviewed the annual budget") == (
+        "Thecommitteereviewedtheannualbudget"
+    )
+
+
+def test_it_maps_ligatures_that_change_length_back_to_the_original_character():
+    text = "an ofﬁcial ﬁle was ﬁled"
+    r = resolve(text, "official file")
+    assert r.status == NORMALISED
+    assert text[r.start : r.end] == "ofﬁcial ﬁle"
+    assert found(text, "was filed") == "was ﬁled"
+
+
+def test_it_joins_words_hyphenated_across_a_line_break():
+    text = "the infor-\nmation retrieval system"
+    assert found(text, "information retrieval") == "infor-\nmation retrieval"
+    assert found("the information retrieval", "infor-\nmation retrieval") == (
+        "information retrieval"
+    )
+
+
+def test_it_ignores_soft_hyphens_and_zero_width_characters():
+    text = "a hy\u00adphen\u00adated word\u200b and zero\u200bwidth"
+    assert found(text, "hyphenated word and zerowidth") == (
+        "hy\u00adphen\u00adated word\u200b and zero\u200bwidth"
+    )
+
+
+def test_it_treats_smart_quotes_and_dashes_as_their_ascii_forms():
+    text = "he said \u201cdon\u2019t stop\u201d \u2014 then left"
+    assert found(text, 'said "don\'t stop" - then') == (
+        "said \u201cdon\u2019t stop\u201d \u2014 then"
+    )
+
+
+def test_it_folds_case_and_accents_including_combining_marks():
+    text = "CAFE\u0301 RE\u0301SUME\u0301 and more"
+    r = resolve(text, "café résumé")
+    assert r.status == NORMALISED
+    assert text[r.start : r.end] == "CAFE\u0301 RE\u0301SUME\u0301"
+
+
+def test_it_ignores_markdown_emphasis_and_code_marks():
+    text = "See **the `passwd` file** and _more_."
+    assert found(text, "the passwd file and more") == "the `passwd` file** and _more"
+
+
+def test_it_finds_a_quote_split_by_a_running_header_and_page_number():
+    page1 = "Results were consistent across all sites and the variance was small enough that"
+    page2 = "ANNUAL REPORT 2023 17\nno further correction was applied to the pooled estimate."
+    text = page1 + "\n\f" + page2
+    quote = (
+        "the variance was small enough that no further correction was applied to the "
+        "pooled estimate"
+    )
+    r = resolve(text, quote, page_starts=[0, len(page1) + 2])
+    assert r.status == FUZZY
+    span = text[r.start : r.end]
+    assert span.startswith("the variance") and span.endswith("pooled estimate")
+    assert "ANNUAL REPORT" in span
+    assert r.page == 1
+
+
+def test_it_steps_over_a_link_target_inserted_by_markdown_conversion():
+    text = "Read the [boot loader](https://example.org/wiki/Boot_loader) notes before you start."
+    assert found(text, "Read the boot loader notes before you start") == (
+        "Read the [boot loader](https://example.org/wiki/Boot_loader) notes before you start"
+    )
+
+
+def test_it_finds_a_quote_with_damaged_characters_as_fuzzy():
+    damaged = PARA.replace("budget", "budqet").replace("library", "1ibrary")
+    r = resolve(damaged, PARA)
+    assert r.status == FUZZY and 0.85 <= r.score < 1
+    assert damaged[r.start : r.end].startswith("The committee")
+    assert damaged[r.start : r.end].endswith("council.")
+
+
+def test_a_short_quote_refuses_a_fuzzy_match_that_a_long_quote_accepts():
+    text = "the quick brown fax jumps"
+    short = resolve(text, "quick brown fox")
+    assert short.status == NOT_FOUND
+    long_text = "x " + PARA.replace("budget", "budqet") + " y"
+    assert resolve(long_text, PARA).status == FUZZY
+
+
+def test_it_picks_the_requested_occurrence():
+    text = "alpha beta. gamma. alpha beta. delta. alpha beta."
+    r = resolve(text, "alpha beta", occurrence=1)
+    assert r.status == EXACT and r.candidates == 3 and r.start == text.index("alpha beta", 1)
+    out = resolve(text, "alpha beta", occurrence=5)
+    assert out.status == NOT_FOUND and out.reason == "occurrence_out_of_range"
+    assert out.candidates == 3
+
+
+def test_it_picks_the_copy_on_the_hinted_page():
+    pages = ["Intro text. Terms apply.", "Body text. Terms apply.", "End. Terms apply."]
+    starts, text = [], ""
+    for p in pages:
+        starts.append(len(text))
+        text += p + "\n"
+    r = resolve(text, "Terms apply", page_hint=2, page_starts=starts)
+    assert r.status == EXACT and r.reason == "page_hint" and r.page == 2
+    assert starts[1] <= r.start < starts[2]
+
+
+def test_prefix_and_suffix_tell_copies_apart():
+    text = "Section one: the limit is ten. Section two: the limit is ten. Done."
+    r = resolve(text, "the limit is ten", prefix="Section two: ", suffix=". Done.")
+    assert r.reason == "context"
+    assert r.start == text.index("the limit is ten", 20)
+
+
+def test_copies_nothing_can_tell_apart_are_ambiguous_with_their_count():
+    text = "Terms apply. Other words here. Terms apply. More. Terms apply."
+    r = resolve(text, "Terms apply")
+    assert r.status == AMBIGUOUS and r.candidates == 3 and not r.found
+    assert "3 copies" in r.detail
+
+
+def test_a_quote_can_cross_a_page_break():
+    page1 = "The final clause of the agreement states that"
+    page2 = "either party may terminate with notice."
+    text = page1 + "\n" + page2
+    r = resolve(text, "agreement states that either party may", page_starts=[0, len(page1) + 1])
+    assert text[r.start : r.end] == "agreement states that\neither party may"
+    assert r.page == 1
+
+
+def test_offsets_count_code_points_with_emoji_and_non_latin_scripts():
+    text = "🎉🎉 Привет мир 👋🏽 日本語のテキスト ok"
+    assert found(text, "Привет   мир") == "Привет мир"
+    assert found(text, "日本語のテキスト") == "日本語のテキスト"
+    r = resolve(text, "мир 👋🏽 日本語")
+    assert r.start == text.index("мир")
+
+
+def test_empty_or_blank_text_and_quotes_are_not_found():
+    assert resolve("", "anything").reason == "empty_text"
+    assert resolve("   \n\t ", "anything").reason == "empty_text"
+    assert resolve("some text", "   ").reason == "empty_quote"
+
+
+def test_a_passage_that_is_not_there_is_not_found():
+    r = resolve(PARA, "The mayor vetoed the plan to close the swimming pool on weekends entirely.")
+    assert r.status == NOT_FOUND and r.reason == "not_present" and r.start is None
+
+
+def test_resolution_round_trips_through_a_dict():
+    r = resolve(PARA, "annual budget")
+    data = r.to_dict()
+    assert data["version"] == RESOLVER_VERSION and data["status"] == EXACT
+    assert Resolution.from_dict(data) == r
+
+
+def test_resolve_many_uses_one_prepared_parse_for_many_anchors():
+    prepared = prepare(PARA)
+    results = resolve_many(
+        prepared,
+        [{"quote": "annual budget"}, {"quote": "not in the text at all, surely not"}],
+    )
+    assert [r.status for r in results] == [EXACT, NOT_FOUND]
+
+
+# ---------------------------------------------------------------------------
+# properties
+# ---------------------------------------------------------------------------
+
+#: Ligature, soft hyphen, zero-width space, combining acute, accented letter, smart quote,
+#: em dash, an astral-plane emoji and a letter that case-folds to two.
+SPECIAL = [chr(c) for c in (0xFB01, 0xAD, 0x200B, 0x301, 0xE9, 0x2019, 0x2014, 0x1F389, 0xDF)]
+ALPHABET = st.sampled_from([*"abcAB -\n\t*", *SPECIAL])
+TEXTS = st.lists(ALPHABET, max_size=60).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXTS)
+def test_folding_never_shifts_an_offset(text):
+    f = fold_text(text)
+    assert len(f.text) == len(f.starts) == len(f.ends)
+    for i in range(len(f.text)):
+        assert 0 <= f.starts[i] < f.ends[i] <= len(text)
+        if i:
+            assert f.starts[i - 1] <= f.starts[i] and f.ends[i - 1] <= f.ends[i]
+        # each folded character comes from the original character it maps to
+        assert f.text[i] in fold_text(text[f.starts[i]]).text
+
+
+@settings(max_examples=150, deadline=None)
+@given(TEXTS, st.integers(0, 60), st.integers(1, 30))
+def test_every_returned_span_maps_to_real_characters(text, at, length):
+    quote = text[at : at + length]
+    r = resolve(text, quote)
+    if r.found:
+        assert 0 <= r.start < r.end <= len(text)
+        assert not text[r.start].isspace() and not text[r.end - 1].isspace()
