@@ -60,7 +60,7 @@ def queue_parses(document: Document) -> list[ParseVersion]:
         parser = parsers.get_parser(name)
         parse, created = ParseVersion.objects.get_or_create(
             document=document,
-            parser=parser.name,
+            parser=name,
             parser_version=parser.version,
             defaults={"origin": "parsed", "status": ParseStatus.QUEUED},
         )

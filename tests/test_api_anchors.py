@@ -214,3 +214,30 @@ def test_changing_anchors_bumps_the_items_row_version(client_for, item, annotato
     services.anchor_create_typed(item=item, user=annotator, source_id="handbook.txt", quote="Leave")
     item.refresh_from_db()
     assert item.row_version == 2
+
+
+def test_the_item_says_in_how_many_parses_its_anchors_were_found(
+    client_for, item, annotator, document, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        services.parse_version_add(document=document, parser="other", text="Nothing relevant.")
+        services.anchor_create_typed(
+            item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
+        )
+    body = client_for(annotator).get("/api/workspaces/acme/evalsets/quiz/items/q1/").json()
+    rows = {r["parser"]: (r["found"], r["lost"]) for r in body["portability"]}
+    assert rows == {"plaintext": (1, 0), "other": (0, 1)}
+
+
+def test_an_owner_can_re_resolve_the_whole_workspace(
+    client_for, item, owner, annotator, document, reference, django_capture_on_commit_callbacks
+):
+    anchor = services.anchor_create_typed(
+        item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
+    )
+    assert not AnchorResolution.objects.filter(anchor=anchor).exists()  # callbacks not run
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client_for(owner).post("/api/workspaces/acme/resolve/")
+    assert response.status_code == 202 and response.json() == {"queued_parses": 1}
+    assert AnchorResolution.objects.get(anchor=anchor).status == "exact"
+    assert client_for(annotator).post("/api/workspaces/acme/resolve/").status_code == 403

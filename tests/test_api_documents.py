@@ -164,3 +164,31 @@ def test_deleting_a_document_keeps_its_anchors_pending(client_for, document, own
 
 def test_another_workspaces_document_is_a_404(client_for, document, outsider):
     assert client_for(outsider).get(f"{DOCS}handbook.txt/").status_code == 404
+
+
+def test_a_context_grid_style_parse_with_paged_blocks_becomes_page_starts(
+    client_for, document, annotator
+):
+    text = "Intro line.\nPage two text.\nPage three."
+    blocks = [
+        {"start": 0, "end": 11, "page": 1},
+        {"start": 12, "end": 26, "page": 2},
+        {"start": 27, "end": 38, "page": 3},
+    ]
+    response = client_for(annotator).post(
+        f"{DOCS}handbook.txt/parses/",
+        {"parser": "contextgrid-pymupdf", "text": text, "blocks": blocks},
+        format="json",
+    )
+    assert response.status_code == 201
+    assert response.json()["page_starts"] == [0, 12, 27]
+
+
+def test_a_block_that_ends_before_it_starts_is_refused_naming_it(client_for, document, annotator):
+    response = client_for(annotator).post(
+        f"{DOCS}handbook.txt/parses/",
+        {"parser": "x", "text": "Some text.", "blocks": [{"start": 5, "end": 2, "page": 1}]},
+        format="json",
+    )
+    assert response.status_code == 400
+    assert response.json()["detail"] == "blocks[0]: end 2 is before start 5"

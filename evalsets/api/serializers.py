@@ -100,12 +100,49 @@ class ParseDetailSerializer(ParseSummarySerializer):
         return parse_health(obj)
 
 
+class ParseBlockSerializer(serializers.Serializer):
+    """One block of a context-grid ``ParsedDocument``: where it is and on which page."""
+
+    start = serializers.IntegerField(min_value=0)
+    end = serializers.IntegerField(min_value=0)
+    page = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+
+
 class ParseCreateSerializer(serializers.Serializer):
+    """A parse made elsewhere: ``text`` plus ``page_starts``, or context-grid style ``blocks``."""
+
     parser = serializers.CharField(max_length=64)
     parser_version = serializers.CharField(max_length=64, required=False, allow_blank=True)
     text = serializers.CharField(trim_whitespace=False)
     page_starts = serializers.ListField(child=serializers.IntegerField(min_value=0), required=False)
+    blocks = ParseBlockSerializer(many=True, required=False)
     make_reference = serializers.BooleanField(required=False, default=False)
+
+    def validate(self, attrs):
+        blocks = attrs.pop("blocks", None)
+        if blocks is not None:
+            if "page_starts" in attrs:
+                raise serializers.ValidationError("send page_starts or blocks, not both")
+            attrs["page_starts"] = page_starts_from_blocks(blocks)
+        return attrs
+
+
+def page_starts_from_blocks(blocks: list[dict]) -> list[int]:
+    """Where each page begins, from blocks that carry page numbers (context-grid's layout)."""
+    firsts: dict[int, int] = {}
+    for index, block in enumerate(blocks):
+        if block["end"] < block["start"]:
+            raise serializers.ValidationError(
+                {f"blocks[{index}]": [f"end {block['end']} is before start {block['start']}"]}
+            )
+        page = block.get("page")
+        if page is not None:
+            firsts[page] = min(firsts.get(page, block["start"]), block["start"])
+    if not firsts:
+        return [0]
+    starts = [firsts[page] for page in sorted(firsts)]
+    starts[0] = 0
+    return starts
 
 
 class DocumentSerializer(serializers.ModelSerializer):
@@ -245,6 +282,7 @@ class ItemSerializer(serializers.ModelSerializer):
     anchors = AnchorSerializer(many=True, read_only=True)
     is_answerable = serializers.SerializerMethodField()
     is_portable = serializers.SerializerMethodField()
+    portability = serializers.SerializerMethodField()
 
     class Meta:
         model = EvalItem
@@ -260,6 +298,7 @@ class ItemSerializer(serializers.ModelSerializer):
             "row_version",
             "is_answerable",
             "is_portable",
+            "portability",
             "anchors",
             "created_at",
             "updated_at",
@@ -270,6 +309,32 @@ class ItemSerializer(serializers.ModelSerializer):
 
     def get_is_portable(self, obj) -> bool:
         return bool(obj.anchors.all())
+
+    def get_portability(self, obj) -> list[dict]:
+        """Per parse version seen: how many of this item's anchors it found."""
+        anchors = obj.anchors.all()
+        per_parse: dict[str, dict] = {}
+        for anchor in anchors:
+            for res in anchor.resolutions.all():
+                row = per_parse.setdefault(
+                    str(res.parse.public_id),
+                    {
+                        "parse": str(res.parse.public_id),
+                        "parser": res.parse.parser,
+                        "parser_version": res.parse.parser_version,
+                        "source_id": anchor.source_id,
+                        "found": 0,
+                        "lost": 0,
+                        "ambiguous": 0,
+                    },
+                )
+                if res.is_found:
+                    row["found"] += 1
+                elif res.status == "ambiguous":
+                    row["ambiguous"] += 1
+                elif res.status == "not_found":
+                    row["lost"] += 1
+        return sorted(per_parse.values(), key=lambda r: (r["source_id"], r["parser"]))
 
 
 class _UsernameField(serializers.SlugRelatedField):
