@@ -189,6 +189,12 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "ParseStatusEnum": "evalsets.models.ParseStatus",
+        "ResolutionStatusEnum": "evalsets.models.ResolutionStatus",
+        "ItemStateEnum": "evalsets.models.ItemState",
+        "RoleEnum": "evalsets.models.Role",
+    },
 }
 
 # Celery: a broker that needs no server unless CELERY_BROKER_URL says otherwise.
