@@ -39,10 +39,17 @@ HTML_SOURCES = [
     ),
 ]
 
-#: Extra HTML only used to make the ~2 MB parse of the scaling row.
+#: Extra HTML only used to make the ~2 MB parse of the scaling row: every debian-reference
+#: chapter, and every page of the Debian Administrator's Handbook (DocBook chunked into
+#: distinct pages; the table-of-contents page is left out as it repeats the titles).
 SCALE_SOURCES = [
-    ("debian-reference-en", [f"usr/share/debian-reference/ch{n:02d}.en.html" for n in range(1, 13)])
+    (
+        "debian-reference-en",
+        [f"usr/share/debian-reference/ch{n:02d}.en.html" for n in range(1, 13)],
+    ),
+    ("debian-handbook", ["usr/share/doc/debian-handbook/html/en-US/*.html"]),
 ]
+SKIP_PAGES = {"index.html"}
 
 
 def _package_root(package: str) -> Path:
@@ -135,8 +142,13 @@ def html_documents(sources: list | None = None) -> list[dict]:
     docs = []
     for package, rels in sources or HTML_SOURCES:
         root = _package_root(package)
+        paths = []
         for rel in rels:
-            path = root / rel
+            if "*" in rel:
+                paths += sorted(p for p in root.glob(rel) if p.name not in SKIP_PAGES)
+            else:
+                paths.append(root / rel)
+        for path in paths:
 
             def build(path: Path = path) -> dict:
                 html = path.read_text(encoding="utf-8", errors="replace")

@@ -44,7 +44,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.0"
+RESOLVER_VERSION = "1.1"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -71,8 +71,14 @@ MAX_SPAN_STRETCH = 1.6
 MAX_SPAN_EXTRA = 64
 #: Room for inserted text when aligning the ends of a quote next to its chain.
 END_SLACK = 24
-#: Seeds that occur more often than this are too common to say where a passage is.
-MAX_SEED_HITS = 64
+#: Pieces of the quote looked up to find where approximate copies may be, and how densely
+#: the text is indexed for them.
+SEED = 6
+SEED_STEP = 3
+#: Seeds indexed more often than this are too common to say where a passage is.
+MAX_SEED_HITS = 24
+#: Exact runs considered when chaining a quote through a window, longest first.
+MAX_CHAIN_SEGMENTS = 120
 #: Fuzzy windows aligned per quote, best-voted first.
 MAX_FUZZY_WINDOWS = 12
 
@@ -177,10 +183,21 @@ _PUNCT = str.maketrans(
 
 #: Markdown's emphasis and code marks and its escape character: presentation, not text. A
 #: parse that turned HTML into Markdown is full of them and a plain-text parse has none.
-_MARKUP = frozenset("*_`\\")
-#: ASCII that folds to itself apart from case: everything printable except space, the
-#: hyphen (which may be dropped between letters) and the markup characters above.
-_SIMPLE_RUN = re.compile(r"[\x21-\x29\x2b\x2c\x2e-\x5b\x5d\x5e\x61-\x7e]+")
+_MARKUP = frozenset("*_`\\[]|#")
+#: Markdown that is not text at all, dropped whole: an image (its alt text is a description,
+#: not prose), a link's destination and title after the link text (`](url "title")`; URLs
+#: wrapped at a hyphen and parentheses escaped or nested once included), and a table's
+#: header rule (`---|---`). A plain-text parse of the same page has none of these.
+_MARKDOWN_NOISE = re.compile(
+    r"""!\[(?:[^\[\]\n]|\\.){0,200}\]"""  # image alt text ...
+    r"""\((?:[^()\s\\]|\\.|-\n|\([^()\s]{0,200}\)){0,800}(?:\s+"[^"]{0,300}")?\s*\)"""
+    r"""|\]\((?:[^()\s\\]|\\.|-\n|\([^()\s]{0,200}\)){0,800}(?:\s+"[^"]{0,300}")?\s*\)"""
+    r"""|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$"""
+    # a glyph the PDF gives no character for: pdfminer writes "(cid:16)", pypdf the raw
+    # control character chr(16) (dropped as a control character below)
+    r"""|\(cid:\d{1,5}\)""",
+    re.MULTILINE,
+)
 #: A hyphen between two letters, possibly across a line break: "infor-\nmation",
 #: "well-known". Dropped on both sides, so all spellings of a hyphenated word compare equal.
 _JOINING_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\u2011](?=\s*[^\W\d_])")
@@ -212,7 +229,7 @@ def _fold_char(ch: str) -> tuple[str, int]:
         return hit
     if _is_attached_mark(ch):
         result = ("", _ATTACH)
-    elif ch in _MARKUP or ch.isspace() or unicodedata.category(ch) == "Cf":
+    elif ch in _MARKUP or ch.isspace() or unicodedata.category(ch) in ("Cf", "Cc"):
         result = ("", _SEPARATE)
     else:
         s = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
@@ -255,57 +272,112 @@ def fold_text(text: str) -> FoldedText:
     Applied: Unicode NFKD compatibility decomposition (ligatures, full-width forms, "…"),
     removal of Latin/Greek/Cyrillic combining accents, case folding, smart quotes and dashes
     to ASCII, removal of all whitespace, soft hyphens, zero-width characters and Markdown's
-    emphasis/code/escape marks (``* _ ` \\``), and removal
+    emphasis/code/escape/link/table/heading marks (``* _ ` \\ [ ] | #``), removal of whole
+    Markdown images, link destinations and table rules, and removal
     of hyphens joining two letters (so "infor-\\nmation" and "information" compare equal).
     Whitespace is removed rather than collapsed because some PDF parsers emit none at all
     between words.
     """
+    n = len(text)
+    cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)]
+    cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
+    # one code point per code point: the folded character, or a marker (dropped, attached
+    # to the character before, or folding to several characters)
+    marked = text.translate(_MARK_TABLE)
+    if cuts:
+        cuts.sort()
+        pieces, at = [], 0
+        for a, b in cuts:
+            if b > at:
+                a = max(a, at)
+                pieces += [marked[at:a], _DROP * (b - a)]
+                at = b
+        pieces.append(marked[at:])
+        marked = "".join(pieces)
     folded: list[str] = []
     starts = array("l")
     ends = array("l")
-    dropped = {m.start() for m in _JOINING_HYPHEN.finditer(text)}
     group = 0  # folded characters produced by the last original character kept
     prev_end = -1  # original end of that group
-    i = 0
-    n = len(text)
-    simple = _SIMPLE_RUN
-    while i < n:
-        m = simple.match(text, i)
-        if m is not None:
-            j = m.end()
-            folded.append(text[i:j].lower())
+    for m in _MARKED_RUN.finditer(marked):
+        i, j = m.span()
+        ch = marked[i]
+        if j - i > 1 or (ch != _SEVERAL and ch != _ATTACHED):
+            folded.append(marked[i:j])
             starts.extend(range(i, j))
             ends.extend(range(i + 1, j + 1))
             group = 1
             prev_end = j
-            i = j
-            continue
-        ch = text[i]
-        if i in dropped:
-            group = 0
-            i += 1
-            continue
-        out, attach = _fold_char(ch)
-        if out:
+        elif ch == _SEVERAL:
+            out = _fold_char(text[i])[0]
             folded.append(out)
             k = len(out)
             starts.extend([i] * k)
             ends.extend([i + 1] * k)
             group = k
             prev_end = i + 1
-        elif attach == _ATTACH and group and prev_end == i:
+        elif group and prev_end == i:
             for idx in range(len(ends) - group, len(ends)):
                 ends[idx] = i + 1
             prev_end = i + 1
-        else:
-            group = 0
-        i += 1
+    assert n == len(marked)
     return FoldedText("".join(folded), starts, ends)
 
 
+_DROP, _SEVERAL, _ATTACHED = "\x00", "\x01", "\x02"
+#: A run of folded characters, or one character to look at on its own.
+_MARKED_RUN = re.compile("[^\x00-\x02]+|[\x01\x02]")
+
+
+class _MarkTable(dict):
+    """`str.translate` table keeping length: code point -> its one folded character or a
+    marker (`_DROP`, `_ATTACHED` for a dropped mark that belongs to the character before,
+    `_SEVERAL` when it folds to more than one character)."""
+
+    def __missing__(self, code: int) -> str:
+        out, attach = _fold_char(chr(code))
+        if len(out) == 1 and out not in (_DROP, _SEVERAL, _ATTACHED):
+            value = out
+        elif out:
+            value = _SEVERAL
+        else:
+            value = _ATTACHED if attach == _ATTACH else _DROP
+        self[code] = value
+        return value
+
+
+_MARK_TABLE = _MarkTable()
+
+
+class _FoldTable(dict):
+    """`str.translate` table: code point -> folded string (None when dropped), filled lazily."""
+
+    def __missing__(self, code: int) -> str | None:
+        value = _fold_char(chr(code))[0] or None
+        self[code] = value
+        return value
+
+
+_FOLD_TABLE = _FoldTable()
+
+
 def fold(text: str) -> str:
-    """The folded form of `text` alone (what quotes and context are compared as)."""
-    return fold_text(text).text
+    """The folded form of `text` alone (what quotes and context are compared as).
+
+    Always equal to `fold_text(text).text`, without building the offset map.
+    """
+    cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)]
+    cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
+    if cuts:
+        cuts.sort()
+        pieces, at = [], 0
+        for a, b in cuts:
+            if a > at:
+                pieces.append(text[at:a])
+            at = max(at, b)
+        pieces.append(text[at:])
+        text = "".join(pieces)
+    return text.translate(_FOLD_TABLE)
 
 
 # ---------------------------------------------------------------------------
@@ -321,6 +393,7 @@ class _Candidate:
     fa: int  # folded span, for context comparison
     fb: int
     note: str = ""
+    verbatim: bool = False
 
 
 def _find_all(haystack: str, needle: str, limit: int | None = None) -> list[int]:
@@ -356,12 +429,31 @@ class PreparedText:
     in context-grid; page hints name pages that way.
     """
 
-    __slots__ = ("folded", "page_starts", "text")
+    __slots__ = ("_seeds", "folded", "page_starts", "text")
 
     def __init__(self, text: str, page_starts: Sequence[int] | None = None) -> None:
         self.text = text
         self.page_starts = list(page_starts) if page_starts else None
         self.folded = fold_text(text)
+        self._seeds: dict[str, list[int]] | None = None
+
+    def _seed_index(self) -> dict[str, list[int]]:
+        """Where each `SEED`-character piece of the folded text starts, every `SEED_STEP`.
+
+        Built on the first quote that needs approximate matching, then shared by all: looking
+        a quote's pieces up here replaces a scan of the whole text per piece. Sampling every
+        `SEED_STEP` positions keeps it small; any exact run of `SEED + SEED_STEP - 1`
+        characters still hits it. Pieces seen more than `MAX_SEED_HITS` times say nothing
+        about where a passage is and are left out.
+        """
+        if self._seeds is None:
+            ftext = self.folded.text
+            index: dict[str, list[int]] = {}
+            setdefault = index.setdefault
+            for p in range(0, len(ftext) - SEED + 1, SEED_STEP):
+                setdefault(ftext[p : p + SEED], []).append(p)
+            self._seeds = {k: v for k, v in index.items() if len(v) <= MAX_SEED_HITS}
+        return self._seeds
 
     # -- pages ---------------------------------------------------------------
 
@@ -413,30 +505,17 @@ class PreparedText:
         )
         out_of_range = 0
 
-        # tier 1: verbatim
-        starts = _find_all(self.text, q)
-        if starts:
-            cands = []
-            for s in starts:
-                fa = self.folded.folded_index(s)
-                fb = max(fa + 1, self.folded.folded_index(s + len(q)))
-                cands.append(_Candidate(s, s + len(q), 1.0, fa, fb))
-            res = self._choose(EXACT, cands, [], occurrence, page_hint, context, len(qf))
+        # tiers 1 and 2: verbatim and folded copies, weighed together. A verbatim copy is not
+        # taken on its own word while folding finds more copies: another parse may have
+        # re-wrapped the true passage and kept a verbatim copy somewhere else (a contents
+        # entry, a running header).
+        cands = self._literal_candidates(q, qf)
+        if cands:
+            tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
+            res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf))
             if res is not None:
                 return res
-            out_of_range = max(out_of_range, len(cands))
-
-        # tier 2: folded
-        fstarts = _find_all(self.folded.text, qf)
-        if fstarts:
-            cands = []
-            for fa in fstarts:
-                s, e = self.folded.original_span(fa, fa + len(qf))
-                cands.append(_Candidate(s, e, 1.0, fa, fa + len(qf)))
-            res = self._choose(NORMALISED, cands, [], occurrence, page_hint, context, len(qf))
-            if res is not None:
-                return res
-            out_of_range = max(out_of_range, len(cands))
+            out_of_range = len(cands)
 
         # tier 3: approximate
         need = min_fuzzy_score(len(qf))
@@ -477,6 +556,23 @@ class PreparedText:
                 )
             ),
         )
+
+    def _literal_candidates(self, q: str, qf: str) -> list[_Candidate]:
+        """Verbatim copies of the quote, plus folded copies that overlap none of them."""
+        folded = self.folded
+        cands: list[_Candidate] = []
+        for s in _find_all(self.text, q):
+            fa = folded.folded_index(s)
+            fb = max(fa + 1, folded.folded_index(s + len(q)))
+            cands.append(_Candidate(s, s + len(q), 1.0, fa, fb, verbatim=True))
+        taken = [(c.fa, c.fb) for c in cands]
+        for fa in _find_all(folded.text, qf):
+            fb = fa + len(qf)
+            if any(a < fb and fa < b for a, b in taken):
+                continue
+            s, e = folded.original_span(fa, fb)
+            cands.append(_Candidate(s, e, 1.0, fa, fb))
+        return cands
 
     def _out_of_range(self, copies: int, occurrence: int) -> Resolution:
         how_often = "once" if copies == 1 else f"{copies} times"
@@ -541,25 +637,36 @@ class PreparedText:
                     qlen,
                 )
 
+        # a highlight records its page and which copy on it: there, 0 is the first copy
+        occurrence_given = occurrence > 0 or (paged and len(pool) > 1)
         if len(pool) == 1 and occurrence == 0:
             if tier == FUZZY and not self._clear_lead(pool[0], rejected):
                 return self._ambiguous(tier, [pool[0], *rejected], qlen)
             reason = "unique" if n == 1 else "page_hint"
             return self._found(tier, pool[0], n, reason, f"{how}; the only copy", qlen)
 
-        if occurrence > 0:
-            if occurrence < len(pool):
-                where = f" on page {page_hint}" if paged else ""
-                return self._found(
-                    tier,
-                    pool[occurrence],
-                    n,
-                    "occurrence",
-                    f"{how}; copy {occurrence} (from 0) of {len(pool)}{where}, as the "
-                    "occurrence asks",
-                    qlen,
-                )
-            return None
+        if occurrence_given:
+            if page_hint is not None and self.page_starts and not paged:
+                # the occurrence counts copies on a page that holds none here: it means nothing
+                return self._ambiguous(tier, pool, qlen) if len(pool) > 1 else None
+            if occurrence >= len(pool):
+                return None
+            picked = pool[occurrence]
+            verbatim = [c for c in pool if c.verbatim]
+            # the occurrence counted verbatim copies where it was highlighted; when here some
+            # copies are verbatim and some only folded, count both ways and insist they agree
+            mixed = bool(verbatim) and len(verbatim) < len(pool)
+            if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
+                return self._ambiguous(tier, pool, qlen)
+            where = f" on page {page_hint}" if paged else ""
+            return self._found(
+                tier,
+                picked,
+                n,
+                "occurrence",
+                f"{how}; copy {occurrence} (from 0) of {len(pool)}{where}, as the occurrence asks",
+                qlen,
+            )
 
         if tier == FUZZY:
             ranked = sorted(pool, key=lambda c: -c.score)
@@ -608,10 +715,14 @@ class PreparedText:
     def _found(
         self, tier: str, c: _Candidate, n: int, reason: str, detail: str, qlen: int
     ) -> Resolution:
+        if c.verbatim and tier == NORMALISED:
+            detail = detail.replace(
+                _TIER_WORDS[NORMALISED], "found verbatim (other copies only after folding)", 1
+            )
         if tier == FUZZY:
             detail += f" ({c.score:.0%} similar, {min_fuzzy_score(qlen):.0%} needed{c.note})"
         return Resolution(
-            tier,
+            EXACT if c.verbatim else tier,
             start=c.start,
             end=c.end,
             score=c.score,
@@ -641,17 +752,13 @@ class PreparedText:
         """Approximate copies of the folded quote, each aligned with edlib and scored."""
         ftext = self.folded.text
         m = len(qf)
-        seed = max(6, min(16, m // 6))
-        step = max(1, seed // 2)
-        offsets = list(range(0, m - seed + 1, step))
-        if offsets and offsets[-1] != m - seed:
-            offsets.append(m - seed)
+        index = self._seed_index()
+        get = index.get
         votes: list[int] = []
-        for off in offsets:
-            hits = _find_all(ftext, qf[off : off + seed], MAX_SEED_HITS)
-            if len(hits) > MAX_SEED_HITS:
-                continue
-            votes.extend(h - off for h in hits)
+        for off in range(m - SEED + 1):
+            hits = get(qf[off : off + SEED])
+            if hits:
+                votes.extend(h - off for h in hits)
         if not votes:
             return []
         votes.sort()
@@ -669,12 +776,20 @@ class PreparedText:
                 count = 1
         clusters.append((count, lo, hi))
         clusters.sort(key=lambda c: -c[0])
+        # a passage that can pass the similarity bar shares many pieces with the quote: drop
+        # clusters with a small fraction of the best one's votes before aligning anything
+        floor = max(2, clusters[0][0] // 4)
+        clusters = [c for c in clusters if c[0] >= floor] or clusters[:1]
 
         pad = int(m * (MAX_SPAN_STRETCH - 1)) + MAX_SPAN_EXTRA
         found: list[_Candidate] = []
+        aligned: list[tuple[int, int]] = []
         for _count, lo, hi in clusters[:MAX_FUZZY_WINDOWS]:
+            if any(a <= lo and hi + m <= b for a, b in aligned):
+                continue  # the same passage, already inside a window aligned before
             w0 = max(0, lo - pad)
             w1 = min(len(ftext), hi + m + pad)
+            aligned.append((w0, w1))
             cand = self._align(qf, w0, w1)
             if cand is None:
                 continue
@@ -824,8 +939,8 @@ def _chain(qf: str, window: str, k: int) -> list[tuple[int, int, int]]:
     segs = sorted((s for lst in runs.values() for s in lst), key=lambda s: (s[0], s[1]))
     if not segs:
         return []
-    if len(segs) > 300:
-        segs = sorted(segs, key=lambda s: -s[2])[:300]
+    if len(segs) > MAX_CHAIN_SEGMENTS:
+        segs = sorted(segs, key=lambda s: -s[2])[:MAX_CHAIN_SEGMENTS]
         segs.sort(key=lambda s: (s[0], s[1]))
     best = [0.0] * len(segs)
     back = [-1] * len(segs)

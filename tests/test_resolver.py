@@ -17,6 +17,7 @@ from evalsets.resolver import (
     NOT_FOUND,
     RESOLVER_VERSION,
     Resolution,
+    fold,
     fold_text,
     prepare,
     resolve,
@@ -246,3 +247,98 @@ def test_every_returned_span_maps_to_real_characters(text, at, length):
     if r.found:
         assert 0 <= r.start < r.end <= len(text)
         assert not text[r.start].isspace() and not text[r.end - 1].isspace()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([*"abcAB -\n\t*[]()|#!:0123", *SPECIAL]), max_size=60).map("".join))
+def test_folding_a_quote_alone_gives_the_same_text_as_folding_it_with_its_map(text):
+    assert fold(text) == fold_text(text).text
+
+
+# ---------------------------------------------------------------------------
+# bugs found by the cross-parse benchmark (resolver 1.1)
+# ---------------------------------------------------------------------------
+
+
+def test_a_markdown_link_target_inside_the_passage_is_folded_away_not_fuzzed_over():
+    text = 'The [boot loader](https://en.wikipedia.org/wiki/Boot_loader "Boot") is stage 2.'
+    r = resolve(text, "The boot loader is stage 2")
+    assert r.status == NORMALISED
+    assert text[r.start : r.end] == (
+        'The [boot loader](https://en.wikipedia.org/wiki/Boot_loader "Boot") is stage 2'
+    )
+
+
+def test_a_quote_ending_in_link_text_ends_on_the_text_not_inside_the_url():
+    text = "Use [TUN/TAP](https://en.wikipedia.org/wiki/TUN/TAP) modules providing virtual links"
+    r = resolve(text, "TUN/TAP modules providing virtual")
+    assert (
+        text[r.start : r.end]
+        == "TUN/TAP](https://en.wikipedia.org/wiki/TUN/TAP) modules providing virtual"
+    )
+
+
+def test_markdown_tables_images_and_headings_fold_to_their_cell_text():
+    text = (
+        "![\\[Note\\]](images/note.png) | Note  \n---|---  \n"
+        "### 5.1.4. The network device support\n\n"
+        "[ `initscripts` ](http://packages.debian.org/sid/initscripts) |  [V:51, I:197](x) |  177"
+    )
+    assert found(text, "Note\n 5.1.4. The network device support") == (
+        "Note  \n---|---  \n### 5.1.4. The network device support"
+    )
+    assert found(text, "initscripts \n V:51, I:197 \n 177").startswith("initscripts")
+
+
+def test_a_url_wrapped_at_a_hyphen_is_still_one_link_target():
+    text = "obsolete [net-\ntools](http://example.org/networking/net-\ntools) commands"
+    assert found(text, "obsolete net-tools commands") == text
+
+
+def test_a_single_verbatim_copy_does_not_win_over_a_rewrapped_copy_it_cannot_be_told_from():
+    # a contents entry keeps the no-break space, the heading the parser re-wrapped
+    text = "Contents: 4.5.1.\u00a0Configuration files\n\n## 4.5.1. Configuration files\n"
+    r = resolve(text, "1.\u00a0Configuration files")
+    assert r.status == AMBIGUOUS and r.candidates == 2
+
+
+def test_context_picks_a_rewrapped_copy_over_a_verbatim_copy_elsewhere():
+    text = "see display of time and date here.\n\nCustomized display of time and\ndate format."
+    r = resolve(text, "display of time and date", prefix="Customized ", suffix=" format.")
+    assert r.status == NORMALISED and r.reason == "context"
+    assert text[r.start : r.end] == "display of time and\ndate"
+
+
+def test_a_page_hint_with_occurrence_zero_picks_the_first_copy_on_that_page():
+    pages = ["Intro. Terms apply.", "Body. Terms apply. More. Terms apply.", "End."]
+    starts, text = [], ""
+    for p in pages:
+        starts.append(len(text))
+        text += p + "\n"
+    r = resolve(text, "Terms apply", page_hint=2, page_starts=starts, occurrence=0)
+    assert r.found and r.start == text.index("Terms apply", starts[1])
+
+
+def test_an_occurrence_on_a_page_with_no_copy_is_not_used_to_pick_among_other_pages():
+    text = "Terms apply.\nMore text.\nTerms apply.\n"
+    r = resolve(text, "Terms apply", page_hint=5, page_starts=[0], occurrence=1)
+    assert r.status == AMBIGUOUS and not r.found
+
+
+def test_an_occurrence_that_verbatim_and_folded_copies_count_differently_is_ambiguous():
+    text = "alpha beta. alpha\nbeta. alpha beta."
+    r = resolve(text, "alpha beta", occurrence=1)
+    assert r.status == AMBIGUOUS
+
+
+def test_pdfminer_cid_placeholders_and_raw_control_characters_fold_the_same():
+    assert fold("the matrix\n(cid:16)\nAn =") == fold("the matrix\nAn =\n\x10")
+    text = "basis of the matrix\nAn =\n\x10\n1 2 3"
+    assert (
+        found(text, "basis of the matrix\n(cid:16)\nAn =\n1 2 3")
+        == text[: text.index(" 2 3")] + " 2 3"
+    )
+
+
+def test_the_resolver_version_was_bumped_for_changed_results():
+    assert RESOLVER_VERSION == "1.1"
