@@ -15,6 +15,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 
 from evalsets import parsers
 from evalsets.errors import InvalidInput
@@ -86,7 +87,7 @@ def claim_parse(parse_id: int) -> ParseVersion | None:
     """
     claimed = ParseVersion.objects.filter(
         Q(status=ParseStatus.QUEUED) | Q(status=ParseStatus.PARSING), pk=parse_id
-    ).update(status=ParseStatus.PARSING, progress_done=0)
+    ).update(status=ParseStatus.PARSING, progress_done=0, updated_at=timezone.now())
     if not claimed:
         return None
     return ParseVersion.objects.select_related("document").filter(pk=parse_id).first()
@@ -110,7 +111,7 @@ def run_parse(parse: ParseVersion) -> ParseVersion:
         if now - last_write[0] >= PROGRESS_INTERVAL_S or done >= total:
             last_write[0] = now
             ParseVersion.objects.filter(pk=parse.pk).update(
-                progress_done=done, progress_total=total
+                progress_done=done, progress_total=total, updated_at=timezone.now()
             )
 
     try:
@@ -140,6 +141,7 @@ def run_parse(parse: ParseVersion) -> ParseVersion:
         error_code="",
         progress_done=total,
         progress_total=total,
+        updated_at=timezone.now(),
     )
     parse.refresh_from_db()
     return parse
@@ -147,7 +149,7 @@ def run_parse(parse: ParseVersion) -> ParseVersion:
 
 def _fail(parse: ParseVersion, code: str, reason: str) -> ParseVersion:
     ParseVersion.objects.filter(pk=parse.pk).update(
-        status=ParseStatus.FAILED, error=reason, error_code=code
+        status=ParseStatus.FAILED, error=reason, error_code=code, updated_at=timezone.now()
     )
     parse.refresh_from_db()
     return parse

@@ -8,6 +8,7 @@ to be redelivered, and retried on transient database or broker errors.
 from __future__ import annotations
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.db import OperationalError
 
 from evalsets import ingest, resolution
@@ -62,3 +63,20 @@ def resolve_workspace(workspace_id: int) -> int:
     for pk in ids:
         resolve_parse.delay(pk)
     return len(ids)
+
+
+@shared_task(**RETRY)
+def sweep_lost_work(older_than_s: float | None = None) -> dict:
+    from datetime import timedelta
+
+    from evalsets import sweep
+
+    if older_than_s is None:
+        return sweep.sweep()
+    return sweep.sweep(timedelta(seconds=older_than_s))
+
+
+@worker_ready.connect
+def _sweep_when_a_worker_starts(sender=None, **kwargs) -> None:
+    """A restarted worker completes what a killed one left unfinished."""
+    sweep_lost_work.delay()

@@ -9,6 +9,7 @@ worker sees committed rows.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -41,12 +42,16 @@ def database_url() -> str:
     return f"postgres://{auth}{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/{s['NAME']}"
 
 
-def start_worker(media_root: Path, *, name: str = "test", concurrency: int = 1) -> subprocess.Popen:
+def start_worker(
+    media_root: Path, *, name: str = "test", concurrency: int = 1, **extra_env: str
+) -> subprocess.Popen:
+    """Start a worker in a session of its own, so a test can kill its whole process group."""
     env = {
         **os.environ,
         "DATABASE_URL": database_url(),
         "DJANGO_MEDIA_ROOT": str(media_root),
         "CELERY_TASK_ALWAYS_EAGER": "false",
+        **extra_env,
     }
     process = subprocess.Popen(
         [
@@ -65,6 +70,7 @@ def start_worker(media_root: Path, *, name: str = "test", concurrency: int = 1) 
         ],
         cwd=ROOT,
         env=env,
+        start_new_session=True,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -103,6 +109,31 @@ def worker_media(tmp_path_factory):
     return tmp_path_factory.mktemp("worker-media")
 
 
+class WorkerHandle:
+    """One real worker process that a test may kill and start again."""
+
+    def __init__(self, media_root: Path):
+        self.media_root = media_root
+        self.process: subprocess.Popen | None = None
+
+    def start(self, **extra_env: str) -> None:
+        self.process = start_worker(self.media_root, **extra_env)
+
+    def ensure_running(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            self.start()
+
+    def kill(self) -> None:
+        """SIGKILL the worker and its pool children at once, as a crashed host would."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            stop_worker(self.process)
+
+
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker, worker_media):
     """A real ``celery worker`` process on Redis and the PostgreSQL test database."""
@@ -110,14 +141,16 @@ def celery_worker(django_db_setup, django_db_blocker, worker_media):
     if reason:
         pytest.skip(f"needs PostgreSQL, Redis and a worker: {reason}")
     celery_app.control.purge()
-    process = start_worker(worker_media)
-    yield process
-    stop_worker(process)
+    handle = WorkerHandle(worker_media)
+    handle.start()
+    yield handle
+    handle.stop()
 
 
 @pytest.fixture
 def worker(celery_worker, worker_media, settings):
     """Use in a ``services`` test: uploads land where the worker process reads them."""
+    celery_worker.ensure_running()
     settings.MEDIA_ROOT = worker_media
     return celery_worker
 
@@ -129,7 +162,7 @@ def background(request, settings, worker_media):
     In CI services are always configured, so browser tests there run against a real worker.
     """
     if services_configured() is None:
-        request.getfixturevalue("celery_worker")
+        request.getfixturevalue("celery_worker").ensure_running()
         settings.MEDIA_ROOT = worker_media
         yield "worker"
         return

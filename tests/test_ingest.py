@@ -172,3 +172,28 @@ def test_reparsing_with_a_new_parser_version_adds_a_version_and_keeps_the_old(
     assert sorted(versions.values_list("parser_version", flat=True)) == sorted(
         ["0.1-old", parsers.get_parser("pypdf").version]
     )
+
+
+def test_the_sweep_queues_again_a_parse_that_a_lost_worker_left_behind(upload, workspace):
+    from datetime import timedelta
+
+    from django.core.management import call_command
+    from django.utils import timezone
+
+    upload("a.txt", b"Plain words for the sweep.")
+    parse = ParseVersion.objects.get(document__source_id="a.txt")
+    ParseVersion.objects.filter(pk=parse.pk).update(
+        status="parsing", text="", updated_at=timezone.now() - timedelta(minutes=10)
+    )
+    fresh = ParseVersion.objects.create(
+        document=parse.document, parser="plaintext", parser_version="x"
+    )
+    from io import StringIO
+
+    out = StringIO()
+    call_command("sweep", stdout=out)
+    parse.refresh_from_db()
+    fresh.refresh_from_db()
+    assert parse.status == "ready" and parse.text == "Plain words for the sweep."
+    assert fresh.status == "queued"  # recent work is left to the worker that has it
+    assert "Queued again: 1 parses" in out.getvalue()
