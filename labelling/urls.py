@@ -5,11 +5,21 @@ from django.urls import include, path
 
 from labelling import views
 
+ws = "w/<slug:ws>"
+evalset = f"{ws}/sets/<slug:set_slug>"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz/", views.healthz, name="healthz"),
+    path(f"{ws}/", views.workspace_page, name="workspace"),
+    path(f"{ws}/anchors.json", views.document_anchors, name="document-anchors"),
+    # A source id may contain '/', so the document path comes last in its URL.
+    path(f"{ws}/documents/<path:doc>", views.document_page, name="document"),
+    path(f"{evalset}/", views.evalset_page, name="evalset"),
+    path(f"{evalset}/search.json", views.item_search, name="item-search"),
+    path(f"{evalset}/items/<str:item_id>/", views.item_page, name="item"),
     path("", include("labelling.review_urls")),
     path("", include("labelling.release_urls")),
     path("api/", include("evalsets.api.urls")),

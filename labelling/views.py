@@ -1,19 +1,71 @@
-"""Server-rendered pages for annotators and reviewers."""
+"""Server-rendered pages for annotators: home, workspace, eval set, item editor, document view.
+
+Each page view resolves the caller's membership first (``membership_for``: a 404 for anyone
+who is not a member, so another workspace's pages look exactly like missing ones) and reads
+only through that workspace. Writes go through the JSON API from the page's small script,
+so the rules and error messages live in one place. The two ``.json`` views are partials the
+scripts fetch: item search for the highlight popover, and a document's anchors.
+"""
 
 from __future__ import annotations
 
+from contextgrid import QuestionType
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.db import connection
-from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
+from django.db.models import Count, Prefetch, Q
+from django.db.models.functions import Length
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
 
-from evalsets.models import EvalItem, Membership
+from evalsets import selectors
+from evalsets.api.serializers import ItemSerializer
+from evalsets.models import (
+    AnchorResolution,
+    Document,
+    EvalItem,
+    EvalSet,
+    GoldAnchor,
+    ItemState,
+    Membership,
+    ParseStatus,
+    ParseVersion,
+    ResolutionStatus,
+)
+
+ITEMS_PER_PAGE = 100
+SEARCH_RESULTS = 20
+
+#: What the badges say; context-grid's ``not_found`` reads "lost" to a person.
+BADGE = {s.value: s.label.lower() for s in ResolutionStatus}
+
+
+def _progress(counts: dict[str, int]) -> dict:
+    """Counts per state and the percentages a stacked progress bar draws."""
+    total = sum(counts.values())
+    out = {state.value: counts.get(state.value, 0) for state in ItemState}
+    out["total"] = total
+    for state in ItemState:
+        out[f"{state.value}_pct"] = round(100 * out[state.value] / total, 1) if total else 0
+    return out
+
+
+def _set_progress(evalsets) -> dict[int, dict]:
+    """Progress of each eval set, in one query."""
+    rows = (
+        EvalItem.objects.filter(evalset__in=evalsets)
+        .values("evalset", "state")
+        .annotate(n=Count("id"))
+    )
+    counts: dict[int, dict[str, int]] = {}
+    for row in rows:
+        counts.setdefault(row["evalset"], {})[row["state"]] = row["n"]
+    return {evalset.pk: _progress(counts.get(evalset.pk, {})) for evalset in evalsets}
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    memberships = (
+    memberships = list(
         Membership.objects.filter(user=request.user)
         .select_related("workspace")
         .annotate(
@@ -21,21 +73,286 @@ def home(request: HttpRequest) -> HttpResponse:
             evalsets=Count("workspace__evalsets", distinct=True),
         )
     )
-    assigned = (
-        EvalItem.objects.filter(assignee=request.user)
-        .exclude(state="approved")
-        .select_related("evalset__workspace")
-        .order_by("-updated_at")[:20]
+    workspaces = [m.workspace for m in memberships]
+    sets = list(EvalSet.objects.filter(workspace__in=workspaces).select_related("workspace"))
+    progress = _set_progress(sets)
+    for evalset in sets:
+        evalset.progress = progress[evalset.pk]
+    mine = EvalItem.objects.filter(evalset__workspace__in=workspaces).select_related(
+        "evalset__workspace"
     )
-    recent = (
-        EvalItem.objects.filter(Q(author=request.user))
-        .select_related("evalset__workspace")
-        .order_by("-updated_at")[:10]
-    )
+    assigned = mine.filter(assignee=request.user).exclude(state="approved").order_by("-updated_at")
+    recent = mine.filter(Q(author=request.user)).order_by("-updated_at")
     return render(
         request,
         "labelling/home.html",
-        {"memberships": memberships, "assigned": assigned, "recent": recent},
+        {
+            "memberships": memberships,
+            "evalsets": sets,
+            "assigned": assigned[:20],
+            "recent": recent[:10],
+        },
+    )
+
+
+@login_required
+def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
+    membership = selectors.membership_for(request.user, ws)
+    workspace = membership.workspace
+    documents = selectors.documents(workspace).select_related("uploaded_by")
+    sets = list(selectors.evalsets(workspace).annotate(item_count=Count("items")))
+    progress = _set_progress(sets)
+    for evalset in sets:
+        evalset.progress = progress[evalset.pk]
+    return render(
+        request,
+        "labelling/workspace.html",
+        {
+            "membership": membership,
+            "workspace": workspace,
+            "documents": documents,
+            "evalsets": sets,
+            "can_write": membership.allows("annotator"),
+            "is_owner": membership.allows("owner"),
+        },
+    )
+
+
+def _evalset_for(request: HttpRequest, ws: str, set_slug: str) -> tuple[Membership, EvalSet]:
+    membership = selectors.membership_for(request.user, ws)
+    evalset = get_object_or_404(selectors.evalsets(membership.workspace), slug=set_slug)
+    return membership, evalset
+
+
+def _qtype_suggestions(evalset: EvalSet) -> list[str]:
+    used = (
+        EvalItem.objects.filter(evalset=evalset, qtype__isnull=False)
+        .values_list("qtype", flat=True)
+        .distinct()
+    )
+    return sorted(set(QuestionType.ALL) | set(used))
+
+
+def _next_item_id(evalset: EvalSet) -> str:
+    """``q<n>`` one past the highest ``q<n>`` in the set: a suggestion, freely changed."""
+    highest = 0
+    for item_id in EvalItem.objects.filter(evalset=evalset).values_list("item_id", flat=True):
+        if item_id[:1] == "q" and item_id[1:].isdigit():
+            highest = max(highest, int(item_id[1:]))
+    return f"q{highest + 1}"
+
+
+@login_required
+def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
+    membership, evalset = _evalset_for(request, ws, set_slug)
+    state = request.GET.get("state", "")
+    qtype = request.GET.get("qtype", "")
+    items = (
+        EvalItem.objects.filter(evalset=evalset)
+        .select_related("author", "assignee")
+        .annotate(anchor_count=Count("anchors"))
+        .order_by("created_at", "id")
+    )
+    if state:
+        items = items.filter(state=state)
+    if qtype == "(none)":
+        items = items.filter(qtype__isnull=True)
+    elif qtype:
+        items = items.filter(qtype=qtype)
+    page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "membership": membership,
+        "workspace": membership.workspace,
+        "evalset": evalset,
+        "page": page,
+        "state": state,
+        "qtype": qtype,
+        "states": ItemState.choices,
+        "qtypes": _qtype_suggestions(evalset),
+        "next_id": _next_item_id(evalset),
+        "progress": _set_progress([evalset])[evalset.pk],
+        "can_write": membership.allows("annotator"),
+    }
+    if request.headers.get("X-Partial") == "items":
+        return render(request, "labelling/_items_table.html", context)
+    return render(request, "labelling/evalset.html", context)
+
+
+@login_required
+def item_search(request: HttpRequest, ws: str, set_slug: str) -> JsonResponse:
+    """Items of a set whose id or question contains ``q``, for the highlight popover."""
+    _, evalset = _evalset_for(request, ws, set_slug)
+    query = request.GET.get("q", "").strip()
+    items = EvalItem.objects.filter(evalset=evalset)
+    if query:
+        items = items.filter(Q(item_id__icontains=query) | Q(question__icontains=query))
+    rows = items.order_by("-updated_at").values("item_id", "question", "state", "qtype")
+    return JsonResponse(
+        {
+            "items": [
+                {
+                    "id": row["item_id"],
+                    "question": row["question"],
+                    "state": row["state"],
+                    "qtype": row["qtype"],
+                }
+                for row in rows[:SEARCH_RESULTS]
+            ],
+            "next_id": _next_item_id(evalset),
+        }
+    )
+
+
+@login_required
+def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> HttpResponse:
+    membership, evalset = _evalset_for(request, ws, set_slug)
+    item = get_object_or_404(selectors.items(evalset), item_id=item_id)
+    documents = [
+        doc
+        for doc in selectors.documents(membership.workspace)
+        if any(p.is_reference and p.status == ParseStatus.READY for p in doc.parses.all())
+    ]
+    return render(
+        request,
+        "labelling/item.html",
+        {
+            "membership": membership,
+            "workspace": membership.workspace,
+            "evalset": evalset,
+            "item": item,
+            "item_json": ItemSerializer(item).data,
+            "qtypes": _qtype_suggestions(evalset),
+            "documents": documents,
+            "can_write": membership.allows("annotator"),
+        },
+    )
+
+
+def _document_anchors(document: Document) -> list[dict]:
+    """Every anchor on the document, with its item and where it lies in each parse."""
+    anchors = (
+        GoldAnchor.objects.filter(document=document)
+        .select_related("item__evalset", "reference_parse")
+        .prefetch_related(
+            Prefetch(
+                "resolutions",
+                queryset=AnchorResolution.objects.select_related("parse").only(
+                    "anchor_id",
+                    "status",
+                    "start",
+                    "end",
+                    "parse__public_id",
+                    "parse__parser",
+                    "parse__parser_version",
+                ),
+            )
+        )
+        .order_by("ref_start", "id")
+    )
+    out = []
+    for anchor in anchors:
+        out.append(
+            {
+                "id": str(anchor.public_id),
+                "set": anchor.item.evalset.slug,
+                "item": anchor.item.item_id,
+                "question": anchor.item.question,
+                "state": anchor.item.state,
+                "grade": anchor.grade,
+                "quote": anchor.quote,
+                "page_hint": anchor.page_hint,
+                "highlight": (
+                    {
+                        "parse": str(anchor.reference_parse.public_id),
+                        "start": anchor.ref_start,
+                        "end": anchor.ref_end,
+                    }
+                    if anchor.reference_parse_id
+                    else None
+                ),
+                "resolutions": [
+                    {
+                        "parse": str(r.parse.public_id),
+                        "parser": r.parse.parser,
+                        "parser_version": r.parse.parser_version,
+                        "status": r.status,
+                        "badge": BADGE.get(r.status, r.status),
+                        "start": r.start,
+                        "end": r.end,
+                    }
+                    for r in anchor.resolutions.all()
+                ],
+            }
+        )
+    return out
+
+
+def _document_for(request: HttpRequest, ws: str, source_id: str) -> tuple[Membership, Document]:
+    membership = selectors.membership_for(request.user, ws)
+    document = get_object_or_404(selectors.documents(membership.workspace), source_id=source_id)
+    return membership, document
+
+
+@login_required
+def document_anchors(request: HttpRequest, ws: str) -> JsonResponse:
+    """The anchors on ``?doc=<source_id>``, refreshed by the document view after a save."""
+    _, document = _document_for(request, ws, request.GET.get("doc", ""))
+    return JsonResponse({"anchors": _document_anchors(document)})
+
+
+@login_required
+def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
+    membership, document = _document_for(request, ws, doc)
+    parses = list(document.parses.all())
+    reference = next((p for p in parses if p.is_reference), None)
+    wanted = request.GET.get("parse")
+    shown = next((p for p in parses if str(p.public_id) == wanted), None) if wanted else None
+    if wanted and shown is None:
+        raise Http404("no such parse of this document")
+    shown = shown or reference
+    if shown is not None and shown.status == ParseStatus.READY:
+        # Page starts and the length only: the text arrives a few pages at a time.
+        page_starts, length = (
+            ParseVersion.objects.filter(pk=shown.pk)
+            .annotate(length=Length("text"))
+            .values_list("page_starts", "length")
+            .get()
+        )
+        page_starts = page_starts or [0]
+    else:
+        page_starts, length = [0], 0
+    sets = list(selectors.evalsets(membership.workspace).values_list("slug", flat=True))
+    chosen_set = request.GET.get("set") or (sets[0] if sets else "")
+    config = {
+        "workspace": membership.workspace.slug,
+        "document": document.source_id,
+        "parse": str(shown.public_id) if shown else None,
+        "parse_ready": bool(shown and shown.status == ParseStatus.READY),
+        "is_reference": bool(shown and shown.is_reference),
+        "reference": str(reference.public_id) if reference else None,
+        "page_starts": page_starts,
+        "length": length,
+        "parses": [
+            {"id": str(p.public_id), "parser": p.parser, "version": p.parser_version}
+            for p in parses
+        ],
+        "sets": sets,
+        "set": chosen_set if chosen_set in sets else (sets[0] if sets else ""),
+        "item": request.GET.get("item", ""),
+        "can_write": membership.allows("annotator"),
+        "anchors": _document_anchors(document),
+    }
+    return render(
+        request,
+        "labelling/document.html",
+        {
+            "membership": membership,
+            "workspace": membership.workspace,
+            "document": document,
+            "parses": parses,
+            "shown": shown,
+            "config": config,
+        },
     )
 
 

@@ -2,6 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from evalsets.api import views as v
+from evalsets.api.document_pages import DocumentPagesView
 
 LIST = {"get": "list", "post": "create"}
 DETAIL = {"get": "retrieve", "patch": "partial_update", "delete": "destroy"}
@@ -45,6 +46,7 @@ urlpatterns = [
         name="parse-detail",
     ),
     path(f"{doc}/parses/", v.ParseViewSet.as_view(LIST), name="parse-list"),
+    path(f"{doc}/parses/<uuid:parse>/pages/", DocumentPagesView.as_view(), name="parse-pages"),
     path(
         f"{doc}/reparse/", v.DocumentViewSet.as_view({"post": "reparse"}), name="document-reparse"
     ),

@@ -1,0 +1,117 @@
+/* Shared helpers for every page: JSON calls with the session's CSRF token, the API's error
+   shape ({detail, errors: {field: [...]}}) shown beside form fields, and toasts. */
+(function () {
+  "use strict";
+
+  function cookie(name) {
+    const hit = document.cookie.split("; ").find((c) => c.startsWith(name + "="));
+    return hit ? decodeURIComponent(hit.slice(name.length + 1)) : "";
+  }
+
+  class ApiError extends Error {
+    constructor(status, body) {
+      super((body && body.detail) || "the server answered " + status);
+      this.status = status;
+      this.body = body || {};
+      this.errors = (body && body.errors) || {};
+    }
+  }
+
+  async function request(method, url, data, options) {
+    const init = { method: method, credentials: "same-origin", headers: { Accept: "application/json" } };
+    if (method !== "GET" && method !== "HEAD") init.headers["X-CSRFToken"] = cookie("csrftoken");
+    if (data instanceof FormData) init.body = data;
+    else if (data !== undefined) {
+      init.headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(data);
+    }
+    Object.assign(init.headers, (options && options.headers) || {});
+    let response;
+    try {
+      response = await fetch(url, init);
+    } catch (err) {
+      throw new ApiError(0, { detail: "could not reach the server; check your connection and try again" });
+    }
+    if (response.status === 204) return null;
+    const type = response.headers.get("Content-Type") || "";
+    const body = type.includes("json") ? await response.json().catch(() => null) : null;
+    if (!response.ok) {
+      const fallback = response.status === 404 ? "not found (" + url + ")" : "the server answered " + response.status;
+      throw new ApiError(response.status, body && body.detail ? body : { detail: fallback, errors: {} });
+    }
+    return body;
+  }
+
+  /* Upload with progress (fetch cannot report upload progress; XHR can). */
+  function upload(url, formData, onProgress) {
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open("POST", url);
+      xhr.setRequestHeader("X-CSRFToken", cookie("csrftoken"));
+      xhr.setRequestHeader("Accept", "application/json");
+      xhr.upload.onprogress = (e) => { if (e.lengthComputable && onProgress) onProgress(e.loaded, e.total); };
+      xhr.onload = () => {
+        let body = null;
+        try { body = JSON.parse(xhr.responseText); } catch (e) { body = null; }
+        if (xhr.status >= 200 && xhr.status < 300) resolve(body);
+        else reject(new ApiError(xhr.status, body && body.detail ? body : { detail: "the server answered " + xhr.status }));
+      };
+      xhr.onerror = () => reject(new ApiError(0, { detail: "the upload was interrupted; try again" }));
+      xhr.send(formData);
+    });
+  }
+
+  /* Put each message beside its field ([data-error-for=name] inside root); the rest on top. */
+  function showErrors(root, err, attr) {
+    attr = attr || "data-error-for";
+    clearErrors(root, attr);
+    const errors = (err && err.errors) || {};
+    let placed = false;
+    for (const [field, messages] of Object.entries(errors)) {
+      const slot = root.querySelector("[" + attr + '="' + CSS.escape(field) + '"]');
+      if (slot && field !== "non_field_errors") {
+        slot.textContent = messages.join(" ");
+        const input = root.querySelector('[name="' + CSS.escape(field) + '"]');
+        if (input) input.setAttribute("aria-invalid", "true");
+        placed = true;
+      }
+    }
+    const general = root.querySelector("[" + attr + '="non_field_errors"]');
+    if (general && (!placed || errors.non_field_errors)) general.textContent = err.message;
+    else if (!general && !placed) toast(err.message, "error");
+  }
+
+  function clearErrors(root, attr) {
+    attr = attr || "data-error-for";
+    root.querySelectorAll("[" + attr + "]").forEach((el) => { el.textContent = ""; });
+    root.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
+  }
+
+  function toast(message, kind) {
+    const box = document.querySelector("[data-toasts]");
+    if (!box) return;
+    const el = document.createElement("div");
+    el.className = "toast " + (kind || "info");
+    el.textContent = message;
+    box.appendChild(el);
+    setTimeout(() => el.remove(), kind === "error" ? 9000 : 4500);
+    return el;
+  }
+
+  /* An element with a class and text (never HTML). */
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = text;
+    return node;
+  }
+
+  /* /w/acme/documents/ + a source id that may contain '/' */
+  function pathOf(sourceId) {
+    return sourceId.split("/").map(encodeURIComponent).join("/");
+  }
+
+  function apiBase(ws) { return "/api/workspaces/" + encodeURIComponent(ws); }
+
+  window.Groundwork = { request, upload, showErrors, clearErrors, toast, pathOf, apiBase, el, ApiError };
+})();
