@@ -19,7 +19,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from evalsets import validation
+from evalsets import review, validation
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
     Document,
@@ -189,12 +189,27 @@ def document_upload(
 
 
 def _attach_pending_anchors(document: Document) -> None:
-    """Anchors imported before their file arrived point at it now."""
+    """Anchors imported before their file arrived point at it now.
+
+    Imported spans (``PendingImportLabel``) need the file's text to become quotes; the
+    reference parse is rarely ready at upload, so they are attached by a task queued on
+    commit (which waits for the parse), and again when the reference parse becomes ready.
+    """
     GoldAnchor.objects.filter(
         item__evalset__workspace=document.workspace_id,
         source_id=document.source_id,
         document__isnull=True,
     ).update(document=document)
+    from evalsets.models import PendingImportLabel, PendingLabelStatus
+
+    if PendingImportLabel.objects.filter(
+        workspace=document.workspace_id,
+        source_id=document.source_id,
+        status=PendingLabelStatus.WAITING,
+    ).exists():
+        from evalsets.release_tasks import attach_pending_labels
+
+        transaction.on_commit(lambda: attach_pending_labels.delay(document.pk))
 
 
 @transaction.atomic
@@ -268,6 +283,8 @@ def parse_make_reference(*, parse: ParseVersion) -> ParseVersion:
     )
     ParseVersion.objects.filter(pk=parse.pk).update(is_reference=True)
     parse.is_reference = True
+    # Imported spans quote the reference text: a new reference may let waiting ones attach.
+    _on_commit("attach_pending_labels", parse.document_id)
     return parse
 
 
@@ -324,7 +341,7 @@ def item_create(
     _check_assignee(evalset, assignee)
     if EvalItem.objects.filter(evalset=evalset, item_id=item_id).exists():
         raise Conflict(validation.duplicate_item_message(item_id, evalset.slug), field="id")
-    return EvalItem.objects.create(
+    item = EvalItem.objects.create(
         evalset=evalset,
         item_id=item_id,
         question=question,
@@ -334,6 +351,8 @@ def item_create(
         author=user,
         assignee=assignee,
     )
+    review.record_item_created(item=item, user=user)
+    return item
 
 
 def item_update(*, item: EvalItem, user, row_version: int, **changes: Any) -> EvalItem:
@@ -347,13 +366,16 @@ def item_update(*, item: EvalItem, user, row_version: int, **changes: Any) -> Ev
         _check_assignee(item.evalset, changes["assignee"])
     if "qtype" in changes:
         changes["qtype"] = changes["qtype"] or None
+    before = review.snapshot(item, changes)
     with transaction.atomic():
+        review.check_editable(item)
         updated = EvalItem.objects.filter(pk=item.pk, row_version=row_version).update(
             row_version=F("row_version") + 1, **changes
         )
         if updated == 0:
             _raise_stale(item, row_version)
-    item.refresh_from_db()
+        item.refresh_from_db()
+        review.record_item_edited(item=item, user=user, before=before, fields=changes)
     return item
 
 
@@ -380,7 +402,8 @@ def item_touch(*, item: EvalItem) -> None:
 
 
 @transaction.atomic
-def item_delete(*, item: EvalItem) -> None:
+def item_delete(*, item: EvalItem, user=None) -> None:
+    review.record_item_deleted(item=item, user=user)
     item.delete()
 
 
@@ -415,6 +438,7 @@ def anchor_create_from_highlight(
     *, item: EvalItem, user, parse: ParseVersion, start: int, end: int, grade: int = 2
 ) -> GoldAnchor:
     """Turn a selection in a parse into an anchor: the server takes the quote and context."""
+    review.check_editable(item)
     if parse.document.workspace_id != item.evalset.workspace_id:
         raise InvalidInput("that parse is not in this workspace", field="parse")
     if parse.status != ParseStatus.READY:
@@ -450,6 +474,7 @@ def anchor_create_from_highlight(
         created_by=user,
     )
     item_touch(item=item)
+    review.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
     _on_commit("resolve_anchor", anchor.pk)
     return anchor
 
@@ -467,6 +492,7 @@ def anchor_create_typed(
     allow_pending: bool = False,
 ) -> GoldAnchor:
     """An anchor typed in (or imported): a quote and the file it comes from."""
+    review.check_editable(item)
     quote = validation.check_quote(quote)
     validation.check_grade(grade)
     validation.check_occurrence(occurrence)
@@ -494,25 +520,37 @@ def anchor_create_typed(
         created_by=user,
     )
     item_touch(item=item)
+    review.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
     if document is not None:
         _on_commit("resolve_anchor", anchor.pk)
     return anchor
 
 
 @transaction.atomic
-def anchor_update_grade(*, anchor: GoldAnchor, grade: int) -> GoldAnchor:
+def anchor_update_grade(*, anchor: GoldAnchor, grade: int, user=None) -> GoldAnchor:
     validation.check_grade(grade)
+    review.check_editable(anchor.item)
+    before = anchor.grade
     anchor.grade = grade
     anchor.save(update_fields=["grade"])
     item_touch(item=anchor.item)
+    if before != grade:
+        review.record_anchor(
+            anchor=anchor,
+            kind="anchor_grade_changed",
+            user=user,
+            changes={"grade": {"before": before, "after": grade}},
+        )
     return anchor
 
 
 @transaction.atomic
-def anchor_delete(*, anchor: GoldAnchor) -> None:
+def anchor_delete(*, anchor: GoldAnchor, user=None) -> None:
     item = anchor.item
+    review.check_editable(item)
     anchor.delete()
     item_touch(item=item)
+    review.record_anchor(anchor=anchor, kind="anchor_deleted", user=user)
 
 
 # -- later additions: workspace settings, eval-set edits ---------------------------------------

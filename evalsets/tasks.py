@@ -11,7 +11,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.db import OperationalError
 
-from evalsets import ingest, resolution
+from evalsets import imports, ingest, resolution
 from evalsets.models import GoldAnchor, ParseStatus, ParseVersion, Workspace
 
 RETRY = {
@@ -31,6 +31,8 @@ def parse_version(parse_id: int) -> str:
     parse = ingest.run_parse(parse)
     if parse.status == ParseStatus.READY:
         resolution.resolve_parse(parse)
+        if parse.is_reference:
+            imports.pending_labels_attach(document=parse.document)
     return parse.status
 
 
@@ -80,3 +82,8 @@ def sweep_lost_work(older_than_s: float | None = None) -> dict:
 def _sweep_when_a_worker_starts(sender=None, **kwargs) -> None:
     """A restarted worker completes what a killed one left unfinished."""
     sweep_lost_work.delay()
+
+
+# Release and import tasks live beside their services; Celery's autodiscovery imports only
+# this module, so register them here for the web process and the worker alike.
+from evalsets.release_tasks import attach_pending_labels, build_release  # noqa: E402, F401

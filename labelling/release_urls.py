@@ -1,3 +1,10 @@
-"""Web pages for releases; included by labelling.urls."""
+"""Web pages for releases and imports; included by labelling.urls."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from labelling import release_views as v
+
+urlpatterns = [
+    path("w/<slug:ws>/sets/<slug:set>/releases/", v.releases_page, name="evalset-releases"),
+    path("w/<slug:ws>/sets/<slug:set>/import/", v.import_page, name="evalset-import"),
+]

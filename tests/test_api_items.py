@@ -175,3 +175,18 @@ def test_the_eval_set_reports_its_portability(client_for, item, annotator, docum
     assert body["item_count"] == 1
     assert body["portability"]["answerable"] == 1
     assert body["portability"]["is_portable"] is True
+
+
+def test_a_database_that_is_busy_answers_503_and_saves_nothing(client_for, evalset, annotator):
+    from unittest import mock
+
+    from django.db import OperationalError
+
+    with mock.patch(
+        "evalsets.services.EvalItem.objects.create",
+        side_effect=OperationalError("database table is locked"),
+    ):
+        response = client_for(annotator).post(ITEMS, {"id": "q2", "question": "Q?"}, format="json")
+    assert response.status_code == 503
+    assert response["Retry-After"] == "2"
+    assert "nothing was saved" in response.json()["detail"]

@@ -9,7 +9,7 @@ come out this way, as 4xx, never as a 500.
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError
+from django.db import IntegrityError, OperationalError
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -61,6 +61,17 @@ def exception_handler(exc, context):
                 "errors": {},
             },
             status=status.HTTP_409_CONFLICT,
+        )
+    if isinstance(exc, OperationalError):
+        # A locked SQLite file in embedded mode, or a dropped database connection: nothing
+        # was written (the request's transaction rolled back), so the client may simply retry.
+        return Response(
+            {
+                "detail": "the database is busy or unreachable; nothing was saved, try again",
+                "errors": {},
+            },
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "2"},
         )
     response = drf_exception_handler(exc, context)
     if response is None:

@@ -389,7 +389,7 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
         return self.partial_update(request, *args, **kwargs)
 
     def destroy(self, request, *args, **kwargs):
-        services.item_delete(item=self.get_object())
+        services.item_delete(item=self.get_object(), user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -454,10 +454,10 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
         data = s.AnchorUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         anchor = services.anchor_update_grade(
-            anchor=self.get_object(), grade=data.validated_data["grade"]
+            anchor=self.get_object(), grade=data.validated_data["grade"], user=request.user
         )
         return Response(s.AnchorSerializer(self.get_queryset().get(pk=anchor.pk)).data)
 
     def destroy(self, request, *args, **kwargs):
-        services.anchor_delete(anchor=self.get_object())
+        services.anchor_delete(anchor=self.get_object(), user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,504 @@
+"""The figures an eval set's owner watches while it is built, and their charts.
+
+``evalset_dashboard`` answers the JSON API and feeds the page: items per state and per person,
+review throughput from the audit trail, how well each parse found the set's anchors, the
+question-type mix, unanswerable and near-duplicate questions, context-grid's own verdict on
+what a set this size can detect, and inter-annotator agreement where items were annotated by
+several people. Charts are small inline SVGs built here, so the page needs no JS library.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, defaultdict
+from itertools import combinations
+
+from contextgrid.evalset.quality import assess, minimum_detectable_difference
+from django.db.models import Count, Prefetch
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+from django.utils.html import escape
+from rapidfuzz import fuzz, process, utils
+
+from evalsets.bridge import evalset_to_cg
+from evalsets.models import (
+    FOUND_STATUSES,
+    AnchorResolution,
+    AssignmentKind,
+    EvalItem,
+    EvalSet,
+    EventKind,
+    GoldAnchor,
+    ItemAssignment,
+    ItemEvent,
+    ItemState,
+    ParseVersion,
+    ResolutionStatus,
+)
+
+#: Questions this similar (rapidfuzz token-sort ratio, 0-100) are near-duplicates.
+NEAR_DUPLICATE_SCORE = 90
+#: Above this many items the all-pairs duplicate check is skipped (it grows as n squared).
+DUPLICATE_CHECK_LIMIT = 5000
+MAX_DUPLICATE_PAIRS = 200
+THROUGHPUT_DAYS = 30
+
+
+def _items(evalset: EvalSet) -> list[EvalItem]:
+    resolutions = AnchorResolution.objects.defer("detail")
+    anchors = GoldAnchor.objects.select_related("created_by").prefetch_related(
+        Prefetch("resolutions", queryset=resolutions)
+    )
+    return list(
+        EvalItem.objects.filter(evalset=evalset)
+        .select_related("author")
+        .prefetch_related(Prefetch("anchors", queryset=anchors))
+        .order_by("created_at", "id")
+    )
+
+
+def evalset_dashboard(evalset: EvalSet) -> dict:
+    items = _items(evalset)
+    return {
+        "evalset": evalset.slug,
+        "items": len(items),
+        "states": _states(items),
+        "people": _people(evalset, items),
+        "throughput": _throughput(evalset),
+        "resolution": _resolution(items),
+        "qtypes": _qtypes(items),
+        "unanswerable": sum(1 for item in items if not item.anchors.all()),
+        "duplicates": duplicates(items),
+        "quality": _quality(evalset, items),
+        "agreement": agreement(evalset, items),
+    }
+
+
+# -- counts ----------------------------------------------------------------------------------
+
+
+def _states(items: list[EvalItem]) -> dict[str, int]:
+    counts = Counter(item.state for item in items)
+    return {state.value: counts.get(state.value, 0) for state in ItemState}
+
+
+def _people(evalset: EvalSet, items: list[EvalItem]) -> list[dict]:
+    rows: dict[str, dict] = {}
+
+    def row(name: str) -> dict:
+        return rows.setdefault(
+            name,
+            {
+                "user": name,
+                "authored": {state.value: 0 for state in ItemState},
+                "anchors": 0,
+                "approved": 0,
+                "changes_requested": 0,
+                "open_annotate": 0,
+                "open_review": 0,
+            },
+        )
+
+    for item in items:
+        if item.author is not None:
+            row(item.author.username)["authored"][item.state] += 1
+        for anchor in item.anchors.all():
+            if anchor.created_by is not None:
+                row(anchor.created_by.username)["anchors"] += 1
+    decisions = (
+        ItemEvent.objects.filter(
+            workspace=evalset.workspace_id,
+            evalset_slug=evalset.slug,
+            kind__in=[EventKind.APPROVED, EventKind.CHANGES_REQUESTED],
+        )
+        .exclude(actor_name="")
+        .values_list("actor_name", "kind")
+        .annotate(n=Count("id"))
+    )
+    for name, kind, n in decisions:
+        row(name)[kind] += n
+    open_work = (
+        ItemAssignment.objects.filter(item__evalset=evalset, done_at__isnull=True)
+        .values_list("user__username", "kind")
+        .annotate(n=Count("id"))
+    )
+    for name, kind, n in open_work:
+        row(name)[f"open_{kind}"] += n
+    for entry in rows.values():
+        entry["authored_total"] = sum(entry["authored"].values())
+    return sorted(rows.values(), key=lambda r: r["user"])
+
+
+def _throughput(evalset: EvalSet, days: int = THROUGHPUT_DAYS) -> list[dict]:
+    """Per day for the last ``days`` days: items submitted, approved and sent back."""
+    today = timezone.localdate()
+    first = today - dt.timedelta(days=days - 1)
+    kinds = [EventKind.SUBMITTED, EventKind.APPROVED, EventKind.CHANGES_REQUESTED]
+    counts = (
+        ItemEvent.objects.filter(
+            workspace=evalset.workspace_id,
+            evalset_slug=evalset.slug,
+            kind__in=kinds,
+            at__date__gte=first,
+        )
+        .annotate(day=TruncDate("at"))
+        .values_list("day", "kind")
+        .annotate(n=Count("id"))
+    )
+    by_day: dict[dt.date, Counter] = defaultdict(Counter)
+    for day, kind, n in counts:
+        by_day[day][kind] += n
+    out = []
+    for offset in range(days):
+        day = first + dt.timedelta(days=offset)
+        out.append({"date": day.isoformat(), **{k.value: by_day[day][k.value] for k in kinds}})
+    return out
+
+
+def _qtypes(items: list[EvalItem]) -> dict[str, int]:
+    counts = Counter(item.qtype or "(none)" for item in items)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+# -- resolution health -------------------------------------------------------------------------
+
+
+def _resolution(items: list[EvalItem]) -> list[dict]:
+    """Per parse of every document the set quotes: its anchors found by tier, and lost."""
+    anchors_by_doc: Counter = Counter()
+    statuses: dict[int, Counter] = defaultdict(Counter)
+    for item in items:
+        for anchor in item.anchors.all():
+            if anchor.document_id is None:
+                continue
+            anchors_by_doc[anchor.document_id] += 1
+            for res in anchor.resolutions.all():
+                statuses[res.parse_id][res.status] += 1
+    parses = (
+        ParseVersion.objects.filter(document__in=list(anchors_by_doc))
+        .select_related("document")
+        .defer("text")
+        .order_by("document__source_id", "created_at", "id")
+    )
+    out = []
+    for parse in parses:
+        counts = statuses[parse.pk]
+        total = anchors_by_doc[parse.document_id]
+        found = sum(counts[s] for s in FOUND_STATUSES)
+        tiers = {s.value: counts[s.value] for s in ResolutionStatus if s != "pending"}
+        out.append(
+            {
+                "document": parse.document.source_id,
+                "parse": str(parse.public_id),
+                "parser": parse.parser,
+                "parser_version": parse.parser_version,
+                "is_reference": parse.is_reference,
+                "status": parse.status,
+                "anchors": total,
+                "by_status": tiers,
+                "found": found,
+                "lost": counts[ResolutionStatus.NOT_FOUND],
+                "ambiguous": counts[ResolutionStatus.AMBIGUOUS],
+                "pending": max(0, total - sum(tiers.values())),
+                "found_rate": round(found / total, 4) if total else None,
+            }
+        )
+    return out
+
+
+# -- duplicates ----------------------------------------------------------------------------------
+
+
+def duplicates(items: list[EvalItem], threshold: int = NEAR_DUPLICATE_SCORE) -> dict:
+    """Pairs of questions that are the same or nearly (word order and case ignored)."""
+    if len(items) > DUPLICATE_CHECK_LIMIT:
+        return {"checked": False, "reason": f"more than {DUPLICATE_CHECK_LIMIT} items", "pairs": []}
+    questions = [item.question for item in items]
+    pairs: list[dict] = []
+    if len(questions) >= 2:
+        scores = process.cdist(
+            questions,
+            questions,
+            scorer=fuzz.token_sort_ratio,
+            processor=utils.default_process,
+            score_cutoff=threshold,
+            dtype="uint8",
+            workers=1,
+        )
+        for i, j in zip(*scores.nonzero(), strict=True):
+            if i < j:
+                score = int(scores[i, j])
+                pairs.append(
+                    {
+                        "a": items[i].item_id,
+                        "b": items[j].item_id,
+                        "score": score,
+                        "exact": utils.default_process(questions[i])
+                        == utils.default_process(questions[j]),
+                    }
+                )
+    pairs.sort(key=lambda p: (-p["score"], p["a"], p["b"]))
+    return {
+        "checked": True,
+        "threshold": threshold,
+        "count": len(pairs),
+        "pairs": pairs[:MAX_DUPLICATE_PAIRS],
+    }
+
+
+# -- context-grid's verdict ----------------------------------------------------------------------
+
+
+def _quality(evalset: EvalSet, items: list[EvalItem]) -> dict:
+    try:
+        quality = assess(evalset_to_cg(evalset, items))
+    except (TypeError, ValueError) as exc:  # context-grid refused the set as it stands
+        return {"error": f"context-grid could not assess this set: {exc}"}
+    approved_answerable = sum(
+        1 for item in items if item.state == ItemState.APPROVED and item.anchors.all()
+    )
+    return {
+        "size": quality.size,
+        "answerable": quality.answerable,
+        "unanswerable": quality.unanswerable,
+        "detectable_difference": round(quality.detectable_difference, 4),
+        "reported_detectable_difference": quality.reported_detectable_difference,
+        "summary": quality.summary(),
+        "warnings": [w.message for w in quality.warnings().entries],
+        # A release holds approved items only: what that release could detect.
+        "approved_answerable": approved_answerable,
+        "approved_detectable_difference": round(
+            minimum_detectable_difference(approved_answerable), 4
+        ),
+    }
+
+
+# -- agreement -----------------------------------------------------------------------------------
+
+
+def _merge(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _length(spans: dict) -> int:
+    return sum(end - start for intervals in spans.values() for start, end in intervals)
+
+
+def _intersection(a: dict, b: dict) -> int:
+    total = 0
+    for key in a.keys() & b.keys():
+        i = j = 0
+        left, right = a[key], b[key]
+        while i < len(left) and j < len(right):
+            start = max(left[i][0], right[j][0])
+            end = min(left[i][1], right[j][1])
+            total += max(0, end - start)
+            if left[i][1] < right[j][1]:
+                i += 1
+            else:
+                j += 1
+    return total
+
+
+def span_agreement(a: dict, b: dict) -> float:
+    """Character-level Jaccard overlap of two annotators' evidence (1.0 when both found none).
+
+    ``a`` and ``b`` map a text (a parse, or a quote with no place yet) to merged intervals.
+    """
+    inter = _intersection(a, b)
+    union = _length(a) + _length(b) - inter
+    return 1.0 if union == 0 else inter / union
+
+
+def _anchor_span(anchor: GoldAnchor, reference: dict[int, int]) -> tuple[object, int, int]:
+    """Where the anchor lies: in its document's reference parse when resolved there, else where
+    it was highlighted, else (a typed quote not placed yet) its quote text itself."""
+    ref_parse = reference.get(anchor.document_id) if anchor.document_id else None
+    for res in anchor.resolutions.all():
+        if res.parse_id == ref_parse and res.status in FOUND_STATUSES:
+            return ("parse", res.parse_id), res.start, res.end
+    if anchor.reference_parse_id is not None and anchor.ref_start is not None:
+        return ("parse", anchor.reference_parse_id), anchor.ref_start, anchor.ref_end
+    return ("quote", anchor.source_id, anchor.quote), 0, len(anchor.quote)
+
+
+def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
+    """Span-overlap agreement between the annotators assigned to the same item."""
+    annotators: dict[int, list] = defaultdict(list)
+    for item_pk, user_pk, username in (
+        ItemAssignment.objects.filter(item__evalset=evalset, kind=AssignmentKind.ANNOTATE)
+        .order_by("user__username")
+        .values_list("item", "user", "user__username")
+    ):
+        annotators[item_pk].append((user_pk, username))
+    overlapped = [item for item in items if len(annotators.get(item.pk, ())) >= 2]
+    if not overlapped:
+        return {"items": [], "pairs": [], "mean": None}
+    document_ids = {a.document_id for item in overlapped for a in item.anchors.all()}
+    reference = dict(
+        ParseVersion.objects.filter(document__in=document_ids, is_reference=True).values_list(
+            "document", "id"
+        )
+    )
+    per_item = []
+    per_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for item in overlapped:
+        spans: dict[int, dict] = {user_pk: defaultdict(list) for user_pk, _ in annotators[item.pk]}
+        for anchor in item.anchors.all():
+            if anchor.created_by_id in spans:
+                key, start, end = _anchor_span(anchor, reference)
+                spans[anchor.created_by_id][key].append((start, end))
+        merged = {user: {k: _merge(v) for k, v in s.items()} for user, s in spans.items()}
+        scores = []
+        for (u1, n1), (u2, n2) in combinations(annotators[item.pk], 2):
+            score = span_agreement(merged[u1], merged[u2])
+            scores.append(score)
+            per_pair[(n1, n2)].append(score)
+        per_item.append(
+            {
+                "item": item.item_id,
+                "annotators": [name for _, name in annotators[item.pk]],
+                "agreement": round(sum(scores) / len(scores), 4),
+            }
+        )
+    return {
+        "items": per_item,
+        "pairs": [
+            {"annotators": list(pair), "items": len(v), "agreement": round(sum(v) / len(v), 4)}
+            for pair, v in sorted(per_pair.items())
+        ],
+        "mean": round(sum(r["agreement"] for r in per_item) / len(per_item), 4),
+    }
+
+
+# -- charts (inline SVG) ---------------------------------------------------------------------------
+
+STATE_COLOURS = {
+    "draft": "#9aa3b5",
+    "submitted": "#2f5bd3",
+    "changes_requested": "#d9822b",
+    "approved": "#2b8a3e",
+}
+TIER_COLOURS = {
+    "exact": "#2b8a3e",
+    "normalised": "#5cb85c",
+    "fuzzy": "#a3d977",
+    "ambiguous": "#d9822b",
+    "not_found": "#c0392b",
+    "pending": "#c9ced8",
+}
+
+
+def bar_chart(rows: list[tuple[str, int]], *, title: str, colours: dict | None = None) -> str:
+    """Horizontal bars, one per ``(label, value)``."""
+    width, label_w, bar_h, gap = 460, 150, 18, 6
+    height = max(1, len(rows)) * (bar_h + gap) + 4
+    top = max([v for _, v in rows] + [1])
+    parts = [
+        f'<svg class="chart" role="img" aria-label="{escape(title)}" viewBox="0 0 {width} '
+        f'{height}" width="{width}" height="{height}"><title>{escape(title)}</title>'
+    ]
+    for index, (label, value) in enumerate(rows):
+        y = index * (bar_h + gap) + 2
+        w = int((width - label_w - 50) * value / top)
+        colour = (colours or {}).get(label, "#2f5bd3")
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{escape(label)}</text>'
+            f'<rect x="{label_w}" y="{y}" width="{w}" height="{bar_h}" fill="{colour}"/>'
+            f'<text x="{label_w + w + 4}" y="{y + 13}">{value}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def stacked_bars(rows: list[tuple[str, list[tuple[str, int]]]], *, title: str) -> str:
+    """One horizontal bar per row, split into coloured segments (resolution tiers)."""
+    width, label_w, bar_h, gap = 560, 220, 18, 6
+    height = max(1, len(rows)) * (bar_h + gap) + 4
+    parts = [
+        f'<svg class="chart" role="img" aria-label="{escape(title)}" viewBox="0 0 {width} '
+        f'{height}" width="{width}" height="{height}"><title>{escape(title)}</title>'
+    ]
+    span = width - label_w - 10
+    for index, (label, segments) in enumerate(rows):
+        y = index * (bar_h + gap) + 2
+        total = sum(v for _, v in segments) or 1
+        x = float(label_w)
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{escape(label)}</text>'
+        )
+        for name, value in segments:
+            if not value:
+                continue
+            w = span * value / total
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar_h}" '
+                f'fill="{TIER_COLOURS.get(name, "#888")}"><title>{escape(name)}: {value}'
+                "</title></rect>"
+            )
+            x += w
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def column_chart(days: list[dict], series: list[str], *, title: str) -> str:
+    """Grouped columns per day (review throughput)."""
+    width, height, bottom = 640, 160, 20
+    top = max([d[s] for d in days for s in series] + [1])
+    slot = width / max(1, len(days))
+    bar_w = max(1.0, (slot - 2) / len(series))
+    colours = {"submitted": "#2f5bd3", "approved": "#2b8a3e", "changes_requested": "#d9822b"}
+    parts = [
+        f'<svg class="chart" role="img" aria-label="{escape(title)}" viewBox="0 0 {width} '
+        f'{height}" width="{width}" height="{height}"><title>{escape(title)}</title>'
+    ]
+    for index, day in enumerate(days):
+        for k, name in enumerate(series):
+            value = day[name]
+            if not value:
+                continue
+            h = (height - bottom - 4) * value / top
+            x = index * slot + k * bar_w
+            parts.append(
+                f'<rect x="{x:.1f}" y="{height - bottom - h:.1f}" width="{bar_w:.1f}" '
+                f'height="{h:.1f}" fill="{colours.get(name, "#888")}"><title>{day["date"]} '
+                f"{escape(name)}: {value}</title></rect>"
+            )
+    if days:
+        parts.append(
+            f'<text x="0" y="{height - 4}">{days[0]["date"]}</text>'
+            f'<text x="{width}" y="{height - 4}" text-anchor="end">{days[-1]["date"]}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def charts(data: dict) -> dict[str, str]:
+    """The dashboard's SVG charts, from ``evalset_dashboard``'s figures."""
+    return {
+        "states": bar_chart(
+            list(data["states"].items()), title="Items per state", colours=STATE_COLOURS
+        ),
+        "qtypes": bar_chart(list(data["qtypes"].items()), title="Question types"),
+        "throughput": column_chart(
+            data["throughput"],
+            ["submitted", "approved", "changes_requested"],
+            title=f"Review throughput, last {len(data['throughput'])} days",
+        ),
+        "resolution": stacked_bars(
+            [
+                (
+                    f"{r['document']} · {r['parser']} {r['parser_version']}".strip(),
+                    [*r["by_status"].items(), ("pending", r["pending"])],
+                )
+                for r in data["resolution"]
+            ],
+            title="Anchors found per parse, by tier",
+        ),
+    }

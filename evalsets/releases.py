@@ -1,0 +1,497 @@
+"""Releases: freeze an eval set at a version number and build its files, byte-stable forever.
+
+``release_create`` checks the request and numbers the release inside one transaction with
+the eval set's row locked, then queues the build. The build (``release_build``, run by a
+Celery task) snapshots the chosen items as context-grid dicts (``ReleaseItem``), then streams
+each format's writer from that snapshot into a temporary file and from there into storage,
+so memory stays flat however large the set is. After that nothing about a release changes:
+downloads are the stored bytes, whatever happens to the set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import tempfile
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import contextgrid as cg
+from django.core.files import File
+from django.db import OperationalError, transaction
+from django.db.models import Count, Prefetch, Q
+from django.utils import timezone
+
+from evalsets import bridge, resolver
+from evalsets.errors import InvalidInput
+from evalsets.formats import FORMATS, EvalSetHeader
+from evalsets.models import (
+    Document,
+    EvalItem,
+    EvalSet,
+    GoldAnchor,
+    ItemState,
+    ParseStatus,
+    ParseVersion,
+    Release,
+    ReleaseFile,
+    ReleaseItem,
+    ReleaseStatus,
+)
+
+log = logging.getLogger(__name__)
+
+BATCH = 500
+#: A build still "building" after this long was lost with its worker and may be claimed again.
+STALE_BUILD_SECONDS = 30 * 60
+#: Item fields compared between releases, in context-grid's order.
+ITEM_FIELDS = ("question", "gold", "anchors", "qtype", "answer", "meta")
+
+
+def exportable_formats() -> list[str]:
+    return [slug for slug, fmt in FORMATS.items() if fmt.writer is not None]
+
+
+# -- which parse stands for each document ----------------------------------------------------
+
+
+def chosen_parses(workspace, gold_parser: str = "") -> dict[int, ParseVersion]:
+    """Per document id, the parse whose text and spans a release uses (text deferred).
+
+    With ``gold_parser``, the newest ready parse by that parser; documents without one fall
+    back to their ready reference parse for texts (and carry no gold). Without it, the
+    reference parse.
+    """
+    ready = ParseVersion.objects.filter(
+        document__workspace=workspace, status=ParseStatus.READY
+    ).defer("text", "page_starts")
+    chosen: dict[int, ParseVersion] = {}
+    for parse in ready.filter(is_reference=True):
+        chosen[parse.document_id] = parse
+    if gold_parser:
+        for parse in ready.filter(parser=gold_parser).order_by("created_at", "id"):
+            chosen[parse.document_id] = parse
+    return chosen
+
+
+class ParseTexts(Mapping):
+    """``source_id -> text`` of chosen parses, fetched one at a time and only a few kept.
+
+    The format writers take a ``Mapping``; this one never holds the whole corpus in memory.
+    """
+
+    KEEP = 4
+
+    def __init__(self, parses: Mapping[str, int]) -> None:
+        self._parses = dict(parses)  # source_id -> parse pk
+        self._cache: OrderedDict[str, str] = OrderedDict()
+
+    def __getitem__(self, source_id: str) -> str:
+        if source_id in self._cache:
+            self._cache.move_to_end(source_id)
+            return self._cache[source_id]
+        pk = self._parses[source_id]
+        text = ParseVersion.objects.filter(pk=pk).values_list("text", flat=True).first()
+        if text is None:
+            raise KeyError(source_id)
+        self._cache[source_id] = text
+        if len(self._cache) > self.KEEP:
+            self._cache.popitem(last=False)
+        return text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._parses))
+
+    def __len__(self) -> int:
+        return len(self._parses)
+
+
+def workspace_texts(workspace, gold_parser: str = "") -> ParseTexts:
+    parses = chosen_parses(workspace, gold_parser)
+    names = dict(Document.objects.filter(pk__in=list(parses)).values_list("pk", "source_id"))
+    return ParseTexts({names[doc]: parse.pk for doc, parse in parses.items()})
+
+
+# -- creating ----------------------------------------------------------------------------------
+
+
+def _check_formats(formats: Any) -> list[str]:
+    known = exportable_formats()
+    if not isinstance(formats, list | tuple) or not formats:
+        raise InvalidInput(
+            f"choose at least one format to build: {', '.join(known)}", field="formats"
+        )
+    chosen: list[str] = []
+    for slug in formats:
+        if slug not in known:
+            hint = " (it is import only)" if slug in FORMATS else ""
+            raise InvalidInput(
+                f"cannot build format {slug!r}{hint}; choose from {', '.join(known)}",
+                field="formats",
+            )
+        if slug not in chosen:
+            chosen.append(slug)
+    return chosen
+
+
+def _check_states(states: Any) -> list[str]:
+    if states is None or states == []:
+        return [ItemState.APPROVED.value]
+    if not isinstance(states, list | tuple):
+        raise InvalidInput(
+            f"include_states must be a list of item states: {', '.join(ItemState.values)}",
+            field="include_states",
+        )
+    for state in states:
+        if state not in ItemState.values:
+            raise InvalidInput(
+                f"{state!r} is not an item state; choose from {', '.join(ItemState.values)}",
+                field="include_states",
+            )
+    return [s for s in ItemState.values if s in states]
+
+
+def _check_gold_parser(workspace, gold_parser: str | None) -> str:
+    gold_parser = (gold_parser or "").strip()
+    if not gold_parser:
+        return ""
+    ready = ParseVersion.objects.filter(document__workspace=workspace, status=ParseStatus.READY)
+    if not ready.filter(parser=gold_parser).exists():
+        names = sorted(set(ready.values_list("parser", flat=True)))
+        raise InvalidInput(
+            f"no document in {workspace.slug!r} has a ready parse by {gold_parser!r}; "
+            f"parsers with ready parses: {', '.join(names) or 'none'}",
+            field="gold_parser",
+        )
+    return gold_parser
+
+
+def release_create(
+    *,
+    evalset: EvalSet,
+    user,
+    formats: list[str],
+    include_states: list[str] | None = None,
+    gold_parser: str | None = None,
+) -> Release:
+    """Number a new release of ``evalset`` and queue its build; the set's version moves on.
+
+    The release is version ``N`` (the set's current version, or one past the last release)
+    and the set becomes version ``N + 1``, the one now being worked on.
+    """
+    from evalsets.release_tasks import build_release
+
+    formats = _check_formats(formats)
+    states = _check_states(include_states)
+    gold_parser = _check_gold_parser(evalset.workspace, gold_parser)
+    with transaction.atomic():
+        locked = EvalSet.objects.select_for_update().get(pk=evalset.pk)
+        count = EvalItem.objects.filter(evalset=locked, state__in=states).count()
+        if count == 0:
+            words = " or ".join(states)
+            raise InvalidInput(
+                f"eval set {locked.slug!r} has no {words} items to release; approve some "
+                "items first, or include other states explicitly",
+                field="include_states",
+            )
+        last = locked.releases.order_by("-version").values_list("version", flat=True).first()
+        version = max(locked.version, (last or 0) + 1)
+        release = Release.objects.create(
+            evalset=locked,
+            version=version,
+            created_by=user,
+            resolver_version=resolver.RESOLVER_VERSION,
+            include_states=states,
+            includes_unapproved=states != [ItemState.APPROVED],
+            formats=formats,
+            gold_parser=gold_parser,
+            item_count=count,
+            progress_total=count * (1 + len(formats)),
+        )
+        EvalSet.objects.filter(pk=locked.pk).update(version=version + 1)
+        transaction.on_commit(lambda: build_release.delay(release.pk))
+    evalset.version = version + 1
+    return release
+
+
+# -- building --------------------------------------------------------------------------------
+
+
+def release_claim(release_id: int) -> Release | None:
+    """The release, claimed for building by this worker; ``None`` if gone, built or busy."""
+    stale = timezone.now() - timezone.timedelta(seconds=STALE_BUILD_SECONDS)
+    claimed = (
+        Release.objects.filter(pk=release_id)
+        .filter(
+            Q(status=ReleaseStatus.QUEUED) | Q(status=ReleaseStatus.BUILDING, updated_at__lt=stale)
+        )
+        .update(status=ReleaseStatus.BUILDING, progress_done=0, error="", updated_at=timezone.now())
+    )
+    if not claimed:
+        return None
+    return Release.objects.select_related("evalset__workspace", "created_by").get(pk=release_id)
+
+
+class _Progress:
+    def __init__(self, release: Release, every: int = 250) -> None:
+        self.release = release
+        self.every = every
+        self.done = 0
+
+    def step(self, n: int = 1) -> None:
+        before = self.done
+        self.done += n
+        if self.done // self.every != before // self.every:
+            self.flush()
+
+    def flush(self) -> None:
+        Release.objects.filter(pk=self.release.pk).update(
+            progress_done=self.done, updated_at=timezone.now()
+        )
+
+
+def _items_for(release: Release):
+    anchors = GoldAnchor.objects.order_by("created_at", "id").prefetch_related("resolutions")
+    return (
+        EvalItem.objects.filter(evalset=release.evalset_id, state__in=release.include_states)
+        .order_by("created_at", "id")
+        .prefetch_related(Prefetch("anchors", queryset=anchors))
+    )
+
+
+def _snapshot(release: Release, progress: _Progress) -> None:
+    """Freeze the chosen items as context-grid dicts, in the set's order."""
+    evalset = release.evalset
+    parses = chosen_parses(evalset.workspace, release.gold_parser)
+    gold_parses = None
+    if release.gold_parser:
+        gold_parses = {d: p for d, p in parses.items() if p.parser == release.gold_parser}
+    ReleaseItem.objects.filter(release=release).delete()
+    position = 0
+    batch: list[ReleaseItem] = []
+    states: dict[str, int] = {}
+    unanswerable = 0
+    used_docs: set[int] = set()
+    for item in _items_for(release).iterator(chunk_size=BATCH):
+        cg_item = bridge.item_to_cg(item, anchors=item.anchors.all(), gold_parses=gold_parses)
+        used_docs.update(a.document_id for a in item.anchors.all() if a.document_id)
+        states[item.state] = states.get(item.state, 0) + 1
+        if not cg_item.is_answerable:
+            unanswerable += 1
+        batch.append(
+            ReleaseItem(
+                release=release,
+                position=position,
+                item_id=item.item_id,
+                state=item.state,
+                data=cg_item.to_dict(),
+            )
+        )
+        position += 1
+        if len(batch) >= BATCH:
+            ReleaseItem.objects.bulk_create(batch)
+            progress.step(len(batch))
+            batch = []
+    ReleaseItem.objects.bulk_create(batch)
+    progress.step(len(batch))
+
+    release.item_count = position
+    release.progress_total = position * (1 + len(release.formats))
+    release.frozen_at = timezone.now()
+    release.header = {
+        "id": evalset.slug,
+        "version": release.version,
+        "source": evalset.source,
+        "meta": dict(evalset.meta or {}),
+    }
+    release.parses_used = _parses_used(parses, used_docs, release.gold_parser)
+    release.notes = _release_notes(release, states, unanswerable, parses, used_docs)
+    release.save(
+        update_fields=[
+            "item_count",
+            "progress_total",
+            "frozen_at",
+            "header",
+            "parses_used",
+            "notes",
+            "updated_at",
+        ]
+    )
+
+
+def _parses_used(parses: dict[int, ParseVersion], used_docs: set[int], gold_parser: str) -> dict:
+    names = dict(Document.objects.filter(pk__in=list(parses)).values_list("pk", "source_id"))
+    return {
+        names[doc]: {
+            "parse": str(parse.public_id),
+            "parser": parse.parser,
+            "parser_version": parse.parser_version,
+            "gold": bool(gold_parser) and parse.parser == gold_parser,
+        }
+        for doc, parse in sorted(parses.items(), key=lambda kv: names[kv[0]])
+        if doc in used_docs
+    }
+
+
+def _release_notes(
+    release: Release,
+    states: dict[str, int],
+    unanswerable: int,
+    parses: dict[int, ParseVersion],
+    used_docs: set[int],
+) -> list[str]:
+    notes: list[str] = []
+    if release.includes_unapproved:
+        others = {s: n for s, n in states.items() if s != ItemState.APPROVED}
+        if others:
+            listed = ", ".join(f"{n} {s}" for s, n in sorted(others.items()))
+            who = release.created_by.username if release.created_by else "the owner"
+            notes.append(
+                f"Includes items that are not approved ({listed}), explicitly chosen by {who}."
+            )
+    if unanswerable:
+        noun = "item has" if unanswerable == 1 else "items have"
+        notes.append(f"{unanswerable} {noun} no evidence and count as unanswerable.")
+    if release.gold_parser:
+        missing = sorted(
+            Document.objects.filter(pk__in=used_docs)
+            .exclude(pk__in=[d for d, p in parses.items() if p.parser == release.gold_parser])
+            .values_list("source_id", flat=True)
+        )
+        if missing:
+            shown = ", ".join(missing[:5]) + (
+                f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+            )
+            notes.append(
+                f"No ready parse by {release.gold_parser!r} for {len(missing)} document(s), so "
+                f"their evidence has anchors but no gold spans: {shown}."
+            )
+    return notes
+
+
+def _snapshot_items(release: Release, progress: _Progress) -> Iterator[cg.EvalItem]:
+    rows = (
+        ReleaseItem.objects.filter(release=release)
+        .order_by("position")
+        .values_list("data", flat=True)
+    )
+    for data in rows.iterator(chunk_size=BATCH):
+        yield cg.EvalItem.from_dict(data)
+        progress.step()
+
+
+def _sha256_and_size(handle) -> tuple[str, int]:
+    digest = hashlib.sha256()
+    size = 0
+    handle.seek(0)
+    for chunk in iter(lambda: handle.read(1 << 16), b""):
+        digest.update(chunk)
+        size += len(chunk)
+    handle.seek(0)
+    return digest.hexdigest(), size
+
+
+def release_filename(release: Release, slug: str) -> str:
+    fmt = FORMATS[slug]
+    return fmt.filename(f"{release.evalset.slug}-v{release.version}-{slug}")
+
+
+def _build_file(release: Release, slug: str, texts: ParseTexts, progress: _Progress) -> None:
+    fmt = FORMATS[slug]
+    header = EvalSetHeader(**release.header)
+    with tempfile.TemporaryFile() as handle:
+        notes = fmt.writer(header, _snapshot_items(release, progress), handle, documents=texts)
+        sha256, size = _sha256_and_size(handle)
+        stored = ReleaseFile(
+            release=release,
+            format=slug,
+            filename=release_filename(release, slug),
+            media_type=fmt.media_type,
+            sha256=sha256,
+            size=size,
+            notes=list(notes.notes),
+            counts=dict(notes.counts),
+            rows=notes.rows,
+        )
+        stored.file.save(stored.filename, File(handle), save=False)
+        stored.save()
+
+
+def _remove_files(release: Release) -> None:
+    for stored in ReleaseFile.objects.filter(release=release):
+        if stored.file:
+            stored.file.storage.delete(stored.file.name)
+        stored.delete()
+
+
+def release_build(release: Release) -> Release:
+    """Snapshot the items and write every chosen format; on failure the release says why."""
+    progress = _Progress(release)
+    try:
+        _remove_files(release)
+        _snapshot(release, progress)
+        texts = workspace_texts(release.evalset.workspace, release.gold_parser)
+        for slug in release.formats:
+            _build_file(release, slug, texts, progress)
+    except OperationalError:
+        # Transient: give the release back to the queue and let the task retry.
+        Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.QUEUED)
+        raise
+    except Exception as exc:
+        log.exception("release %s failed to build", release.pk)
+        Release.objects.filter(pk=release.pk).update(
+            status=ReleaseStatus.FAILED,
+            error=f"the build failed: {type(exc).__name__}: {exc}",
+            finished_at=timezone.now(),
+        )
+        release.refresh_from_db()
+        return release
+    Release.objects.filter(pk=release.pk).update(
+        status=ReleaseStatus.READY,
+        progress_done=release.progress_total,
+        finished_at=timezone.now(),
+    )
+    release.refresh_from_db()
+    return release
+
+
+# -- comparing --------------------------------------------------------------------------------
+
+
+def release_compare(older: Release, newer: Release) -> dict[str, Any]:
+    """Items added, removed and changed (field by field) from ``older`` to ``newer``."""
+    before = dict(older.items.order_by("position").values_list("item_id", "data"))
+    after = dict(newer.items.order_by("position").values_list("item_id", "data"))
+    added = [i for i in after if i not in before]
+    removed = [i for i in before if i not in after]
+    changed = []
+    for item_id, data in after.items():
+        old = before.get(item_id)
+        if old is None or old == data:
+            continue
+        fields = {
+            name: {"before": old.get(name), "after": data.get(name)}
+            for name in ITEM_FIELDS
+            if old.get(name) != data.get(name)
+        }
+        changed.append({"id": item_id, "fields": fields})
+    return {
+        "from": older.version,
+        "to": newer.version,
+        "added": added,
+        "removed": removed,
+        "changed": changed,
+        "unchanged": len(after) - len(added) - len(changed),
+    }
+
+
+def release_states(evalset: EvalSet) -> dict[str, int]:
+    """How many items the set holds in each state (for the create form)."""
+    counts = dict(
+        EvalItem.objects.filter(evalset=evalset)
+        .values_list("state")
+        .annotate(n=Count("id"))
+        .values_list("state", "n")
+    )
+    return {state: counts.get(state, 0) for state in ItemState.values}

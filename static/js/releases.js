@@ -1,0 +1,295 @@
+// Releases and imports pages: create a release, follow its build, download, compare;
+// preview an import, then confirm it. Everything goes through the JSON API.
+(function () {
+  "use strict";
+
+  function el(tag, attrs) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (key) {
+      if (key === "text") node.textContent = attrs[key];
+      else if (key === "className") node.className = attrs[key];
+      else node.setAttribute(key, attrs[key]);
+    });
+    for (var i = 2; i < arguments.length; i++) {
+      var child = arguments[i];
+      if (child === null || child === undefined) continue;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    }
+    return node;
+  }
+
+  function csrf(form) {
+    var input = form && form.querySelector("input[name=csrfmiddlewaretoken]");
+    if (input) return input.value;
+    var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  function send(url, options) {
+    return fetch(url, Object.assign({ credentials: "same-origin" }, options)).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (body) {
+        return { ok: r.ok, status: r.status, body: body };
+      });
+    }).catch(function () {
+      return { ok: false, status: 0, body: { detail: "the server could not be reached; try again" } };
+    });
+  }
+
+  function size(bytes) {
+    if (bytes < 1024) return bytes + " B";
+    if (bytes < 1048576) return (bytes / 1024).toFixed(1) + " KB";
+    return (bytes / 1048576).toFixed(1) + " MB";
+  }
+
+  // -- releases page -------------------------------------------------------------------------
+
+  function releasesPage(root) {
+    var api = root.dataset.api;
+    var rows = document.getElementById("release-rows");
+    var table = rows.closest("table");
+    var releases = {};
+    JSON.parse(document.getElementById("releases-data").textContent).forEach(function (r) {
+      releases[r.version] = r;
+    });
+
+    function row(r) {
+      var status = el("td", {},
+        el("span", { className: "status " + r.status, text: r.status }));
+      if (r.status === "queued" || r.status === "building") {
+        var bar = el("span", { className: "bar", role: "progressbar", "aria-valuemin": "0",
+          "aria-valuemax": "100", "aria-valuenow": String(r.percent),
+          "aria-label": "build progress of version " + r.version });
+        bar.appendChild(el("span", { style: "width:" + r.percent + "%" }));
+        status.appendChild(el("span", { text: " " + r.percent + "%" }));
+        status.appendChild(bar);
+      }
+      if (r.error) status.appendChild(el("p", { className: "form-error", text: r.error }));
+      var version = el("td", {}, el("strong", { text: "v" + r.version }));
+      if (r.includes_unapproved) {
+        version.appendChild(el("br"));
+        version.appendChild(el("span", { className: "tag", text: "includes " + r.include_states.join(", ") }));
+      }
+      var files = el("ul");
+      r.files.forEach(function (f) {
+        files.appendChild(el("li", {},
+          el("a", { href: f.url, download: f.filename, text: f.filename }),
+          " (" + size(f.size) + ")"));
+      });
+      var notes = el("ul", { className: "notes" });
+      r.notes.forEach(function (n) { notes.appendChild(el("li", { text: n })); });
+      r.files.forEach(function (f) {
+        f.notes.forEach(function (n) { notes.appendChild(el("li", { text: f.format + ": " + n })); });
+      });
+      var made = (r.created_by || "someone") + ", " + new Date(r.created_at).toLocaleString();
+      var gold = r.gold_parser ? " · gold: " + r.gold_parser : "";
+      return el("tr", { "data-version": String(r.version) },
+        version, status, el("td", { text: made }),
+        el("td", { text: r.item_count + gold }), el("td", {}, files), el("td", {}, notes));
+    }
+
+    function render() {
+      var versions = Object.keys(releases).map(Number).sort(function (a, b) { return b - a; });
+      rows.textContent = "";
+      versions.forEach(function (v) { rows.appendChild(row(releases[v])); });
+      table.hidden = versions.length === 0;
+      document.getElementById("no-releases").hidden = versions.length > 0;
+      var ready = versions.filter(function (v) { return releases[v].status === "ready"; });
+      var compare = document.getElementById("compare");
+      compare.hidden = ready.length < 2;
+      ["compare-from", "compare-to"].forEach(function (id, index) {
+        var select = document.getElementById(id);
+        var keep = select.value;
+        select.textContent = "";
+        ready.forEach(function (v) { select.appendChild(el("option", { value: String(v), text: "v" + v })); });
+        if (keep) select.value = keep;
+        else if (ready.length > 1) select.value = String(index === 0 ? ready[1] : ready[0]);
+      });
+    }
+
+    function follow(version) {
+      var r = releases[version];
+      if (!r || (r.status !== "queued" && r.status !== "building")) return;
+      setTimeout(function () {
+        send(r.url).then(function (res) {
+          if (res.ok) { releases[version] = res.body; render(); }
+          follow(version);
+        });
+      }, 800);
+    }
+
+    var form = document.getElementById("release-form");
+    if (form) {
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        var error = document.getElementById("release-error");
+        error.textContent = "";
+        var checked = function (name) {
+          return Array.prototype.map.call(
+            form.querySelectorAll("input[name=" + name + "]:checked"), function (i) { return i.value; });
+        };
+        var body = { formats: checked("formats"), gold_parser: form.gold_parser.value };
+        var extra = checked("include_states");
+        if (extra.length) body.include_states = ["approved"].concat(extra);
+        var button = form.querySelector("button[type=submit]");
+        button.disabled = true;
+        send(api, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", "X-CSRFToken": csrf(form) },
+          body: JSON.stringify(body)
+        }).then(function (res) {
+          button.disabled = false;
+          if (!res.ok) { error.textContent = res.body.detail || "the release could not be made"; return; }
+          releases[res.body.version] = res.body;
+          render();
+          follow(res.body.version);
+        });
+      });
+    }
+
+    document.getElementById("compare-form").addEventListener("submit", function (event) {
+      event.preventDefault();
+      var from = document.getElementById("compare-from").value;
+      var to = document.getElementById("compare-to").value;
+      var out = document.getElementById("compare-result");
+      send(releases[from].url + "compare/" + to + "/").then(function (res) {
+        out.textContent = "";
+        if (!res.ok) { out.appendChild(el("p", { className: "form-error", text: res.body.detail })); return; }
+        var c = res.body;
+        out.appendChild(el("p", { text: "v" + c.from + " → v" + c.to + ": " + c.added.length + " added, " +
+          c.removed.length + " removed, " + c.changed.length + " changed, " + c.unchanged + " unchanged." }));
+        if (c.added.length) out.appendChild(el("p", { text: "Added: " + c.added.join(", ") }));
+        if (c.removed.length) out.appendChild(el("p", { text: "Removed: " + c.removed.join(", ") }));
+        if (c.changed.length) {
+          var list = el("table", { className: "grid" },
+            el("thead", {}, el("tr", {}, el("th", { text: "Item" }), el("th", { text: "Field" }),
+              el("th", { text: "Before" }), el("th", { text: "After" }))));
+          var tbody = el("tbody");
+          c.changed.forEach(function (item) {
+            Object.keys(item.fields).forEach(function (name) {
+              var f = item.fields[name];
+              tbody.appendChild(el("tr", {}, el("td", { text: item.id }), el("td", { text: name }),
+                el("td", {}, el("code", { text: JSON.stringify(f.before) })),
+                el("td", {}, el("code", { text: JSON.stringify(f.after) }))));
+            });
+          });
+          list.appendChild(tbody);
+          out.appendChild(list);
+        }
+      });
+    });
+
+    render();
+    Object.keys(releases).forEach(follow);
+  }
+
+  // -- import page ---------------------------------------------------------------------------
+
+  function importPage(root) {
+    var form = document.getElementById("import-form");
+    var error = document.getElementById("import-error");
+    var preview = document.getElementById("import-preview");
+    var tables = document.getElementById("import-tables");
+    var confirm = document.getElementById("import-confirm");
+    var done = document.getElementById("import-done");
+    var token = "";
+
+    function payload(withToken) {
+      var data = new FormData();
+      data.append("file", form.file.files[0]);
+      data.append("format", form.format.value);
+      if (withToken) data.append("token", token);
+      return data;
+    }
+
+    function showProblems(problems) {
+      var list = el("ul", { className: "form-error" });
+      (problems || []).forEach(function (p) { list.appendChild(el("li", { text: p.text })); });
+      return list;
+    }
+
+    function section(title, head, items, cells, className) {
+      if (!items.length) return;
+      tables.appendChild(el("h3", { text: title + " (" + items.length + ")" }));
+      var thead = el("tr");
+      head.forEach(function (h) { thead.appendChild(el("th", { text: h })); });
+      var tbody = el("tbody");
+      items.forEach(function (item) {
+        var tr = el("tr", { className: className || "" });
+        cells(item).forEach(function (c) { tr.appendChild(el("td", { text: c === null || c === undefined ? "" : String(c) })); });
+        tbody.appendChild(tr);
+      });
+      tables.appendChild(el("table", { className: "grid preview-table" }, el("thead", {}, thead), tbody));
+    }
+
+    form.addEventListener("submit", function (event) {
+      event.preventDefault();
+      error.textContent = "";
+      done.hidden = true;
+      if (!form.file.files.length) { error.textContent = "choose a file to import"; return; }
+      send(root.dataset.preview, {
+        method: "POST", headers: { "X-CSRFToken": csrf(form) }, body: payload(false)
+      }).then(function (res) {
+        if (!res.ok) { error.textContent = res.body.detail || "the file could not be previewed"; return; }
+        var p = res.body;
+        token = p.token;
+        var c = p.counts;
+        document.getElementById("import-summary").textContent =
+          p.filename + " read as " + p.format + ": " + c.create + " to create, " + c.update +
+          " to update, " + c.unchanged + " unchanged, " + c.refused + " refused, " + c.pending +
+          " waiting for a file, " + c.warnings + " warning(s).";
+        tables.textContent = "";
+        section("Refused", ["Where", "Problem"], p.refused, function (r) {
+          return [(r.line ? "line " + r.line : "") + (r.item ? " item " + r.item : ""), r.text];
+        }, "refused");
+        section("To create", ["Item", "Question", "Anchors"], p.create, function (i) {
+          return [i.id, i.question, i.anchors_added.length + i.pending_spans_added];
+        });
+        section("To update", ["Item", "Changed", "Anchors added"], p.update, function (i) {
+          return [i.id, i.changed.join(", "), i.anchors_added.length + i.pending_spans_added];
+        });
+        section("Waiting for a file", ["Item", "File", "Line", "Why"], p.pending, function (w) {
+          return [w.item, w.file_name, w.line, w.reason];
+        });
+        section("Warnings", ["Where", "Note"], p.warnings, function (r) {
+          return [(r.line ? "line " + r.line : "") + (r.item ? " item " + r.item : ""), r.text];
+        });
+        if (p.unchanged.length) tables.appendChild(el("p", { className: "muted", text: "Unchanged: " + p.unchanged.join(", ") }));
+        confirm.disabled = !p.can_commit;
+        confirm.textContent = p.can_commit ? "Import " + (c.create + c.update) + " item(s)" : "Fix the refused rows first";
+        preview.hidden = false;
+      });
+    });
+
+    document.getElementById("import-cancel").addEventListener("click", function () {
+      preview.hidden = true;
+    });
+
+    confirm.addEventListener("click", function () {
+      confirm.disabled = true;
+      send(root.dataset.commit, {
+        method: "POST", headers: { "X-CSRFToken": csrf(form) }, body: payload(true)
+      }).then(function (res) {
+        confirm.disabled = false;
+        if (!res.ok) {
+          error.textContent = res.body.detail || "the import failed";
+          if (res.body.problems) error.appendChild(showProblems(res.body.problems));
+          preview.hidden = true;
+          return;
+        }
+        var c = res.body.counts;
+        preview.hidden = true;
+        done.hidden = false;
+        done.textContent = "Imported into " + res.body.evalset + ": " + c.create + " created, " +
+          c.update + " updated, " + c.unchanged + " unchanged" +
+          (c.pending ? "; " + c.pending + " label(s) wait for their file." : ".");
+      });
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var releasesRoot = document.getElementById("releases-page");
+    if (releasesRoot) releasesPage(releasesRoot);
+    var importRoot = document.getElementById("import-page");
+    if (importRoot) importPage(importRoot);
+  });
+})();

@@ -1,0 +1,196 @@
+"""The eval set's dashboard: figures in JSON, and a page with inline SVG charts."""
+
+from __future__ import annotations
+
+import pytest
+from contextgrid.evalset.quality import minimum_detectable_difference
+
+from evalsets import dashboard, review, services
+from evalsets.models import AnchorResolution, Membership, ParseStatus, Role
+
+pytestmark = pytest.mark.django_db
+
+DASHBOARD = "/api/workspaces/acme/evalsets/quiz/dashboard/"
+PAGE = "/w/acme/sets/quiz/dashboard/"
+
+
+@pytest.fixture
+def filled(evalset, annotator, reviewer, document, reference, django_capture_on_commit_callbacks):
+    """Three items: one approved with an anchor, one submitted, one near-duplicate draft."""
+    with django_capture_on_commit_callbacks(execute=True):
+        return _fill(evalset, annotator, reviewer, reference)
+
+
+def _fill(evalset, annotator, reviewer, reference):
+    q1 = services.item_create(
+        evalset=evalset,
+        user=annotator,
+        item_id="q1",
+        question="How much leave do employees accrue per month?",
+        qtype="numeric",
+    )
+    services.anchor_create_from_highlight(
+        item=q1, user=annotator, parse=reference, start=19, end=64
+    )
+    q2 = services.item_create(
+        evalset=evalset,
+        user=annotator,
+        item_id="q2",
+        question="How many remote days are allowed?",
+        qtype="numeric",
+    )
+    services.item_create(
+        evalset=evalset,
+        user=reviewer,
+        item_id="q3",
+        question="how much leave do employees accrue per month",
+        qtype="factoid",
+    )
+    review.item_submit(item=q1, user=annotator)
+    q1.refresh_from_db()
+    review.item_approve(item=q1, user=reviewer, row_version=q1.row_version)
+    review.item_submit(item=q2, user=annotator)
+    return evalset
+
+
+def test_it_counts_items_per_state_and_per_person(client_for, filled, viewer):
+    data = client_for(viewer).get(DASHBOARD).json()
+    assert data["states"] == {
+        "draft": 1,
+        "submitted": 1,
+        "changes_requested": 0,
+        "approved": 1,
+    }
+    people = {p["user"]: p for p in data["people"]}
+    assert people["ann"]["authored"] == {
+        "draft": 0,
+        "submitted": 1,
+        "changes_requested": 0,
+        "approved": 1,
+    }
+    assert people["ann"]["anchors"] == 1
+    assert people["rita"]["approved"] == 1
+    assert people["rita"]["authored_total"] == 1
+
+
+def test_throughput_counts_todays_decisions_from_the_audit_trail(client_for, filled, viewer):
+    days = client_for(viewer).get(DASHBOARD).json()["throughput"]
+    assert len(days) == dashboard.THROUGHPUT_DAYS
+    assert days[-1]["submitted"] == 2
+    assert days[-1]["approved"] == 1
+    assert sum(d["approved"] for d in days[:-1]) == 0
+
+
+def test_it_reports_resolution_health_per_parse(
+    client_for, filled, viewer, document, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        services.parse_version_add(
+            document=document, parser="theirs", text="Nothing useful here.", origin="uploaded"
+        )
+    rows = client_for(viewer).get(DASHBOARD).json()["resolution"]
+    by_parser = {r["parser"]: r for r in rows}
+    assert by_parser["plaintext"]["found"] == 1
+    assert by_parser["plaintext"]["by_status"]["exact"] == 1
+    assert by_parser["plaintext"]["is_reference"] is True
+    assert by_parser["theirs"]["lost"] == 1
+    assert by_parser["theirs"]["found"] == 0
+
+
+def test_pending_counts_anchors_a_parse_has_not_resolved_yet(client_for, filled, viewer):
+    AnchorResolution.objects.all().delete()
+    rows = client_for(viewer).get(DASHBOARD).json()["resolution"]
+    assert rows[0]["pending"] == 1
+    assert rows[0]["found"] == 0
+
+
+def test_it_reports_question_types_unanswerable_and_near_duplicates(client_for, filled, viewer):
+    data = client_for(viewer).get(DASHBOARD).json()
+    assert data["qtypes"] == {"numeric": 2, "factoid": 1}
+    assert data["unanswerable"] == 2
+    assert data["duplicates"]["count"] == 1
+    pair = data["duplicates"]["pairs"][0]
+    assert (pair["a"], pair["b"], pair["exact"]) == ("q1", "q3", True)
+
+
+def test_it_reports_context_grids_minimum_detectable_difference(client_for, filled, viewer):
+    quality = client_for(viewer).get(DASHBOARD).json()["quality"]
+    assert quality["size"] == 3
+    assert quality["answerable"] == 1
+    assert quality["detectable_difference"] == round(minimum_detectable_difference(1), 4)
+    assert quality["approved_answerable"] == 1
+    assert "differences below about" in quality["summary"]
+
+
+def test_agreement_compares_the_spans_of_overlapping_annotators(
+    client_for, evalset, owner, annotator, make_user, workspace, reference
+):
+    bob = make_user("bob")
+    Membership.objects.create(workspace=workspace, user=bob, role=Role.ANNOTATOR)
+    same = services.item_create(evalset=evalset, user=owner, item_id="same", question="A?")
+    half = services.item_create(evalset=evalset, user=owner, item_id="half", question="B?")
+    client_for(owner).post(
+        "/api/workspaces/acme/evalsets/quiz/assignments/",
+        {"users": ["ann", "bob"], "kind": "annotate", "overlap": 2},
+        format="json",
+    )
+    for user in (annotator, bob):
+        services.anchor_create_from_highlight(
+            item=same, user=user, parse=reference, start=19, end=64
+        )
+    # Ann marks 20 characters, Bob the last 10 of them: Jaccard 10 / 20.
+    services.anchor_create_from_highlight(
+        item=half, user=annotator, parse=reference, start=19, end=39
+    )
+    services.anchor_create_from_highlight(item=half, user=bob, parse=reference, start=29, end=39)
+    data = client_for(owner).get("/api/workspaces/acme/evalsets/quiz/dashboard/").json()
+    per_item = {r["item"]: r["agreement"] for r in data["agreement"]["items"]}
+    assert per_item == {"same": 1.0, "half": 0.5}
+    assert data["agreement"]["mean"] == 0.75
+    assert data["agreement"]["pairs"] == [
+        {"annotators": ["ann", "bob"], "items": 2, "agreement": 0.75}
+    ]
+
+
+def test_span_agreement_is_one_when_neither_annotator_found_evidence():
+    assert dashboard.span_agreement({}, {}) == 1.0
+    assert dashboard.span_agreement({"t": [(0, 10)]}, {}) == 0.0
+    assert dashboard.span_agreement({"t": [(0, 10)]}, {"u": [(0, 10)]}) == 0.0
+
+
+def test_an_empty_set_has_a_dashboard(client_for, evalset, viewer):
+    data = client_for(viewer).get(DASHBOARD).json()
+    assert data["items"] == 0
+    assert data["agreement"] == {"items": [], "pairs": [], "mean": None}
+    assert data["quality"]["size"] == 0
+
+
+def test_the_dashboard_page_draws_inline_svg_charts(client, filled, viewer):
+    from tests.conftest import PASSWORD
+
+    client.login(username="vic", password=PASSWORD)
+    response = client.get(PAGE)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.count("<svg") >= 4
+    assert 'aria-label="Items per state"' in html
+    assert "minimum detectable difference" in html
+
+
+def test_chart_labels_are_escaped(filled):
+    svg = dashboard.bar_chart([("<script>", 1)], title="t")
+    assert "<script>" not in svg
+    assert "&lt;script&gt;" in svg
+
+
+def test_the_dashboard_page_is_404_for_non_members(client, filled, outsider):
+    from tests.conftest import PASSWORD
+
+    client.login(username="otto", password=PASSWORD)
+    assert client.get(PAGE).status_code == 404
+
+
+def test_a_failed_parse_still_shows_in_resolution_health(client_for, filled, viewer, document):
+    document.parses.update(status=ParseStatus.FAILED)
+    rows = client_for(viewer).get(DASHBOARD).json()["resolution"]
+    assert rows[0]["status"] == "failed"
