@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter, defaultdict
+from dataclasses import replace
 from itertools import combinations
 
 from contextgrid.evalset.quality import assess, minimum_detectable_difference
@@ -251,7 +252,17 @@ def duplicates(items: list[EvalItem], threshold: int = NEAR_DUPLICATE_SCORE) -> 
 
 def _quality(evalset: EvalSet, items: list[EvalItem]) -> dict:
     try:
-        quality = assess(evalset_to_cg(evalset, items))
+        converted = evalset_to_cg(evalset, items)
+        # context-grid counts a question as checked by a person when meta["reviewed"] is
+        # set; in Groundwork that is exactly what approval means.
+        approved = {item.item_id for item in items if item.state == ItemState.APPROVED}
+        converted = converted.with_items(
+            tuple(
+                replace(i, meta={**i.meta, "reviewed": True}) if i.id in approved else i
+                for i in converted.items
+            )
+        )
+        quality = assess(converted)
     except (TypeError, ValueError) as exc:  # context-grid refused the set as it stands
         return {"error": f"context-grid could not assess this set: {exc}"}
     approved_answerable = sum(

@@ -194,3 +194,18 @@ def test_a_failed_parse_still_shows_in_resolution_health(client_for, filled, vie
     document.parses.update(status=ParseStatus.FAILED)
     rows = client_for(viewer).get(DASHBOARD).json()["resolution"]
     assert rows[0]["status"] == "failed"
+
+
+def test_approved_items_count_as_reviewed_for_context_grids_quality_check(
+    evalset, annotator, document
+):
+    from evalsets.models import EvalItem
+
+    for n in range(5):
+        item = services.item_create(evalset=evalset, user=annotator, item_id=f"r{n}", question="Q?")
+        services.anchor_create_typed(
+            item=item, user=annotator, source_id="handbook.txt", quote="Leave may be"
+        )
+    EvalItem.objects.filter(item_id__in=["r0", "r1"]).update(state="approved")
+    figures = dashboard.evalset_dashboard(evalset)
+    assert "40% reviewed" in figures["quality"]["summary"]
