@@ -17,15 +17,18 @@ from django.db.models import Count, Prefetch, Q
 from django.db.models.functions import Length
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
 
 from evalsets import selectors
 from evalsets.api.serializers import ItemSerializer
 from evalsets.models import (
     AnchorResolution,
+    Comment,
     Document,
     EvalItem,
     EvalSet,
     GoldAnchor,
+    ItemEvent,
     ItemState,
     Membership,
     ParseStatus,
@@ -63,6 +66,7 @@ def _set_progress(evalsets) -> dict[int, dict]:
     return {evalset.pk: _progress(counts.get(evalset.pk, {})) for evalset in evalsets}
 
 
+@require_safe
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     memberships = list(
@@ -95,6 +99,7 @@ def home(request: HttpRequest) -> HttpResponse:
     )
 
 
+@require_safe
 @login_required
 def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership = selectors.membership_for(request.user, ws)
@@ -142,6 +147,7 @@ def _next_item_id(evalset: EvalSet) -> str:
     return f"q{highest + 1}"
 
 
+@require_safe
 @login_required
 def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership, evalset = _evalset_for(request, ws, set_slug)
@@ -178,6 +184,7 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     return render(request, "labelling/evalset.html", context)
 
 
+@require_safe
 @login_required
 def item_search(request: HttpRequest, ws: str, set_slug: str) -> JsonResponse:
     """Items of a set whose id or question contains ``q``, for the highlight popover."""
@@ -203,6 +210,7 @@ def item_search(request: HttpRequest, ws: str, set_slug: str) -> JsonResponse:
     )
 
 
+@require_safe
 @login_required
 def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> HttpResponse:
     membership, evalset = _evalset_for(request, ws, set_slug)
@@ -224,8 +232,38 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "qtypes": _qtype_suggestions(evalset),
             "documents": documents,
             "can_write": membership.allows("annotator"),
+            "threads": _comment_threads(item),
+            "events": ItemEvent.objects.filter(item=item).order_by("-at", "-id")[:200],
         },
     )
+
+
+def _comment_threads(item: EvalItem) -> list[dict]:
+    """The item's comments as threads (a top-level comment and its replies, oldest first).
+
+    A comment on an anchor carries where that anchor was highlighted, so the page can jump
+    straight to it in the document.
+    """
+    comments = list(
+        Comment.objects.filter(item=item)
+        .select_related("author", "anchor__document", "parent")
+        .order_by("created_at", "id")
+    )
+    by_parent: dict[int | None, list[Comment]] = {}
+    for comment in comments:
+        by_parent.setdefault(comment.parent_id, []).append(comment)
+
+    def replies(comment: Comment) -> list[Comment]:
+        found, queue = [], list(by_parent.get(comment.pk, []))
+        while queue:
+            reply = queue.pop(0)
+            found.append(reply)
+            queue.extend(by_parent.get(reply.pk, []))
+        return found
+
+    known = {c.pk for c in comments}
+    roots = [c for c in comments if c.parent_id is None or c.parent_id not in known]
+    return [{"comment": root, "replies": replies(root)} for root in roots]
 
 
 def _document_anchors(document: Document) -> list[dict]:
@@ -233,6 +271,7 @@ def _document_anchors(document: Document) -> list[dict]:
     anchors = (
         GoldAnchor.objects.filter(document=document)
         .select_related("item__evalset", "reference_parse")
+        .defer("reference_parse__text")
         .prefetch_related(
             Prefetch(
                 "resolutions",
@@ -293,6 +332,7 @@ def _document_for(request: HttpRequest, ws: str, source_id: str) -> tuple[Member
     return membership, document
 
 
+@require_safe
 @login_required
 def document_anchors(request: HttpRequest, ws: str) -> JsonResponse:
     """The anchors on ``?doc=<source_id>``, refreshed by the document view after a save."""
@@ -300,6 +340,7 @@ def document_anchors(request: HttpRequest, ws: str) -> JsonResponse:
     return JsonResponse({"anchors": _document_anchors(document)})
 
 
+@require_safe
 @login_required
 def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
     membership, document = _document_for(request, ws, doc)
@@ -356,6 +397,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
     )
 
 
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     """Liveness for a proxy or orchestrator: the database answers."""
     with connection.cursor() as cursor:

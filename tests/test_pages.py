@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from evalsets import services
-from evalsets.models import Document
+from evalsets.models import Comment, Document
 from tests.conftest import HANDBOOK
 
 pytestmark = pytest.mark.django_db
@@ -248,3 +248,33 @@ def test_pages_are_a_404_outside_the_workspace_and_for_another_documents_parse(
 
 def test_pages_cannot_be_written(client_for, owner, reference):
     assert client_for(owner).post(pages_url(reference), {}).status_code == 405
+
+
+def test_the_item_page_shows_a_request_for_changes_with_a_jump_to_its_evidence(
+    web, annotator, reviewer, item, reference
+):
+    from evalsets import review
+
+    start = HANDBOOK.index("Remote work")
+    anchor = services.anchor_create_from_highlight(
+        item=item, user=annotator, parse=reference, start=start, end=start + 11
+    )
+    item.refresh_from_db()
+    item, _ = review.item_submit(item=item, user=annotator, row_version=item.row_version)
+    review.item_request_changes(
+        item=item,
+        user=reviewer,
+        row_version=item.row_version,
+        comment="Quote the whole <b>sentence</b>, please.",
+        anchor=anchor,
+    )
+    first = Comment.objects.get()
+    review.comment_add(item=item, user=annotator, body="Done, see the new quote.", parent=first)
+
+    html = web(annotator).get("/w/acme/sets/quiz/items/q1/").content.decode()
+    assert "changes requested" in html
+    assert "Quote the whole &lt;b&gt;sentence&lt;/b&gt;, please." in html
+    assert f"/w/acme/documents/handbook.txt#at={start}-{start + 11}" in html
+    assert html.index("Quote the whole") < html.index("Done, see the new quote.")
+    assert 'class="replies"' in html
+    assert "changes requested" in html.split("History")[1].lower()
