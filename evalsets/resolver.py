@@ -14,15 +14,19 @@ It is pure Python on purpose (no Django), so workers, scripts and the benchmark 
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress, pairwise, repeat
+from operator import ne
 from typing import Any
 
 import edlib
+from rapidfuzz.distance import LCSseq
 
 __all__ = [
     "AMBIGUOUS",
@@ -44,7 +48,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.1"
+RESOLVER_VERSION = "1.2"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -81,6 +85,10 @@ MAX_SEED_HITS = 24
 MAX_CHAIN_SEGMENTS = 120
 #: Fuzzy windows aligned per quote, best-voted first.
 MAX_FUZZY_WINDOWS = 12
+#: A piece of the passage the parse reads in another order (inside the found span) counts
+#: as matched when it is an exact run of at least this many characters, at this cost.
+MOVE_MIN = 8
+MOVE_COST = 2
 
 
 # ---------------------------------------------------------------------------
@@ -202,6 +210,18 @@ _MARKDOWN_NOISE = re.compile(
 #: "well-known". Dropped on both sides, so all spellings of a hyphenated word compare equal.
 _JOINING_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\u2011](?=\s*[^\W\d_])")
 
+
+def _cuts(text: str) -> list[tuple[int, int]]:
+    """Spans folding drops whole: Markdown noise and joining hyphens (unsorted)."""
+    # each pattern needs one of these substrings to match at all; checking for them first
+    # (in C) spares running the patterns over the many texts and quotes that have none
+    noise = "](" in text or "![" in text or "---" in text or "(cid:" in text
+    cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)] if noise else []
+    if "-" in text or "\u00ad" in text or "\u2010" in text or "\u2011" in text:
+        cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
+    return cuts
+
+
 _ATTACH = 1  # dropped, but belongs to the character before it (combining marks, ZWJ)
 _SEPARATE = 0  # dropped, belongs to nothing (whitespace, soft hyphen, zero-width space)
 
@@ -279,8 +299,7 @@ def fold_text(text: str) -> FoldedText:
     between words.
     """
     n = len(text)
-    cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)]
-    cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
+    cuts = _cuts(text)
     # one code point per code point: the folded character, or a marker (dropped, attached
     # to the character before, or folding to several characters)
     marked = text.translate(_MARK_TABLE)
@@ -299,16 +318,28 @@ def fold_text(text: str) -> FoldedText:
     ends = array("l")
     group = 0  # folded characters produced by the last original character kept
     prev_end = -1  # original end of that group
-    for m in _MARKED_RUN.finditer(marked):
-        i, j = m.span()
-        ch = marked[i]
-        if j - i > 1 or (ch != _SEVERAL and ch != _ATTACHED):
-            folded.append(marked[i:j])
-            starts.extend(range(i, j))
-            ends.extend(range(i + 1, j + 1))
-            group = 1
-            prev_end = j
-        elif ch == _SEVERAL:
+    at = 0
+    # ordinary stretches (one folded character per kept code point) are mapped in C; only
+    # characters that fold to several or attach to the one before are looked at one by one
+    for i in [*(m.start() for m in _SPECIAL.finditer(marked)), n]:
+        if i > at:
+            seg = marked[at:i]
+            kept = seg.replace(_DROP, "")
+            if kept:
+                folded.append(kept)
+                if len(kept) == i - at:
+                    starts.extend(range(at, i))
+                    ends.extend(range(at + 1, i + 1))
+                    prev_end = i
+                else:
+                    idx = array("l", compress(range(at, i), map(ne, seg, repeat(_DROP))))
+                    starts.extend(idx)
+                    ends.extend(map(_PLUS_ONE, idx))
+                    prev_end = idx[-1] + 1
+                group = 1
+        if i == n:
+            break
+        if marked[i] == _SEVERAL:
             out = _fold_char(text[i])[0]
             folded.append(out)
             k = len(out)
@@ -317,16 +348,18 @@ def fold_text(text: str) -> FoldedText:
             group = k
             prev_end = i + 1
         elif group and prev_end == i:
-            for idx in range(len(ends) - group, len(ends)):
-                ends[idx] = i + 1
+            for idx_ in range(len(ends) - group, len(ends)):
+                ends[idx_] = i + 1
             prev_end = i + 1
+        at = i + 1
     assert n == len(marked)
     return FoldedText("".join(folded), starts, ends)
 
 
 _DROP, _SEVERAL, _ATTACHED = "\x00", "\x01", "\x02"
-#: A run of folded characters, or one character to look at on its own.
-_MARKED_RUN = re.compile("[^\x00-\x02]+|[\x01\x02]")
+#: A character to look at on its own: it folds to several, or attaches to the one before.
+_SPECIAL = re.compile("[\x01\x02]")
+_PLUS_ONE = (1).__add__
 
 
 class _MarkTable(dict):
@@ -366,8 +399,7 @@ def fold(text: str) -> str:
 
     Always equal to `fold_text(text).text`, without building the offset map.
     """
-    cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)]
-    cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
+    cuts = _cuts(text)
     if cuts:
         cuts.sort()
         pieces, at = [], 0
@@ -500,9 +532,7 @@ class PreparedText:
                 reason="empty_text",
                 detail="the parse has no text, so no quote can be found in it",
             )
-        context = _Context(
-            fold(prefix)[-48:] if prefix else "", fold(suffix)[:48] if suffix else ""
-        )
+        context = _Context(prefix, suffix)
         out_of_range = 0
 
         # tiers 1 and 2: verbatim and folded copies, weighed together. A verbatim copy is not
@@ -531,7 +561,7 @@ class PreparedText:
                     f"wrong span (fuzzy matching needs {FUZZY_MIN_LENGTH})"
                 ),
             )
-        scored = self._fuzzy_candidates(qf)
+        scored, bound = self._fuzzy_candidates(qf, need - FUZZY_MARGIN)
         accepted = [c for c in scored if c.score >= need]
         if accepted:
             rejected = [c for c in scored if c.score < need]
@@ -542,6 +572,13 @@ class PreparedText:
         if out_of_range:
             return self._out_of_range(out_of_range, occurrence)
         best = max((c.score for c in scored), default=0.0)
+        if scored:
+            closest = f"the closest passage is {best:.0%} similar"
+        elif bound:
+            # every passage was turned away before aligning (see `_fuzzy_candidates`)
+            closest = f"no passage holds more than {bound:.0%} of it in order"
+        else:
+            closest = ""
         return Resolution(
             NOT_FOUND,
             score=best,
@@ -549,9 +586,8 @@ class PreparedText:
             detail=(
                 "no copy of the quote in this parse: "
                 + (
-                    f"the closest passage is {best:.0%} similar, below the {need:.0%} a "
-                    f"{len(qf)}-character quote needs"
-                    if scored
+                    f"{closest}, below the {need:.0%} a {len(qf)}-character quote needs"
+                    if closest
                     else "no part of it appears anywhere"
                 )
             ),
@@ -656,9 +692,37 @@ class PreparedText:
             # the occurrence counted verbatim copies where it was highlighted; when here some
             # copies are verbatim and some only folded, count both ways and insist they agree
             mixed = bool(verbatim) and len(verbatim) < len(pool)
-            if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
-                return self._ambiguous(tier, pool, qlen)
             where = f" on page {page_hint}" if paged else ""
+            if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
+                # the two counts name different copies: the recorded context may clearly
+                # prefer one of the two readings (a table row repeated on the page); else
+                # nothing says which is meant
+                chosen = None
+                if occurrence < len(verbatim) and context:
+                    chosen = self._by_context([verbatim[occurrence], picked], context)
+                if chosen is not None:
+                    # ... only when no copy fits the context better, and at most one other
+                    # fits it as well (with more, a count off by one lands on another copy
+                    # nothing tells from this one: measured, that is a coin toss)
+                    fit = [self._context_distance(c, context) for c in cands]
+                    best_fit = min(fit)
+                    if (
+                        self._context_distance(chosen, context) > best_fit
+                        or fit.count(best_fit) > 2
+                    ):
+                        chosen = None
+                if chosen is None:
+                    return self._ambiguous(tier, pool, qlen)
+                return self._found(
+                    tier,
+                    chosen,
+                    n,
+                    "occurrence",
+                    f"{how}; counting copies{where} verbatim and after folding name different "
+                    f"copies for occurrence {occurrence} (from 0), and the prefix/suffix "
+                    f"recorded with the quote picked this one of the two",
+                    qlen,
+                )
             return self._found(
                 tier,
                 picked,
@@ -689,22 +753,21 @@ class PreparedText:
                 return False
         return True
 
-    def _by_context(self, cands: list[_Candidate], context: _Context) -> _Candidate | None:
-        """The candidate whose surroundings clearly match the recorded prefix/suffix."""
+    def _context_distance(self, c: _Candidate, context: _Context) -> int:
+        """How far the text around `c` is from the recorded prefix/suffix (edit distance)."""
         ftext = self.folded.text
         p, s = context.prefix, context.suffix
-        total = len(p) + len(s)
-        scored: list[tuple[int, int]] = []
-        for index, c in enumerate(cands):
-            d = 0
-            if p:
-                window = ftext[max(0, c.fa - len(p) - len(p) // 2 - 4) : c.fa]
-                d += _distance(p, window)
-            if s:
-                window = ftext[c.fb : c.fb + len(s) + len(s) // 2 + 4]
-                d += _distance(s, window)
-            scored.append((d, index))
-        scored.sort()
+        d = 0
+        if p:
+            d += _distance(p, ftext[max(0, c.fa - len(p) - len(p) // 2 - 4) : c.fa])
+        if s:
+            d += _distance(s, ftext[c.fb : c.fb + len(s) + len(s) // 2 + 4])
+        return d
+
+    def _by_context(self, cands: list[_Candidate], context: _Context) -> _Candidate | None:
+        """The candidate whose surroundings clearly match the recorded prefix/suffix."""
+        total = len(context.prefix) + len(context.suffix)
+        scored = sorted((self._context_distance(c, context), i) for i, c in enumerate(cands))
         (d1, i1), (d2, _) = scored[0], scored[1]
         if d1 > total // 2:
             return None
@@ -748,8 +811,21 @@ class PreparedText:
 
     # -- fuzzy ---------------------------------------------------------------
 
-    def _fuzzy_candidates(self, qf: str) -> list[_Candidate]:
-        """Approximate copies of the folded quote, each aligned with edlib and scored."""
+    def _fuzzy_candidates(self, qf: str, floor: float) -> tuple[list[_Candidate], float]:
+        """Approximate copies of the folded quote, each aligned with edlib and scored.
+
+        A window is a candidate only if the quote shares, in order, at least `floor` of its
+        characters with it: the window's longest common subsequence with the quote, computed
+        in C, is checked before anything is aligned in Python. For an alignment without moved
+        pieces (see `_moved_pieces`) that is exactly a bound on its score -- its matched
+        characters are such a subsequence -- so a window left out could neither have been
+        accepted nor have stopped another from being picked (it would trail any accepted one
+        by more than `FUZZY_MARGIN`). Moved pieces can only lift the score of a window that
+        already holds `floor` of the quote in order: a passage read mostly out of order is
+        never a candidate, which is the safe side, and most quotes that are not in the parse
+        at all (evidence filed under the wrong document) are turned away here cheaply.
+        Also returns the highest such bound among the windows left out (0 if none).
+        """
         ftext = self.folded.text
         m = len(qf)
         index = self._seed_index()
@@ -760,7 +836,7 @@ class PreparedText:
             if hits:
                 votes.extend(h - off for h in hits)
         if not votes:
-            return []
+            return [], 0.0
         votes.sort()
         gap = max(32, m // 4)
         clusters: list[tuple[int, int, int]] = []
@@ -778,18 +854,24 @@ class PreparedText:
         clusters.sort(key=lambda c: -c[0])
         # a passage that can pass the similarity bar shares many pieces with the quote: drop
         # clusters with a small fraction of the best one's votes before aligning anything
-        floor = max(2, clusters[0][0] // 4)
-        clusters = [c for c in clusters if c[0] >= floor] or clusters[:1]
+        fewest = max(2, clusters[0][0] // 4)
+        clusters = [c for c in clusters if c[0] >= fewest] or clusters[:1]
 
         pad = int(m * (MAX_SPAN_STRETCH - 1)) + MAX_SPAN_EXTRA
+        need = math.ceil(floor * m - 1e-9)
         found: list[_Candidate] = []
         aligned: list[tuple[int, int]] = []
+        bound = 0
         for _count, lo, hi in clusters[:MAX_FUZZY_WINDOWS]:
             if any(a <= lo and hi + m <= b for a, b in aligned):
                 continue  # the same passage, already inside a window aligned before
             w0 = max(0, lo - pad)
             w1 = min(len(ftext), hi + m + pad)
             aligned.append((w0, w1))
+            common = LCSseq.similarity(qf, ftext[w0:w1])
+            if common < need:
+                bound = max(bound, common)
+                continue
             cand = self._align(qf, w0, w1)
             if cand is None:
                 continue
@@ -800,7 +882,7 @@ class PreparedText:
                 found = [c for c in found if c not in overlapping] + [best]
             else:
                 found.append(cand)
-        return found
+        return found, bound / m
 
     def _align(self, qf: str, w0: int, w1: int) -> _Candidate | None:
         """Align the folded quote inside folded window `[w0, w1)` and score the alignment.
@@ -808,12 +890,15 @@ class PreparedText:
         Plain unit-cost alignment would rather drop the end of a quote than step over a long
         run of inserted text (a link target, a running header and page number), so the
         alignment is built from a colinear chain of exact k-mer matches first; only the
-        gaps between them, and the two ends, are aligned with edlib.
+        gaps between them, and the two ends, are aligned with edlib. Exact runs the parse
+        reads in another order inside the chain's span count as matched at `MOVE_COST` each
+        (`_moved_pieces`); they change the score, never where the span starts or ends.
         """
         ftext = self.folded.text
         window = ftext[w0:w1]
         m = len(qf)
-        segments = _chain(qf, window, 6 if m < 64 else 8)
+        k = 6 if m < 64 else 8
+        segments, spare = _chain(qf, window, k)
         if not segments:
             return None
         matches = 0
@@ -827,11 +912,19 @@ class PreparedText:
             matches += got
             runs += head_runs
             start = t0 - used
+        moves = _moved_pieces(segments, spare, max(k, MOVE_MIN))
+        cut_q: dict[int, list[tuple[int, int]]] = {}
+        cut_t: dict[int, list[tuple[int, int]]] = {}
+        for gq, qa, gt, ta, length in moves:
+            cut_q.setdefault(gq, []).append((qa, qa + length))
+            cut_t.setdefault(gt, []).append((ta, ta + length))
+            matches += length
         for index, (p, t, length) in enumerate(segments):
             matches += length
             if index + 1 < len(segments):
                 np_, nt, _ = segments[index + 1]
-                qgap, tgap = qf[p + length : np_], window[t + length : nt]
+                qgap = _cut(qf, p + length, np_, cut_q.get(index))
+                tgap = _cut(window, t + length, nt, cut_t.get(index))
                 got, gap_runs = _align_gap(qgap, tgap)
                 matches += got
                 runs += gap_runs
@@ -848,9 +941,11 @@ class PreparedText:
         fa, fb = w0 + start, w0 + end
         if fb <= fa or fb - fa > m * MAX_SPAN_STRETCH + MAX_SPAN_EXTRA:
             return None
-        score = matches / (m + _insert_cost(runs, m))
+        score = matches / (m + _insert_cost(runs, m) + MOVE_COST * len(moves))
         inserted = sum(runs)
         note = f", {inserted} inserted characters stepped over" if inserted >= 8 else ""
+        if moves:
+            note += f", {len(moves)} passage{'s' if len(moves) > 1 else ''} read out of order"
         s, e = self.folded.original_span(fa, fb)
         return _Candidate(s, e, score, fa, fb, note)
 
@@ -861,6 +956,57 @@ def _insert_cost(runs: list[int], m: int) -> int:
     allowed = 1 + m // LONG_RUN_EVERY
     cost = sum(r for r in runs if r < LONG_RUN)
     return cost + len(long_runs[:allowed]) + sum(long_runs[allowed:])
+
+
+def _cut(s: str, a: int, b: int, holes: list[tuple[int, int]] | None) -> str:
+    """`s[a:b]` without the ranges in `holes` (each inside it, none overlapping)."""
+    if not holes:
+        return s[a:b]
+    pieces = []
+    for lo, hi in sorted(holes):
+        pieces.append(s[a:lo])
+        a = hi
+    pieces.append(s[a:b])
+    return "".join(pieces)
+
+
+def _moved_pieces(
+    chain: list[tuple[int, int, int]], spare: list[tuple[int, int, int]], min_len: int
+) -> list[tuple[int, int, int, int, int]]:
+    """Exact runs the chain had to leave out because the parse reads them in another order.
+
+    Between two consecutive chain segments lie a gap of the quote and a gap of the text. A
+    run of at least `min_len` characters that sits in one quote gap and in a *different*
+    text gap is a piece of the passage moved inside it (a table column or a caption read in
+    another order, a line pulled ahead). Returned as `(quote_gap, quote_pos, text_gap,
+    text_pos, length)`, longest first, no two sharing a character.
+    """
+    if len(chain) < 2:
+        return []
+    qgaps = [(p + n, np_) for (p, _, n), (np_, _, _) in pairwise(chain)]
+    tgaps = [(t + n, nt) for (_, t, n), (_, nt, _) in pairwise(chain)]
+    found: list[tuple[int, int, int, int, int]] = []
+    for p, t, n in spare:
+        for gq, (qa, qb) in enumerate(qgaps):
+            lo, hi = max(p, qa), min(p + n, qb)
+            if hi - lo < min_len:
+                continue
+            for gt, (ta, tb) in enumerate(tgaps):
+                if gt == gq:
+                    continue
+                tlo, thi = max(t + lo - p, ta), min(t + hi - p, tb)
+                if thi - tlo >= min_len:
+                    found.append((thi - tlo, gq, tlo - t + p, gt, tlo))
+    found.sort(reverse=True)
+    taken: list[tuple[int, int, int, int, int]] = []
+    for length, gq, qa, gt, ta in found:
+        if any(
+            (qa < q2 + n2 and q2 < qa + length) or (ta < t2 + n2 and t2 < ta + length)
+            for _, q2, _, t2, n2 in taken
+        ):
+            continue
+        taken.append((gq, qa, gt, ta, length))
+    return taken
 
 
 def _ops(cigar: str | None) -> list[tuple[int, str]]:
@@ -909,8 +1055,11 @@ def _align_end(piece: str, seg: str, *, at_end: bool) -> tuple[int, int, list[in
     return sum(k for k, op in ops if op == "="), used, [k for k, op in ops if op == "D"]
 
 
-def _chain(qf: str, window: str, k: int) -> list[tuple[int, int, int]]:
-    """The best colinear chain of exact matches `(quote_pos, window_pos, length)`.
+def _chain(
+    qf: str, window: str, k: int
+) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """The best colinear chain of exact matches `(quote_pos, window_pos, length)`, and the
+    exact matches left out of it.
 
     Matches are k-mers of the quote found in the window, merged along diagonals into maximal
     runs; the chain maximises matched quote characters minus a small cost per jump.
@@ -938,31 +1087,41 @@ def _chain(qf: str, window: str, k: int) -> list[tuple[int, int, int]]:
                 lst.append([p, t, k])
     segs = sorted((s for lst in runs.values() for s in lst), key=lambda s: (s[0], s[1]))
     if not segs:
-        return []
+        return [], []
     if len(segs) > MAX_CHAIN_SEGMENTS:
         segs = sorted(segs, key=lambda s: -s[2])[:MAX_CHAIN_SEGMENTS]
         segs.sort(key=lambda s: (s[0], s[1]))
+    # a run may overlap the one before it in the chain (both hold the same few characters,
+    # "...global|in the..." read twice): it then joins with its start trimmed
     best = [0.0] * len(segs)
     back = [-1] * len(segs)
+    trim = [0] * len(segs)
     for j, (pj, tj, lj) in enumerate(segs):
         best[j] = lj
         for i in range(j):
             pi, ti, li = segs[i]
-            if pi + li > pj or ti + li > tj:
+            if pi >= pj or ti >= tj:
+                continue
+            overlap = max(0, pi + li - pj, ti + li - tj)
+            if overlap >= lj:
                 continue
             jump = abs((tj - ti) - (pj - pi))
-            value = best[i] + lj - min(jump, 8) * 0.5 - jump * 0.01
+            value = best[i] + lj - overlap - min(jump, 8) * 0.5 - jump * 0.05
             if value > best[j]:
                 best[j] = value
                 back[j] = i
+                trim[j] = overlap
     j = max(range(len(segs)), key=best.__getitem__)
     chain: list[tuple[int, int, int]] = []
+    used: set[int] = set()
     while j != -1:
         p, t, length = segs[j]
-        chain.append((p, t, length))
+        cut = trim[j] if back[j] != -1 else 0
+        chain.append((p + cut, t + cut, length - cut))
+        used.add(j)
         j = back[j]
     chain.reverse()
-    return chain
+    return chain, [seg for index, seg in enumerate(segs) if index not in used]
 
 
 _TIER_WORDS = {
@@ -972,13 +1131,32 @@ _TIER_WORDS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
 class _Context:
-    prefix: str
-    suffix: str
+    """The recorded prefix/suffix, folded only if some choice needs them (most quotes have
+    one copy and never look)."""
+
+    __slots__ = ("_folded", "_raw")
+
+    def __init__(self, prefix: str, suffix: str) -> None:
+        self._raw = (prefix or "", suffix or "")
+        self._folded: tuple[str, str] | None = None
+
+    def _fold(self) -> tuple[str, str]:
+        if self._folded is None:
+            p, s = self._raw
+            self._folded = (fold(p)[-48:] if p else "", fold(s)[:48] if s else "")
+        return self._folded
+
+    @property
+    def prefix(self) -> str:
+        return self._fold()[0]
+
+    @property
+    def suffix(self) -> str:
+        return self._fold()[1]
 
     def __bool__(self) -> bool:
-        return bool(self.prefix or self.suffix)
+        return any(self._raw) and any(self._fold())
 
 
 def _distance(pattern: str, window: str) -> int:

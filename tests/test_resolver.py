@@ -340,5 +340,111 @@ def test_pdfminer_cid_placeholders_and_raw_control_characters_fold_the_same():
     )
 
 
+def test_folding_maps_plain_runs_ligatures_and_the_marks_attached_to_them_back_exactly():
+    # plain stretches are mapped in bulk; a ligature and the accents after it one by one
+    text = "an e\u0301\u0302 o\ufb01\u0301ce  \u00adx"
+    f = fold_text(text)
+    assert f.text == "aneoficex"
+    assert list(f.starts) == [0, 1, 3, 7, 8, 8, 10, 11, 15]
+    assert list(f.ends) == [1, 2, 6, 8, 10, 10, 11, 12, 16]
+    assert text[slice(*f.original_span(4, 7))] == "\ufb01\u0301c"
+
+
+def test_a_line_the_parse_reads_out_of_order_is_matched_inside_the_passage():
+    # pypdf puts the command line before the sentence it belongs to; pdfminer after
+    text = (
+        "Preamble.\nThis toric Groebner basis is computed by\n4ti2-groebner 4coins\n"
+        "and gives the output file\n4coins.gro\nRemark. Many algorithm options are available "
+        "and can be selected."
+    )
+    quote = (
+        "This toric Groebner basis is computed by\nand gives the output file\n"
+        "4ti2-groebner 4coins\n4coins.gro\nRemark. Many algorithm options are available and"
+    )
+    r = resolve(text, quote)
+    assert r.status == FUZZY and "read out of order" in r.detail
+    assert text[r.start : r.end] == text[text.index("This") : text.index(" can be")]
+
+
+def test_exact_runs_that_share_characters_join_one_chain_so_the_span_starts_with_the_passage():
+    # "global in the" is read once in the text but twice by the runs found around it; the
+    # chain used to skip the true start and begin at "alignments" a line earlier
+    text = (
+        "lalign alignments now\nhave accurate shuffle-based E()-values.\nApr. 2007 "
+        "Introduction of ggsearch, for global alignment searches, and glsearch, for\n"
+        "searches with scores that are global in the query and local in the library.\n"
+        "ggsearch and glsearch calculate E()-values using the normal distribution.\n"
+        "Both programs can search with PSI-BLAST PSSMs.\nDec. 2007 Efficient strategy "
+        "for searching subsets of databases (lists of GI or accession numbers)"
+    )
+    quote = (
+        "global alignment searches, and glsearch, for\nsearches with scores that are global\n"
+        "in the library.\nggsearch and glsearch calculate E()-values using the normal "
+        "distribution.\nBoth programs can search with PSI-BLAST PSSMs.\nin the query and "
+        "local\nDec. 2007\nEfficient strategy for searching subsets of databases (lists of GI"
+    )
+    r = resolve(text, quote)
+    assert r.status == FUZZY
+    assert text[r.start : r.end] == text[text.index("global") : text.index(" or accession")]
+
+
+def test_the_alignment_does_not_jump_to_a_later_paragraph_to_collect_a_few_more_characters():
+    text = (
+        "are hard to predict, it may for some\nhard problems make sense to start several "
+        "computations in parallel, each with dif-\nferent algorithms. \u25a1\nThen we specify "
+        "our feasible solution in\n\x0cChapter 1. Beginner\u2019s guide 19\n4coins.feas\n1 4\n"
+        "4 4 0 3\nand call\n4ti2-normalform 4coins\nto produce the file\n4coins.nf\n1 4\n"
+        "4 1 4 2\nthat also contains the desired optimal solution.\nRemark. We could also "
+        "specify a list of feasible solutions in 4coins.feas. Then\nthe call\n4ti2-normalform "
+        "4coins\ncreates a file 4coins.nf containing the minima to the corresponding integer"
+    )
+    quote = (
+        "are hard to predict, it may for some\nhard problems make sense to start several "
+        "computations in parallel, each with dif-\n\u25a1\nferent algorithms.\nThen we specify "
+        "our feasible solution in\n\n\x0cChapter 1. Beginner\u2019s guide\n19\nand call\nto "
+        "produce the file\n4coins.feas\n1 4\n4 4 0 3\n4ti2-normalform 4coins\n4coins.nf\n"
+        "1 4\n4 1 4"
+    )
+    r = resolve(text, quote)
+    assert r.found
+    assert text[r.start : r.end] == text[: text.index(" 2\nthat also")]
+
+
+def test_context_settles_an_occurrence_that_verbatim_and_folded_copies_count_differently():
+    # the same table printed twice on the page, and a row the other parser broke in two
+    # first: copy 0 is "start 1 1 0 stop" counted verbatim, "1\n1 0" counted after folding
+    text = "zz 1\n1 0 qq. start 1 1 0 stop. start 1 1 0 stop."
+    kw = {
+        "occurrence": 0,
+        "page_hint": 1,
+        "page_starts": [0],
+        "prefix": "start ",
+        "suffix": " stop",
+    }
+    r = resolve(text, "1 1 0", **kw)  # type: ignore[arg-type]
+    assert r.status == EXACT and r.start == text.index("1 1 0")
+    assert "picked this one of the two" in r.detail
+    # with a third copy that fits the context as well, a count off by one could land on it
+    r = resolve(text + " start 1 1 0 stop.", "1 1 0", **kw)  # type: ignore[arg-type]
+    assert r.status == AMBIGUOUS
+
+
+def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(monkeypatch):
+    from evalsets.resolver import PreparedText
+
+    def no_alignment(*args: object) -> None:
+        raise AssertionError("a window that cannot reach the bar was aligned")
+
+    text = (
+        PARA + " The council then turned to the matter of the annual parade and the budget "
+        "that the committee had set aside for it in the previous year."
+    )
+    quote = "the committee reviewed the parade route and the annual fireworks in the park"
+    monkeypatch.setattr(PreparedText, "_align", no_alignment)
+    r = prepare(text).resolve(quote)
+    assert r.status == NOT_FOUND and r.reason == "not_present"
+    assert "no passage holds more than" in r.detail
+
+
 def test_the_resolver_version_was_bumped_for_changed_results():
-    assert RESOLVER_VERSION == "1.1"
+    assert RESOLVER_VERSION == "1.2"
