@@ -72,10 +72,10 @@ def queue_parses(document: Document) -> list[ParseVersion]:
             parse.save(update_fields=["is_reference"])
             has_reference = True
         queued.append(parse)
-    from evalsets import tasks
+    from evalsets import sweep, tasks
 
     for parse in queued:
-        transaction.on_commit(lambda pk=parse.pk: tasks.parse_version.delay(pk))
+        transaction.on_commit(lambda pk=parse.pk: sweep.enqueue(tasks.parse_version, pk))
     return queued
 
 

@@ -180,6 +180,7 @@ def release_create(
     The release is version ``N`` (the set's current version, or one past the last release)
     and the set becomes version ``N + 1``, the one now being worked on.
     """
+    from evalsets import sweep
     from evalsets.release_tasks import build_release
 
     formats = _check_formats(formats)
@@ -210,7 +211,7 @@ def release_create(
             progress_total=count * (1 + len(formats)),
         )
         EvalSet.objects.filter(pk=locked.pk).update(version=version + 1)
-        transaction.on_commit(lambda: build_release.delay(release.pk))
+        transaction.on_commit(lambda: sweep.enqueue(build_release, release.pk))
     evalset.version = version + 1
     return release
 

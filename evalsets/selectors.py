@@ -45,10 +45,15 @@ def evalsets(workspace) -> QuerySet[EvalSet]:
 
 
 def anchors_with_resolutions() -> QuerySet[GoldAnchor]:
-    return GoldAnchor.objects.select_related("reference_parse").prefetch_related(
-        Prefetch(
-            "resolutions",
-            queryset=AnchorResolution.objects.select_related("parse").defer("parse__text"),
+    # The reference parse's id only: its text can be megabytes, once per anchor row.
+    return (
+        GoldAnchor.objects.select_related("reference_parse")
+        .defer("reference_parse__text")
+        .prefetch_related(
+            Prefetch(
+                "resolutions",
+                queryset=AnchorResolution.objects.select_related("parse").defer("parse__text"),
+            )
         )
     )
 

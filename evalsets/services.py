@@ -19,7 +19,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from evalsets import review, validation
+from evalsets import review, sweep, validation
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
     Document,
@@ -44,7 +44,7 @@ def _on_commit(task_name: str, *args: Any) -> None:
     from evalsets import tasks
 
     task = getattr(tasks, task_name)
-    transaction.on_commit(lambda: task.delay(*args))
+    transaction.on_commit(lambda: sweep.enqueue(task, *args))
 
 
 # -- workspaces and members --------------------------------------------------------------
@@ -209,7 +209,7 @@ def _attach_pending_anchors(document: Document) -> None:
     ).exists():
         from evalsets.release_tasks import attach_pending_labels
 
-        transaction.on_commit(lambda: attach_pending_labels.delay(document.pk))
+        transaction.on_commit(lambda: sweep.enqueue(attach_pending_labels, document.pk))
 
 
 @transaction.atomic

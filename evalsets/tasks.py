@@ -7,8 +7,8 @@ to be redelivered, and retried on transient database or broker errors.
 
 from __future__ import annotations
 
-from celery import shared_task
-from celery.signals import worker_ready
+from celery import bootsteps, shared_task
+from celery.signals import celeryd_init, worker_ready
 from django.db import OperationalError
 
 from evalsets import imports, ingest, resolution
@@ -82,6 +82,31 @@ def sweep_lost_work(older_than_s: float | None = None) -> dict:
 def _sweep_when_a_worker_starts(sender=None, **kwargs) -> None:
     """A restarted worker completes what a killed one left unfinished."""
     sweep_lost_work.delay()
+
+
+class SweepOnReconnect(bootsteps.StartStopStep):
+    """Sweep again each time the worker reconnects to the broker after losing it.
+
+    A broker restarted without persistence forgets the messages it held; the worker itself
+    lives on and reconnects, so ``worker_ready`` does not fire again. The consumer's steps
+    are started again on every reconnection, which is where this one notices.
+    """
+
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+
+    def __init__(self, parent, **kwargs) -> None:
+        super().__init__(parent, **kwargs)
+        self.connections = 0
+
+    def start(self, parent) -> None:
+        self.connections += 1
+        if self.connections > 1:
+            sweep_lost_work.delay()
+
+
+@celeryd_init.connect
+def _sweep_when_the_broker_comes_back(sender=None, instance=None, **kwargs) -> None:
+    instance.app.steps["consumer"].add(SweepOnReconnect)
 
 
 # Release and import tasks live beside their services; Celery's autodiscovery imports only

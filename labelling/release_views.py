@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.views.decorators.http import require_safe
 
 from evalsets import releases, selectors
 from evalsets.api.release_serializers import ReleaseSerializer
@@ -24,6 +25,7 @@ def _evalset_for(request: HttpRequest, ws: str, set: str):
     return membership, evalset
 
 
+@require_safe
 @login_required
 def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
     membership, evalset = _evalset_for(request, ws, set)
@@ -68,6 +70,7 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
     )
 
 
+@require_safe
 @login_required
 def import_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
     membership, evalset = _evalset_for(request, ws, set)

@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
 
 from evalsets import dashboard, review, selectors
 from evalsets.models import (
@@ -58,6 +59,7 @@ def _in_context(anchor: GoldAnchor, texts: dict[int, str], reference: dict[int, 
     }
 
 
+@require_safe
 @login_required
 def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership, evalset = _scope(request, ws, set_slug)
@@ -120,6 +122,7 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     )
 
 
+@require_safe
 @login_required
 def dashboard_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership, evalset = _scope(request, ws, set_slug)

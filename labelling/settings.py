@@ -115,6 +115,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'groundwork.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+        # With persistent connections, check one before each request reuses it, so a
+        # connection the database dropped (restart, failover, idle kill) is replaced quietly.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -184,6 +187,11 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "evalsets.api.errors.exception_handler",
     "DEFAULT_THROTTLE_RATES": {"login": env_str("GROUNDWORK_LOGIN_RATE", "10/min")},
 }
+# The log-in page: this many failed attempts per username and address within the window, then
+# a pause until the window ends (labelling.login_limit). The API's token endpoint is limited
+# by the "login" throttle rate above.
+GROUNDWORK_LOGIN_ATTEMPTS = env_int("GROUNDWORK_LOGIN_ATTEMPTS", 10)
+GROUNDWORK_LOGIN_WINDOW_S = env_int("GROUNDWORK_LOGIN_WINDOW_S", 300)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Groundwork API",

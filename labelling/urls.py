@@ -1,16 +1,15 @@
-from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from labelling import views
+from labelling import login_limit, views
 
 ws = "w/<slug:ws>"
 evalset = f"{ws}/sets/<slug:set_slug>"
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", login_limit.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz/", views.healthz, name="healthz"),
     path(f"{ws}/", views.workspace_page, name="workspace"),
@@ -25,8 +24,5 @@ urlpatterns = [
     path("api/", include("evalsets.api.urls")),
     path("admin/", admin.site.urls),
 ]
-
-if settings.DEBUG:
-    from django.conf.urls.static import static
-
-    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+# Uploaded documents and release files are never served from MEDIA_URL, not even in dev
+# mode: anyone could fetch them there. They leave only through views that check membership.

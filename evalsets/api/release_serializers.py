@@ -49,7 +49,7 @@ class ReleaseFileSerializer(serializers.ModelSerializer):
 
 class ReleaseSerializer(serializers.ModelSerializer):
     evalset = serializers.CharField(source="evalset.slug")
-    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
     percent = serializers.IntegerField()
     files = ReleaseFileSerializer(many=True)
     url = serializers.SerializerMethodField()

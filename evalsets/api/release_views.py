@@ -10,7 +10,7 @@ from django.conf import settings
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from django.utils.functional import cached_property
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
@@ -45,7 +45,10 @@ class _ReleaseBase(WorkspaceScoped, APIView):
 
 
 class ReleaseListView(_ReleaseBase):
-    @extend_schema(responses=s.ReleaseSerializer(many=True))
+    @extend_schema(
+        operation_id="workspaces_evalsets_releases_list",
+        responses=inline_serializer("ReleaseList", {"results": s.ReleaseSerializer(many=True)}),
+    )
     def get(self, request, *args, **kwargs):
         return Response({"results": s.ReleaseSerializer(self.releases(), many=True).data})
 

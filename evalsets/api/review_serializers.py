@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from evalsets.api.serializers import ItemSerializer
 from evalsets.models import AssignmentKind, Comment, EventKind, ItemAssignment, ItemEvent
 from evalsets.review import MAX_COMMENT_CHARS
 
@@ -51,9 +52,9 @@ class TransitionResultSerializer(serializers.Serializer):
 
 class CommentSerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
-    author = serializers.CharField(source="author.username", default=None)
-    parent = serializers.UUIDField(source="parent.public_id", default=None)
-    anchor = serializers.UUIDField(source="anchor_uuid", default=None)
+    author = serializers.CharField(source="author.username", default=None, allow_null=True)
+    parent = serializers.UUIDField(source="parent.public_id", default=None, allow_null=True)
+    anchor = serializers.UUIDField(source="anchor_uuid", default=None, allow_null=True)
 
     class Meta:
         model = Comment
@@ -71,7 +72,7 @@ class EventSerializer(serializers.ModelSerializer):
     actor = serializers.CharField(source="actor_name")
     item = serializers.CharField(source="item_key")
     evalset = serializers.CharField(source="evalset_slug")
-    anchor = serializers.UUIDField(source="anchor_uuid", default=None)
+    anchor = serializers.UUIDField(source="anchor_uuid", default=None, allow_null=True)
 
     class Meta:
         model = ItemEvent
@@ -93,7 +94,9 @@ class AssignmentSerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     item = serializers.CharField(source="item.item_id")
     user = serializers.CharField(source="user.username")
-    assigned_by = serializers.CharField(source="assigned_by.username", default=None)
+    assigned_by = serializers.CharField(
+        source="assigned_by.username", default=None, allow_null=True
+    )
     kind = serializers.CharField(help_text="annotate or review")
 
     class Meta:
@@ -134,3 +137,11 @@ class NextItemQuerySerializer(serializers.Serializer):
         choices=AssignmentKind.values,
         error_messages={"invalid_choice": "role must be annotate or review, got {input!r}"},
     )
+
+
+class NextItemSerializer(serializers.Serializer):
+    """What ``next/`` answers: the first item in my queue (or null) and how many are left."""
+
+    role = serializers.CharField(help_text="annotate or review")
+    remaining = serializers.IntegerField()
+    item = ItemSerializer(allow_null=True)

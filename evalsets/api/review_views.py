@@ -179,7 +179,9 @@ def _uuid(value: str, field: str):
     try:
         return uuid.UUID(value)
     except ValueError:
-        raise InvalidInput(f"{field} must be an anchor id (a UUID), got {value!r}", field) from None
+        raise InvalidInput(
+            f"{field} must be an anchor id (a UUID), got {value!r}", field=field
+        ) from None
 
 
 class HistoryViewSet(_ReviewScoped, viewsets.GenericViewSet):
@@ -271,7 +273,8 @@ class NextItemViewSet(_ReviewScoped, viewsets.GenericViewSet):
     serializer_class = s.ItemSerializer
 
     @extend_schema(
-        parameters=[OpenApiParameter("role", str, enum=AssignmentKind.values, required=True)]
+        parameters=[OpenApiParameter("role", str, enum=AssignmentKind.values, required=True)],
+        responses=rs.NextItemSerializer,
     )
     def retrieve(self, request, *args, **kwargs):
         query = rs.NextItemQuerySerializer(data=request.query_params)

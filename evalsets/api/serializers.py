@@ -147,7 +147,9 @@ def page_starts_from_blocks(blocks: list[dict]) -> list[int]:
 
 class DocumentSerializer(serializers.ModelSerializer):
     parses = ParseSummarySerializer(many=True, read_only=True)
-    uploaded_by = serializers.CharField(source="uploaded_by.username", default=None)
+    uploaded_by = serializers.CharField(
+        source="uploaded_by.username", default=None, allow_null=True
+    )
 
     class Meta:
         model = Document
@@ -161,7 +163,7 @@ class DocumentCreateSerializer(serializers.Serializer):
 
 class EvalSetSerializer(serializers.ModelSerializer):
     id = serializers.SlugField(source="slug", max_length=100)
-    item_count = serializers.IntegerField(read_only=True, default=None)
+    item_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
 
     class Meta:
         model = EvalSet
@@ -277,8 +279,8 @@ class AnchorUpdateSerializer(serializers.Serializer):
 
 class ItemSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="item_id")
-    author = serializers.CharField(source="author.username", default=None)
-    assignee = serializers.CharField(source="assignee.username", default=None)
+    author = serializers.CharField(source="author.username", default=None, allow_null=True)
+    assignee = serializers.CharField(source="assignee.username", default=None, allow_null=True)
     anchors = AnchorSerializer(many=True, read_only=True)
     is_answerable = serializers.SerializerMethodField()
     is_portable = serializers.SerializerMethodField()

@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from evalsets.api import views as v
 from evalsets.api.document_pages import DocumentPagesView
+from evalsets.api.ops_views import PendingView
 
 LIST = {"get": "list", "post": "create"}
 DETAIL = {"get": "retrieve", "patch": "partial_update", "delete": "destroy"}
@@ -27,6 +28,7 @@ urlpatterns = [
         v.WorkspaceViewSet.as_view({"post": "resolve"}),
         name="workspace-resolve",
     ),
+    path(f"{ws}/pending/", PendingView.as_view(), name="workspace-pending"),
     path(f"{ws}/members/", v.MemberViewSet.as_view(LIST), name="member-list"),
     path(
         f"{ws}/members/<str:username>/",
@@ -48,7 +50,10 @@ urlpatterns = [
     path(f"{doc}/parses/", v.ParseViewSet.as_view(LIST), name="parse-list"),
     path(f"{doc}/parses/<uuid:parse>/pages/", DocumentPagesView.as_view(), name="parse-pages"),
     path(
-        f"{doc}/reparse/", v.DocumentViewSet.as_view({"post": "reparse"}), name="document-reparse"
+        f"{doc}/reparse/",
+        # Answers the queued parses as a plain list, not a page of them.
+        v.DocumentViewSet.as_view({"post": "reparse"}, pagination_class=None),
+        name="document-reparse",
     ),
     path(
         f"{doc}/",

@@ -6,6 +6,8 @@ context-grid's ids; parses and anchors, which have no natural key, use public UU
 
 from __future__ import annotations
 
+import hashlib
+
 import django_filters
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
@@ -26,7 +28,15 @@ from evalsets.models import EvalItem, ItemState, Membership, Workspace
 
 
 class LoginThrottle(ScopedRateThrottle):
+    """The token endpoint's rate (scope ``login``), counted per username and address."""
+
     scope_attr = "throttle_scope"
+
+    def get_cache_key(self, request, view):
+        data = request.data
+        username = str(data.get("username", "")) if isinstance(data, dict) else ""
+        digest = hashlib.sha256(f"{username.casefold()}\x00{self.get_ident(request)}".encode())
+        return self.cache_format % {"scope": self.scope, "ident": digest.hexdigest()}
 
 
 class TokenView(ObtainAuthToken):
@@ -42,12 +52,16 @@ class WorkspaceScoped:
     permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsAnnotator]
     #: The role that writes need; names it in the 403 message.
     write_role = "annotator"
+    #: Actions that need more than ``write_role`` (checked in the action with ``require``),
+    #: so a refusal names the role that will actually do.
+    action_roles: dict[str, str] = {}
 
     def permission_denied(self, request, message=None, code=None):
         if message is None and request.user.is_authenticated:
+            role = self.action_roles.get(getattr(self, "action", None), self.write_role)
             message = (
                 f"your role in {self.membership.workspace.slug!r} is {self.membership.role}; "
-                f"this needs the {self.write_role} role or above"
+                f"this needs the {role} role or above"
             )
         super().permission_denied(request, message=message, code=code)
 
@@ -173,6 +187,7 @@ class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 
 class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.DocumentSerializer
+    action_roles = {"destroy": "owner"}
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     def get_queryset(self):
@@ -221,6 +236,7 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 
 class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.ParseSummarySerializer
+    action_roles = {"destroy": "owner", "reference": "owner"}
     lookup_url_kwarg = "parse"
 
     @cached_property
@@ -275,7 +291,10 @@ class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     def get_queryset(self):
         if self._fake():
             return selectors.evalsets(None).none()
-        return selectors.evalsets(self.workspace).annotate(item_count=Count("items"))
+        # An aggregate drops Meta.ordering; say it again so pages are stable.
+        return (
+            selectors.evalsets(self.workspace).annotate(item_count=Count("items")).order_by("slug")
+        )
 
     def get_object(self):
         return get_object_or_404(self.get_queryset(), slug=self.kwargs["set"])

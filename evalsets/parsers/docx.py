@@ -22,7 +22,7 @@ from .base import (
     report,
     tidy_block_text,
 )
-from .sniffing import describe_content, not_a
+from .sniffing import check_archive, describe_content, not_a
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _CORRUPT_REASON = "This Word document is damaged and could not be read; try saving it again."
@@ -48,6 +48,7 @@ class DocxParser:
             )
         if description != "a Word document (.docx)":
             raise not_a("a Word document (.docx)", data)
+        check_archive(data)  # an archive bomb is refused before anything is unpacked
 
         import docx
 

@@ -25,6 +25,7 @@ from .base import (
 from .pdf_common import (
     ENCRYPTED_REASON,
     NO_TEXT_REASON,
+    check_streams,
     corrupt_pdf,
     require_pdf_magic,
     tidy_page,
@@ -40,6 +41,7 @@ class PdfminerParser:
         self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
     ) -> ParsedText:
         require_pdf_magic(data)
+        check_streams(data)  # a decompression bomb is refused before the library unpacks it
         from pdfminer.converter import TextConverter
         from pdfminer.layout import LAParams
         from pdfminer.pdfdocument import PDFDocument, PDFPasswordIncorrect

@@ -12,6 +12,7 @@ import codecs
 import io
 import os
 import re
+import struct
 import zipfile
 
 from .base import ParseError
@@ -66,6 +67,76 @@ _HTML_TAG = re.compile(r"<html[\s>]", re.I)
 _HEAD_OR_BODY_TAG = re.compile(r"<(?:head|body)[\s>]", re.I)
 
 
+# Archive bombs: a .docx is a ZIP, and a small ZIP can claim to unpack to gigabytes or hold
+# millions of tiny members. Its central directory says both before anything is unpacked, and
+# Python's zipfile never returns more than a member's declared size, so checking the declared
+# figures is enough. Real Word documents have tens or hundreds of parts.
+MAX_ARCHIVE_MEMBERS = 10_000
+MAX_ARCHIVE_UNPACKED_BYTES = 512 * 1024 * 1024
+#: A member this much larger than its compressed bytes (and over MIN_RATIO_CHECK_BYTES) is a
+#: bomb; text XML compresses 5-30 times, not hundreds.
+MAX_ARCHIVE_RATIO = 200
+MIN_RATIO_CHECK_BYTES = 8 * 1024 * 1024
+_ARCHIVE_BOMB = (
+    "This file is a compressed archive that would unpack to {what}, far more than any real "
+    "document; it was refused. Save the document again and upload that copy."
+)
+
+
+def _declared_member_count(data: bytes) -> int | None:
+    """The member count from a ZIP's end-of-central-directory record, without opening it."""
+    tail_start = max(0, len(data) - (22 + 65535))
+    at = data.rfind(b"PK\x05\x06", tail_start)
+    if at < 0 or at + 22 > len(data):
+        return None
+    (count,) = struct.unpack_from("<H", data, at + 10)
+    if count == 0xFFFF and at >= 20 and data[at - 20 : at - 16] == b"PK\x06\x07":
+        (offset,) = struct.unpack_from("<Q", data, at - 20 + 8)
+        if data[offset : offset + 4] == b"PK\x06\x06" and offset + 40 <= len(data):
+            (count,) = struct.unpack_from("<Q", data, offset + 32)
+    return count
+
+
+def check_archive(data: bytes) -> None:
+    """Raise ``too_large`` when a ZIP-based upload is an archive bomb; do nothing otherwise.
+
+    Too many members, too many bytes once unpacked, or a member compressed far beyond what
+    real documents compress to. Only the directory is read; nothing is decompressed.
+    """
+    if not (data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06")):
+        return
+    count = _declared_member_count(data)
+    if count is not None and count > MAX_ARCHIVE_MEMBERS:
+        raise ParseError("too_large", _ARCHIVE_BOMB.format(what=f"{count:,} separate files"))
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError):
+        return  # not readable as a ZIP: the parser says it is damaged
+    if len(members) > MAX_ARCHIVE_MEMBERS:
+        raise ParseError("too_large", _ARCHIVE_BOMB.format(what=f"{len(members):,} separate files"))
+    total = sum(member.file_size for member in members)
+    if total > MAX_ARCHIVE_UNPACKED_BYTES:
+        raise ParseError("too_large", _ARCHIVE_BOMB.format(what=_size(total)))
+    for member in members:
+        if member.file_size > MIN_RATIO_CHECK_BYTES and member.file_size > MAX_ARCHIVE_RATIO * max(
+            member.compress_size, 1
+        ):
+            ratio = member.file_size // max(member.compress_size, 1)
+            raise ParseError(
+                "too_large",
+                _ARCHIVE_BOMB.format(
+                    what=f"{_size(member.file_size)} from one part compressed {ratio:,} to 1"
+                ),
+            )
+
+
+def _size(nbytes: int) -> str:
+    if nbytes >= 1024**3:
+        return f"{nbytes / 1024**3:,.1f} GB"
+    return f"{nbytes / 1024**2:,.1f} MB"
+
+
 def describe_content(data: bytes) -> str:
     """A short phrase saying what some bytes look like ("a ZIP archive", "plain text", ...)."""
     if not data:
@@ -111,6 +182,7 @@ def sniff(data: bytes, filename: str = "") -> str:
         raise ParseError("empty", "This file is empty.")
     ext = os.path.splitext(filename.lower())[1]
     claimed = _CLAIMED_BINARY.get(ext)
+    check_archive(data)
     description = describe_content(data)
 
     kind: str | None = None
@@ -165,6 +237,9 @@ def _unsupported_reason(description: str) -> str:
 
 
 def _describe_zip(data: bytes) -> str:
+    count = _declared_member_count(data)
+    if count is not None and count > MAX_ARCHIVE_MEMBERS:
+        return f"a ZIP archive of {count:,} files"  # not opened: its directory alone is huge
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = set(archive.namelist())

@@ -24,7 +24,8 @@ class Command(BaseCommand):
     def handle(self, *args, older_than: int, **options):
         queued = sweep(None if older_than is None else timedelta(seconds=older_than))
         self.stdout.write(
-            f"Queued again: {queued['parses']} parses, {queued['resolutions']} resolutions."
+            f"Queued again: {queued['parses']} parses, {queued['resolutions']} resolutions, "
+            f"{queued['releases']} releases."
         )
         for name, count in pending_summary().items():
             self.stdout.write(f"  {name.replace('_', ' ')}: {count}")

@@ -1,0 +1,250 @@
+"""The parts a service benchmark runs against, started and stopped by the benchmark itself.
+
+Everything listens on 127.0.0.1 only: a PostgreSQL database of the benchmark's own (dropped
+and created again), a Redis database number of its own (emptied), gunicorn, Celery workers
+and, as a peer, Django's ``runserver``. Settings are production ones (``DJANGO_DEBUG=false``,
+persistent database connections, static files collected), so the figures mean what they
+would in a deployment on this machine.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+import redis
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "bench" / ".cache"
+PYTHON = sys.executable
+POSTGRES = "postgres://postgres@127.0.0.1:5432"
+REDIS = "redis://127.0.0.1:6379"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def bench_env(database: str, redis_db: int) -> dict[str, str]:
+    """Environment for every process of one benchmark: production settings, local parts."""
+    return {
+        **os.environ,
+        "DATABASE_URL": f"{POSTGRES}/{database}",
+        "DATABASE_CONN_MAX_AGE": "60",
+        "CELERY_BROKER_URL": f"{REDIS}/{redis_db}",
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+        "DJANGO_DEBUG": "false",
+        "DJANGO_SECRET_KEY": "benchmark-only-" + "x" * 40,
+        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "DJANGO_SECURE_SSL_REDIRECT": "false",
+        "DJANGO_STATIC_ROOT": str(CACHE / "static"),
+        "DJANGO_MEDIA_ROOT": str(CACHE / "media"),
+        "GROUNDWORK_LOG_LEVEL": "WARNING",
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+def recreate_database(name: str) -> None:
+    with psycopg.connect(f"{POSTGRES}/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def empty_broker(redis_db: int) -> None:
+    redis.Redis(host="127.0.0.1", port=6379, db=redis_db).flushdb()
+
+
+def manage(env: dict[str, str], *args: str) -> None:
+    subprocess.run(
+        [PYTHON, "manage.py", *args], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL
+    )
+
+
+def setup_django(env: dict[str, str]) -> None:
+    """Configure Django in this process with the benchmark's settings (for seeding)."""
+    os.environ.update(env)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "labelling.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+def prepare(database: str, redis_db: int) -> dict[str, str]:
+    """A fresh, migrated database and an empty broker; returns the environment to use."""
+    env = bench_env(database, redis_db)
+    (CACHE / "media").mkdir(parents=True, exist_ok=True)
+    recreate_database(database)
+    empty_broker(redis_db)
+    manage(env, "migrate", "--noinput")
+    manage(env, "collectstatic", "--noinput")
+    return env
+
+
+class Stack:
+    """Processes started for one benchmark; ``stop`` ends exactly those."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.processes: list[subprocess.Popen] = []
+
+    def _spawn(self, args: list[str], **env: str) -> subprocess.Popen:
+        process = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            env={**self.env, **env},
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        self.processes.append(process)
+        return process
+
+    def gunicorn(self, *, workers: int = 4, threads: int = 1) -> str:
+        port = free_port()
+        options = ["--workers", str(workers), "--threads", str(threads), "--log-level", "warning"]
+        self._spawn(
+            [PYTHON, "-m", "gunicorn", "labelling.wsgi", "--bind", f"127.0.0.1:{port}", *options]
+        )
+        return self._wait_http(port)
+
+    def runserver(self) -> str:
+        port = free_port()
+        self._spawn(
+            [PYTHON, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload", "--insecure"]
+        )
+        return self._wait_http(port)
+
+    def celery_workers(self, count: int, *, concurrency: int = 1) -> None:
+        celery = [PYTHON, "-m", "celery", "-A", "labelling", "worker", "--loglevel=WARNING"]
+        options = [f"--concurrency={concurrency}", "--without-gossip", "--without-mingle"]
+        for n in range(count):
+            self._spawn([*celery, *options, f"--hostname=bench{n}-{os.getpid()}@%h"])
+        time.sleep(3)
+
+    def _wait_http(self, port: int) -> str:
+        import requests
+
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                requests.get(f"{base}/api/workspaces/", timeout=10)
+                return base
+            except (requests.ConnectionError, requests.Timeout):
+                time.sleep(0.2)
+        raise RuntimeError(f"nothing answered on {base} within 60 s")
+
+    def cpu_seconds(self) -> float:
+        """CPU time used so far by every live process this stack started (and their
+        children: each was started in a session, hence a process group, of its own)."""
+        groups = {process.pid for process in self.processes if process.poll() is None}
+        ticks = 0
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) in groups:  # pgrp
+                ticks += int(fields[11]) + int(fields[12])  # utime + stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        self.processes.clear()
+
+    def __enter__(self) -> Stack:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load averages: other work on the machine skews every figure."""
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
+
+
+class CpuMeter:
+    """How busy the whole machine and this process were between ``start`` and ``stop``."""
+
+    def __init__(self, stack: Stack | None = None) -> None:
+        self.stack = stack
+
+    def start(self) -> None:
+        self._stack = self.stack.cpu_seconds() if self.stack else 0.0
+        self._machine = _proc_stat()
+        self._self = os.times()
+        self._wall = time.monotonic()
+
+    def stop(self) -> str:
+        busy0, total0 = self._machine
+        busy1, total1 = _proc_stat()
+        mine = os.times()
+        wall = time.monotonic() - self._wall
+        client = (mine.user + mine.system - self._self.user - self._self.system) / wall
+        machine = (busy1 - busy0) / max(1, total1 - total0)
+        stack = ""
+        if self.stack:
+            used = (self.stack.cpu_seconds() - self._stack) / wall
+            stack = f"; web server and Celery workers {used:.0%} of one core"
+        return (
+            f"machine CPU busy {machine:.0%} of {os.cpu_count()} cores; "
+            f"this load generator {client:.0%} of one core{stack}"
+        )
+
+
+def _proc_stat() -> tuple[int, int]:
+    with open("/proc/stat") as handle:
+        fields = [int(x) for x in handle.readline().split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile (``q`` in 0..100) of a non-empty list."""
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), math.ceil(q / 100 * len(ordered))))
+    return ordered[rank - 1]
+
+
+def table(headers: list[str], rows: list[list]) -> str:
+    """A plain-text table, right-aligned numbers, as the other benchmarks print."""
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:,.1f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)

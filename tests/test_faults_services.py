@@ -1,0 +1,456 @@
+"""Faults in the services around the app: the broker restarted, database connections dropped.
+
+Real parts throughout, nothing mocked. Redis faults use a private ``redis-server`` on a port
+of its own (no persistence, as the shared one runs), killed with SIGKILL and started again,
+with a real ``celery worker`` and this process's Celery producer pointed at it. Database
+faults terminate real PostgreSQL backends with ``pg_terminate_backend`` from a second
+connection, picked out by the ``application_name`` the process under test connects with.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+
+import psycopg
+import pytest
+import redis
+import requests
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from rest_framework.authtoken.models import Token
+
+from evalsets import services
+from evalsets.models import AnchorResolution, EvalItem, GoldAnchor, ParseVersion
+from labelling.celery import app as celery_app
+from tests import services as svc
+from tests.conftest import HANDBOOK
+
+ITEMS = "/api/workspaces/acme/evalsets/quiz/items"
+PENDING = "/api/workspaces/acme/pending/"
+NOTHING_PENDING = {
+    "parses_queued": 0,
+    "parses_running": 0,
+    "parses_missing_resolutions": 0,
+    "resolutions_missing": 0,
+    "anchors_waiting_for_their_file": 0,
+    "releases_queued": 0,
+    "releases_building": 0,
+}
+
+
+NO_PERSISTENCE = ["--save", "", "--appendonly", "no", "--daemonize", "no"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# -- a Redis of our own ------------------------------------------------------------------------
+
+
+class PrivateRedis:
+    """A ``redis-server`` this test may crash and restart; it keeps nothing across restarts."""
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.fail("redis-server is not installed (Debian package redis-server)")
+        self.process = subprocess.Popen(
+            [binary, "--port", str(self.port), "--bind", "127.0.0.1", *NO_PERSISTENCE],
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        svc.wait_for(self._answers, timeout=20, what=f"redis-server on port {self.port}")
+
+    def _answers(self) -> bool:
+        try:
+            return bool(self.client().ping())
+        except redis.ConnectionError:
+            return False
+
+    def crash(self) -> None:
+        """SIGKILL, as a crashed or rebooted host would stop it."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(port=self.port, socket_timeout=2)
+
+    def queued_messages(self) -> int:
+        return self.client().llen("celery")
+
+
+def _reset_producer() -> None:
+    """Drop this process's broker connections so the next publish uses ``broker_url``."""
+    if celery_app._pool is not None:
+        celery_app._pool.force_close_all()
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+
+
+@contextmanager
+def _producer_on(url: str):
+    """Point this process's Celery app at ``url``.
+
+    Celery prefers the ``CELERY_BROKER_URL`` environment variable to ``broker_url``, but
+    ``broker_read_url``/``broker_write_url`` (which every connection is made from) to both.
+    """
+    conf = celery_app.conf
+    previous = {key: conf.get(key) for key in ("broker_read_url", "broker_write_url")}
+    _reset_producer()
+    conf.update(broker_read_url=url, broker_write_url=url)
+    try:
+        yield
+    finally:
+        _reset_producer()
+        conf.update(previous)
+
+
+@pytest.fixture
+def private_redis():
+    server = PrivateRedis()
+    server.start()
+    with _producer_on(server.url):
+        yield server
+    if server.process is not None and server.process.poll() is None:
+        server.crash()
+
+
+@pytest.fixture
+def redis_workers(private_redis, worker_media, settings):
+    """Start real workers on the private Redis; each is stopped after the test."""
+    settings.MEDIA_ROOT = worker_media
+    started: list[svc.WorkerHandle] = []
+
+    def start(**extra_env: str) -> svc.WorkerHandle:
+        handle = svc.WorkerHandle(worker_media)
+        handle.start(CELERY_BROKER_URL=private_redis.url, **extra_env)
+        started.append(handle)
+        return handle
+
+    yield start
+    for handle in started:
+        handle.stop()
+
+
+def _highlight(reference, passage: str) -> dict:
+    start = HANDBOOK.index(passage)
+    return {"parse": str(reference.public_id), "start": start, "end": start + len(passage)}
+
+
+def _every_anchor_resolved_in_every_ready_parse() -> bool:
+    anchors = GoldAnchor.objects.exclude(document=None)
+    expected = sum(
+        ParseVersion.objects.filter(document=a.document_id, status="ready").count() for a in anchors
+    )
+    rows = AnchorResolution.objects.exclude(status="pending")
+    return expected > 0 and rows.count() == expected
+
+
+# -- Redis restarted mid-run ---------------------------------------------------------------------
+
+
+@pytest.mark.services
+def test_a_write_while_redis_is_down_is_saved_shown_as_pending_and_resolved_once_redis_is_back(
+    redis_workers, private_redis, reference, item, annotator, viewer, client_for
+):
+    redis_workers()
+    private_redis.crash()
+
+    response = client_for(annotator).post(
+        f"{ITEMS}/q1/anchors/",
+        _highlight(reference, "Remote work is limited to 30 days a year."),
+        format="json",
+    )
+
+    assert response.status_code == 201, response.content
+    anchor = GoldAnchor.objects.get(public_id=response.json()["id"])
+    assert not AnchorResolution.objects.filter(anchor=anchor).exists()
+    pending = client_for(viewer).get(PENDING)
+    assert pending.status_code == 200
+    assert pending.json() == {
+        **NOTHING_PENDING,
+        "parses_missing_resolutions": 1,
+        "resolutions_missing": 1,
+    }
+
+    # No one runs anything: the worker reconnects by itself and sweeps when it does.
+    private_redis.start()
+    row = svc.wait_for(
+        lambda: AnchorResolution.objects.filter(anchor=anchor, parse=reference).first(),
+        timeout=120,
+        what="the reconnected worker to resolve the anchor saved while Redis was down",
+    )
+    assert (row.status, row.start) == ("exact", HANDBOOK.index("Remote"))
+    assert client_for(viewer).get(PENDING).json() == NOTHING_PENDING
+
+
+@pytest.mark.services
+def test_work_queued_before_redis_lost_its_messages_is_queued_again_when_a_worker_starts(
+    private_redis, redis_workers, document, reference, item, annotator, client_for
+):
+    # No worker is running yet, so every message waits in Redis.
+    client = client_for(annotator)
+    uploaded = client.post(
+        "/api/workspaces/acme/documents/",
+        {"file": SimpleUploadedFile("notes.txt", b"Remote work needs a manager's approval.")},
+        format="multipart",
+    )
+    assert uploaded.status_code == 201, uploaded.content
+    added = client.post(
+        "/api/workspaces/acme/documents/handbook.txt/parses/",
+        {"parser": "their-pipeline", "text": HANDBOOK.replace("\n", " "), "page_starts": [0]},
+        format="json",
+    )
+    assert added.status_code == 201, added.content
+    anchored = client.post(
+        f"{ITEMS}/q1/anchors/", _highlight(reference, "1.5 days of leave"), format="json"
+    )
+    assert anchored.status_code == 201, anchored.content
+    assert private_redis.queued_messages() >= 3
+
+    private_redis.crash()
+    private_redis.start()
+    assert private_redis.queued_messages() == 0
+
+    pending = client_for(annotator).get(PENDING).json()
+    assert pending["parses_queued"] == 1
+    assert pending["resolutions_missing"] == 2  # the new anchor in both ready parses
+
+    redis_workers(GROUNDWORK_SWEEP_STALE_S="0")
+    svc.wait_for(
+        lambda: ParseVersion.objects.filter(document__source_id="notes.txt", status="ready"),
+        timeout=120,
+        what="the upload's parse, lost with Redis's messages, to be queued again and run",
+    )
+    svc.wait_for(
+        lambda: client_for(annotator).get(PENDING).json() == NOTHING_PENDING,
+        timeout=120,
+        what="nothing to be pending",
+    )
+    assert _every_anchor_resolved_in_every_ready_parse()
+
+
+# -- PostgreSQL connections dropped --------------------------------------------------------------
+
+
+def _terminate_backends(application_name: str, *, waiting_for_a_lock: bool = False) -> int:
+    """Terminate the named process's PostgreSQL backends from a connection of our own."""
+    sql = (
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+        "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+        "AND application_name = %s"
+    )
+    if waiting_for_a_lock:
+        sql += " AND wait_event_type = 'Lock'"
+    with _admin_connection() as admin:
+        return admin.execute(sql, [application_name]).fetchone()[0]
+
+
+def _admin_connection() -> psycopg.Connection:
+    s = connection.settings_dict
+    return psycopg.connect(
+        host=s.get("HOST") or "127.0.0.1",
+        port=s.get("PORT") or 5432,
+        user=s.get("USER") or "postgres",
+        password=s.get("PASSWORD") or None,
+        dbname=s["NAME"],
+        autocommit=True,
+    )
+
+
+class WebServer:
+    """gunicorn serving the app on the test database, as production runs it."""
+
+    application_name = "groundwork-faults-web"
+
+    def __init__(self, media_root) -> None:
+        self.port = _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.options = [
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--timeout",
+            "60",
+            "--log-level",
+            "warning",
+        ]
+        env = {
+            **os.environ,
+            "DATABASE_URL": f"{svc.database_url()}?application_name={self.application_name}",
+            "DATABASE_CONN_MAX_AGE": "600",
+            "DJANGO_MEDIA_ROOT": str(media_root),
+            "CELERY_TASK_ALWAYS_EAGER": "false",
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "labelling.wsgi", "--workers", "1", *self.options],
+            cwd=svc.ROOT,
+            env=env,
+            start_new_session=True,
+        )
+        svc.wait_for(self._answers, timeout=60, what="gunicorn to answer")
+
+    def _answers(self) -> bool:
+        if self.process.poll() is not None:
+            pytest.fail(f"gunicorn exited at start with code {self.process.returncode}")
+        try:
+            return requests.get(f"{self.base}/api/schema/", timeout=5).status_code == 200
+        except requests.ConnectionError:
+            return False
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+@pytest.fixture
+def web(worker_media):
+    server = WebServer(worker_media)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def api(web, annotator):
+    session = requests.Session()
+    session.headers["Authorization"] = f"Token {Token.objects.create(user=annotator).key}"
+
+    def call(method: str, path: str, **kwargs) -> requests.Response:
+        return session.request(method, f"{web.base}{path}", timeout=30, **kwargs)
+
+    return call
+
+
+@pytest.mark.services
+def test_a_connection_dropped_between_requests_is_replaced_before_the_next_one(
+    web, api, workspace, item
+):
+    assert api("GET", f"{ITEMS}/q1/").status_code == 200
+    assert _terminate_backends(web.application_name) == 1  # the persistent connection
+
+    response = api("GET", f"{ITEMS}/q1/")
+
+    assert response.status_code == 200, response.text
+    assert response.json()["question"] == item.question
+
+
+@pytest.mark.services
+def test_a_connection_dropped_mid_request_answers_503_saves_nothing_and_the_next_request_works(
+    web, api, workspace, item
+):
+    before = api("GET", f"{ITEMS}/q1/").json()
+    answers: list[requests.Response] = []
+
+    # Hold the item's row lock so the server's update waits inside its transaction, then
+    # drop the server's connection while it waits: a drop in the middle of a write.
+    with _admin_connection() as holder, holder.transaction():
+        holder.execute(
+            "SELECT id FROM evalsets_evalitem WHERE id = %s FOR UPDATE", [item.pk]
+        ).fetchone()
+        writer = threading.Thread(
+            target=lambda: answers.append(
+                api(
+                    "PATCH",
+                    f"{ITEMS}/q1/",
+                    json={"question": "Changed?", "row_version": before["row_version"]},
+                )
+            )
+        )
+        writer.start()
+        svc.wait_for(
+            lambda: _terminate_backends(web.application_name, waiting_for_a_lock=True),
+            timeout=30,
+            what="the server's update to wait for the row lock, and its connection to drop",
+        )
+        writer.join(timeout=30)
+
+    assert answers, "the server did not answer the interrupted request"
+    failed = answers[0]
+    assert failed.status_code == 503, failed.text
+    assert failed.json()["detail"] == (
+        "the database is busy or unreachable; nothing was saved, try again"
+    )
+    assert failed.headers["Retry-After"] == "2"
+    item.refresh_from_db()
+    assert (item.question, item.row_version) == (before["question"], before["row_version"])
+
+    retried = api(
+        "PATCH", f"{ITEMS}/q1/", json={"question": "Changed?", "row_version": before["row_version"]}
+    )
+    assert retried.status_code == 200, retried.text
+    assert EvalItem.objects.get(pk=item.pk).question == "Changed?"
+
+
+@pytest.mark.services
+def test_a_worker_whose_database_connection_drops_mid_resolution_still_resolves_every_anchor(
+    redis_workers, workspace, annotator, document
+):
+    name = "groundwork-faults-worker"
+    sentences = [f"Clause {n} says the limit is {n * 7} days for case {n}." for n in range(2000)]
+    evalset = services.evalset_create(workspace=workspace, user=annotator, slug="many")
+    item = services.item_create(evalset=evalset, user=annotator, item_id="q", question="Why?")
+    # Damaged quotes go through the slower fuzzy tier, so the drop lands mid-task.
+    GoldAnchor.objects.bulk_create(
+        GoldAnchor(
+            item=item,
+            source_id="handbook.txt",
+            document=document,
+            quote=sentences[n].replace("limit", "lirnit"),
+        )
+        for n in range(0, 2000, 2)
+    )
+    total = GoldAnchor.objects.count()
+    redis_workers(DATABASE_URL=f"{svc.database_url()}?application_name={name}")
+    services.parse_version_add(document=document, parser="big", text=" ".join(sentences))
+    svc.wait_for(
+        lambda: 0 < AnchorResolution.objects.filter(parse__parser="big").count() < total,
+        what="resolution of the new parse to be under way",
+    )
+    assert _terminate_backends(name) >= 1
+
+    svc.wait_for(
+        lambda: AnchorResolution.objects.filter(parse__parser="big").count() == total,
+        timeout=120,
+        what="the worker to retry and resolve every anchor",
+    )
+    rows = AnchorResolution.objects.filter(parse__parser="big")
+    assert rows.values("anchor").distinct().count() == total
+    assert not rows.filter(status="pending").exists()
+
+
+def test_the_pending_summary_counts_only_the_callers_workspace(
+    outsider, workspace, reference, item, annotator, client_for
+):
+    other = services.evalset_create(
+        workspace=outsider.memberships.get().workspace, user=outsider, slug="theirs"
+    )
+    theirs = services.item_create(evalset=other, user=outsider, item_id="x", question="Theirs?")
+    GoldAnchor.objects.create(item=theirs, source_id="missing.pdf", quote="not uploaded yet")
+
+    assert client_for(annotator).get(PENDING).json()["anchors_waiting_for_their_file"] == 0
+    assert (
+        client_for(outsider)
+        .get("/api/workspaces/elsewhere/pending/")
+        .json()["anchors_waiting_for_their_file"]
+        == 1
+    )
+    assert client_for(outsider).get(PENDING).status_code == 404

@@ -1,0 +1,496 @@
+"""Who may do what on every URL the app serves: one table, checked against the URL conf.
+
+``ROUTES`` walks ``get_resolver()`` recursively. Every route it finds must have a row in
+``MATRIX`` (or be in ``SKIPPED`` with a reason), and the row must list exactly the HTTP
+methods the view serves. Each method's rule says what each role, a member of another
+workspace and an anonymous visitor get, against real objects in workspace ``acme``:
+
+- a member below the role a write needs gets 403 (naming the role, from the API);
+- a member of another workspace gets 404 for anything in ``acme``, never a hint it exists;
+- an anonymous visitor gets 401/403 from the API and a redirect to the log-in page elsewhere.
+
+A new endpoint without a row fails ``test_every_url_has_a_row_in_the_matrix`` by name.
+Each actor's request runs in a savepoint that is rolled back, so one actor's delete does not
+change what the next one sees.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from django.core.cache import cache
+from django.db import transaction
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from rest_framework.test import APIClient
+
+from evalsets import review
+from tests.conftest import PASSWORD
+from tests.world import World, build_world, import_file, upload
+
+OWNER, REVIEWER, ANNOTATOR, VIEWER = "owner", "reviewer", "annotator", "viewer"
+ROLES = (OWNER, REVIEWER, ANNOTATOR, VIEWER)  # highest first
+ACTORS = (*ROLES, "outsider", "anonymous")
+#: Anonymous and refused: 401 or 403 from the API, a redirect to /login/ from a page.
+REFUSED = "refused"
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+#: Routes deliberately left out of the matrix, and why.
+SKIPPED = {
+    "admin/": "Django's admin: staff-only by Django's own checks; no app model is registered",
+    "api/schema/": "the public OpenAPI description; it holds no workspace data",
+    "api/docs/": "the public Swagger UI page for that description; no workspace data",
+}
+
+
+def _walk(patterns, prefix: str = ""):
+    for pattern in patterns:
+        route = prefix + str(pattern.pattern)
+        if any(route.startswith(skipped) for skipped in SKIPPED):
+            continue
+        if isinstance(pattern, URLResolver):
+            yield from _walk(pattern.url_patterns, route)
+        else:
+            assert isinstance(pattern, URLPattern)
+            yield route, pattern
+
+
+def _routes() -> dict[str, tuple[str, object]]:
+    routes: dict[str, tuple[str, object]] = {}
+    for route, pattern in _walk(get_resolver().url_patterns):
+        assert pattern.name, f"the route {route!r} has no name, so no matrix row can name it"
+        assert pattern.name not in routes, f"two routes are named {pattern.name!r}"
+        routes[pattern.name] = (route, pattern.callback)
+    return routes
+
+
+ROUTES = _routes()
+
+
+def _served_methods(callback) -> set[str] | None:
+    """The methods a DRF or class-based view serves; None for a function view."""
+    actions = getattr(callback, "actions", None)
+    if actions:
+        return {method.upper() for method in actions if method.upper() in METHODS}
+    view_class = getattr(callback, "view_class", None)
+    if view_class is None:
+        return None
+    return {
+        method.upper()
+        for method in view_class.http_method_names
+        if method.upper() in METHODS and hasattr(view_class, method)
+    }
+
+
+# -- the rules -------------------------------------------------------------------------------
+
+
+def members(least: str, ok: int) -> dict[str, object]:
+    """Roles at or above ``least`` get ``ok``; lower roles 403; others 404; anonymous refused."""
+    rank = ROLES.index(least)
+    expect: dict[str, object] = {role: ok if ROLES.index(role) <= rank else 403 for role in ROLES}
+    expect["outsider"] = 404
+    expect["anonymous"] = REFUSED
+    return expect
+
+
+def signed_in(ok: int) -> dict[str, object]:
+    """Anyone logged in (it is about themselves, not a workspace); anonymous refused."""
+    return {**{actor: ok for actor in ACTORS}, "anonymous": REFUSED}
+
+
+def public(code: int) -> dict[str, object]:
+    return {actor: code for actor in ACTORS}
+
+
+@dataclass(frozen=True)
+class Rule:
+    expect: dict[str, object]
+    body: Callable[[World], dict] | None = None
+    multipart: bool = False
+    query: str = ""
+    kwargs: dict | None = None  # URL keywords that differ from World.kwargs
+    setup: Callable[[World], None] | None = None  # runs once, before the actors
+
+
+def _submit_q1(world: World) -> None:
+    review.item_submit(item=world.item, user=world.users[ANNOTATOR])
+    world.item.refresh_from_db()
+
+
+def _row_version(world: World) -> int:
+    world.item.refresh_from_db()
+    return world.item.row_version
+
+
+PAGE = Rule(members(VIEWER, 200))
+READ = Rule(members(VIEWER, 200))
+
+MATRIX: dict[str, dict[str, Rule]] = {
+    # -- pages ---------------------------------------------------------------------------------
+    "home": {"GET": Rule(signed_in(200))},
+    "login": {
+        "GET": Rule(public(200)),
+        # A wrong password re-renders the form (the rate limit is tested in test_login_limit).
+        "POST": Rule(public(200), body=lambda w: {"username": "olive", "password": "wrong"}),
+    },
+    "logout": {"POST": Rule(public(302))},
+    "healthz": {"GET": Rule(public(200))},
+    "workspace": {"GET": PAGE},
+    "document-anchors": {"GET": Rule(members(VIEWER, 200), query="?doc=handbook.txt")},
+    "document": {"GET": PAGE},
+    "evalset": {"GET": PAGE},
+    "item-search": {"GET": Rule(members(VIEWER, 200), query="?q=leave")},
+    "item": {"GET": PAGE},
+    "review-page": {"GET": PAGE},
+    "dashboard-page": {"GET": PAGE},
+    "evalset-releases": {"GET": PAGE},
+    "evalset-import": {"GET": PAGE},
+    # -- API: auth and workspaces --------------------------------------------------------------
+    "api-token": {
+        "POST": Rule(public(200), body=lambda w: {"username": "olive", "password": PASSWORD})
+    },
+    "workspace-list": {
+        "GET": Rule(signed_in(200)),
+        "POST": Rule(signed_in(201), body=lambda w: {"slug": "fresh-ws", "name": "Fresh"}),
+    },
+    "workspace-detail": {
+        "GET": READ,
+        "PATCH": Rule(members(OWNER, 200), body=lambda w: {"name": "Acme Corp"}),
+    },
+    "workspace-resolve": {"POST": Rule(members(OWNER, 202))},
+    "workspace-pending": {"GET": READ},
+    "member-list": {
+        "GET": READ,
+        "POST": Rule(members(OWNER, 201), body=lambda w: {"username": "newbie", "role": "viewer"}),
+    },
+    "member-detail": {
+        "GET": READ,
+        "PATCH": Rule(members(OWNER, 200), body=lambda w: {"role": "annotator"}),
+        "DELETE": Rule(members(OWNER, 204)),
+    },
+    # -- documents and parses ------------------------------------------------------------------
+    "document-list": {
+        "GET": READ,
+        "POST": Rule(
+            members(ANNOTATOR, 201),
+            body=lambda w: {"file": upload("notes.txt", b"Some new notes about leave.\n")},
+            multipart=True,
+        ),
+    },
+    "document-detail": {"GET": READ, "DELETE": Rule(members(OWNER, 204))},
+    "document-reparse": {"POST": Rule(members(ANNOTATOR, 202))},
+    "parse-list": {
+        "GET": READ,
+        "POST": Rule(
+            members(ANNOTATOR, 201),
+            body=lambda w: {"parser": "mine", "text": "Employee Handbook", "page_starts": [0]},
+        ),
+    },
+    "parse-detail": {"GET": READ, "DELETE": Rule(members(OWNER, 204))},
+    "parse-reference": {"POST": Rule(members(OWNER, 200))},
+    "parse-pages": {"GET": Rule(members(VIEWER, 200), query="?from=1&to=2")},
+    # -- eval sets, items, anchors ----------------------------------------------------------------
+    "evalset-list": {
+        "GET": READ,
+        "POST": Rule(members(OWNER, 201), body=lambda w: {"id": "quiz2", "name": "Quiz 2"}),
+    },
+    "evalset-detail": {
+        "GET": READ,
+        "PATCH": Rule(members(OWNER, 200), body=lambda w: {"name": "Renamed"}),
+        "DELETE": Rule(members(OWNER, 204)),
+    },
+    "item-list": {
+        "GET": READ,
+        "POST": Rule(members(ANNOTATOR, 201), body=lambda w: {"id": "q9", "question": "Why?"}),
+    },
+    "item-detail": {
+        "GET": READ,
+        "PUT": Rule(
+            members(ANNOTATOR, 200),
+            body=lambda w: {"question": "How much leave?", "row_version": _row_version(w)},
+        ),
+        "PATCH": Rule(
+            members(ANNOTATOR, 200),
+            body=lambda w: {"answer": "1.5 days", "row_version": _row_version(w)},
+        ),
+        "DELETE": Rule(members(ANNOTATOR, 204)),
+    },
+    "anchor-list": {
+        "GET": READ,
+        "POST": Rule(
+            members(ANNOTATOR, 201),
+            body=lambda w: {"source_id": "handbook.txt", "quote": "Remote work", "grade": 2},
+        ),
+    },
+    "anchor-detail": {
+        "GET": READ,
+        "PATCH": Rule(members(ANNOTATOR, 200), body=lambda w: {"grade": 1}),
+        "DELETE": Rule(members(ANNOTATOR, 204)),
+    },
+    # -- review --------------------------------------------------------------------------------
+    "item-submit": {"POST": Rule(members(ANNOTATOR, 200), body=lambda w: {})},
+    "item-approve": {
+        "POST": Rule(
+            members(REVIEWER, 200),
+            setup=_submit_q1,
+            body=lambda w: {"row_version": _row_version(w)},
+        )
+    },
+    "item-request-changes": {
+        "POST": Rule(
+            members(REVIEWER, 200),
+            setup=_submit_q1,
+            body=lambda w: {"row_version": _row_version(w), "comment": "Quote the whole line."},
+        )
+    },
+    "item-reopen": {
+        "POST": Rule(members(OWNER, 200), kwargs={"item": "q2"}, body=lambda w: {"reason": "x"})
+    },
+    "item-comments": {
+        "GET": READ,
+        "POST": Rule(members(ANNOTATOR, 201), body=lambda w: {"body": "Looks right."}),
+    },
+    "item-history": {"GET": READ},
+    "assignment-list": {
+        "GET": READ,
+        "POST": Rule(
+            members(OWNER, 201),
+            body=lambda w: {"users": ["ann"], "kind": "annotate", "items": ["q1"]},
+        ),
+    },
+    "assignment-detail": {"DELETE": Rule(members(OWNER, 204))},
+    "next-item": {"GET": Rule(members(ANNOTATOR, 200), query="?role=annotate")},
+    "evalset-dashboard": {"GET": READ},
+    # -- releases and imports --------------------------------------------------------------------
+    "release-list": {
+        "GET": READ,
+        "POST": Rule(members(OWNER, 202), body=lambda w: {"formats": ["contextgrid-jsonl"]}),
+    },
+    "release-detail": {"GET": READ},
+    "release-file": {"GET": READ},
+    "release-compare": {"GET": READ},
+    "import-preview": {
+        "POST": Rule(
+            members(OWNER, 200),
+            body=lambda w: {"file": upload("set.jsonl", import_file())},
+            multipart=True,
+        )
+    },
+    "import-commit": {
+        "POST": Rule(
+            members(OWNER, 201),
+            body=lambda w: {"file": upload("set.jsonl", import_file())},
+            multipart=True,
+        )
+    },
+    "new-import-preview": {
+        "POST": Rule(
+            members(OWNER, 200),
+            body=lambda w: {"file": upload("set.jsonl", import_file()), "evalset": "fresh"},
+            multipart=True,
+        )
+    },
+    "new-import-commit": {
+        "POST": Rule(
+            members(OWNER, 201),
+            body=lambda w: {"file": upload("set.jsonl", import_file()), "evalset": "fresh"},
+            multipart=True,
+        )
+    },
+}
+
+
+# -- running a rule --------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _fresh_rate_limits():
+    cache.clear()  # login limits and throttles live in the cache
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def world(
+    owner,
+    reviewer,
+    annotator,
+    viewer,
+    outsider,
+    make_user,
+    document,
+    evalset,
+    item,
+    django_capture_on_commit_callbacks,
+) -> World:
+    return build_world(
+        owner=owner,
+        reviewer=reviewer,
+        annotator=annotator,
+        viewer=viewer,
+        outsider=outsider,
+        make_user=make_user,
+        document=document,
+        evalset=evalset,
+        item=item,
+        capture=django_capture_on_commit_callbacks,
+    )
+
+
+def url_for(world: World, name: str, rule: Rule | None = None) -> str:
+    route, _ = ROUTES[name]
+    names = re.findall(r"<(?:\w+:)?(\w+)>", route)
+    values = {**world.kwargs, **((rule.kwargs or {}) if rule else {})}
+    return reverse(name, kwargs={key: values[key] for key in names}) + (rule.query if rule else "")
+
+
+def request(world: World, actor: str, method: str, url: str, rule: Rule | None):
+    data = rule.body(world) if rule and rule.body else None
+    if url.startswith("/api/"):
+        client = APIClient()
+        if actor != "anonymous":
+            client.credentials(HTTP_AUTHORIZATION=f"Token {world.tokens[actor]}")
+        fmt = "multipart" if rule and rule.multipart else "json"
+        response = getattr(client, method.lower())(url, data, format=fmt)
+    else:
+        client = Client()
+        if actor != "anonymous":
+            client.force_login(world.users[actor])
+        response = getattr(client, method.lower())(url, data or {})
+    if getattr(response, "streaming", False):
+        # Read it through: the test client then closes it without ending the DB connection
+        # (calling response.close() here would fire request_finished and close it).
+        b"".join(response.streaming_content)
+    return response
+
+
+def _least_role(rule: Rule) -> str:
+    """The lowest role the rule lets through."""
+    return [role for role in ROLES if rule.expect[role] != 403][-1]
+
+
+def _matches(expected: object, response, url: str) -> bool:
+    if expected == REFUSED:
+        if url.startswith("/api/"):
+            return response.status_code in (401, 403)
+        return response.status_code == 302 and response["Location"].startswith("/login/")
+    return response.status_code == expected
+
+
+def _describe(response) -> str:
+    if response.status_code in (301, 302):
+        return f"{response.status_code} -> {response['Location']}"
+    detail = ""
+    if response.get("Content-Type", "").startswith("application/json"):
+        try:
+            detail = str(response.json().get("detail", ""))[:120]
+        except (ValueError, AttributeError):
+            detail = ""
+    return f"{response.status_code} {detail}".strip()
+
+
+# -- the tests -----------------------------------------------------------------------------------
+
+
+def test_every_url_has_a_row_in_the_matrix():
+    missing = sorted(
+        f"{name} ({route})" for name, (route, _) in ROUTES.items() if name not in MATRIX
+    )
+    assert not missing, "URLs with no rule in MATRIX: " + ", ".join(missing)
+    stale = sorted(set(MATRIX) - set(ROUTES))
+    assert not stale, "MATRIX rows for URLs the app no longer serves: " + ", ".join(stale)
+
+
+def test_every_skipped_route_exists_and_has_a_reason():
+    all_routes = [str(p.pattern) for p in get_resolver().url_patterns]
+    api = next(p for p in get_resolver().url_patterns if str(p.pattern) == "api/")
+    all_routes += ["api/" + str(p.pattern) for p in api.url_patterns]
+    for prefix, reason in SKIPPED.items():
+        assert any(route.startswith(prefix) for route in all_routes), f"nothing at {prefix}"
+        assert len(reason) > 20
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX))
+def test_the_matrix_lists_exactly_the_methods_each_view_serves(name):
+    _, callback = ROUTES[name]
+    served = _served_methods(callback)
+    if served is None:  # a function view: test_other_methods_are_refused covers it
+        assert set(MATRIX[name]) <= {"GET", "POST"}
+        return
+    assert set(MATRIX[name]) == served, f"{name} serves {sorted(served)}"
+
+
+CASES = [(name, method) for name in sorted(MATRIX) for method in MATRIX[name]]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("name", "method"), CASES, ids=[f"{m} {n}" for n, m in CASES])
+def test_each_actor_gets_what_the_matrix_says(world, name, method):
+    rule = MATRIX[name][method]
+    assert set(rule.expect) == set(ACTORS)
+    if rule.setup:
+        rule.setup(world)
+    url = url_for(world, name, rule)
+    wrong = []
+    for actor in ACTORS:
+        with transaction.atomic():
+            response = request(world, actor, method, url, rule)
+            transaction.set_rollback(True)
+        expected = rule.expect[actor]
+        if not _matches(expected, response, url):
+            wrong.append(f"  {actor:<10} expected {expected}, got {_describe(response)}")
+        elif expected == 403 and url.startswith("/api/"):
+            needed = f"this needs the {_least_role(rule)} role or above"
+            if needed not in response.json()["detail"]:
+                wrong.append(f"  {actor:<10} 403 should say {needed!r}: {_describe(response)}")
+    assert not wrong, f"{method} {url}:\n" + "\n".join(wrong)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", sorted(MATRIX))
+def test_other_methods_are_refused_with_405(world, name):
+    url = url_for(world, name, None)
+    others = [m for m in METHODS if m not in MATRIX[name]]
+    wrong = []
+    for method in others:
+        with transaction.atomic():
+            response = request(world, OWNER, method, url, None)
+            transaction.set_rollback(True)
+        if response.status_code != 405:
+            wrong.append(f"  {method} -> {_describe(response)}")
+    assert not wrong, f"{url} answers methods it does not list:\n" + "\n".join(wrong)
+
+
+@pytest.mark.django_db
+def test_a_refused_role_is_told_which_role_it_needs(world):
+    response = request(
+        world, VIEWER, "DELETE", url_for(world, "document-detail"), Rule(members(OWNER, 204))
+    )
+    assert response.status_code == 403
+    assert response.json()["detail"] == (
+        "your role in 'acme' is viewer; this needs the owner role or above"
+    )
+
+
+@pytest.mark.django_db
+def test_an_outsider_cannot_tell_a_real_workspace_from_a_missing_one(world):
+    real = request(world, "outsider", "GET", url_for(world, "item-detail"), None)
+    world.kwargs["ws"] = "no-such-workspace"
+    missing = request(world, "outsider", "GET", url_for(world, "item-detail"), None)
+    assert real.status_code == missing.status_code == 404
+    assert real.json() == missing.json()
+
+
+@pytest.mark.django_db
+def test_uploaded_files_are_not_served_from_the_media_url_to_anyone(world, client):
+    stored = world.document.file.name
+    assert stored  # documents/acme/<sha>/...
+    for who in (None, world.users[OWNER]):
+        web = Client()
+        if who is not None:
+            web.force_login(who)
+        assert web.get(f"/media/{stored}").status_code == 404

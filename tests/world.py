@@ -1,0 +1,131 @@
+"""One of everything in workspace ``acme``, so every URL the app serves has a real object.
+
+The security tests (permission matrix, CSRF) build this once per test: a second parse besides
+the reference one, items in each workflow state they need, an anchor, a comment, an
+assignment, two built releases. ``World.kwargs`` fills every URL keyword with a real value.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+
+from contextgrid import EvalItem as CgItem
+from contextgrid import EvalSet as CgSet
+from contextgrid import GoldAnchor as CgAnchor
+from django.core.files.uploadedfile import SimpleUploadedFile
+from rest_framework.authtoken.models import Token
+
+from evalsets import releases, review, services
+from evalsets.formats import get_format
+from evalsets.models import EvalItem, ItemAssignment, ItemState
+
+RELEASE_FORMAT = "contextgrid-jsonl"
+
+
+@dataclass
+class World:
+    users: dict  # actor name -> User (no entry for "anonymous")
+    tokens: dict  # actor name -> API token key
+    workspace: object
+    document: object
+    reference: object
+    other_parse: object
+    evalset: object
+    item: object  # q1, a draft by the annotator, with one anchor
+    approved: object  # q2, approved
+    anchor: object
+    comment: object
+    assignment: object
+    kwargs: dict = field(default_factory=dict)
+
+
+def import_file(item_id: str = "q7", set_id: str = "quiz") -> bytes:
+    """A context-grid JSONL eval set with one new item quoting the handbook."""
+    item = CgItem(
+        id=item_id,
+        question="Can leave be carried over?",
+        anchors=(CgAnchor("handbook.txt", "Leave may be carried over."),),
+    )
+    out = io.BytesIO()
+    evalset = CgSet(id=set_id, items=(item,), version=1, source="groundwork", meta={})
+    get_format("contextgrid-jsonl").writer(evalset, iter((item,)), out)
+    return out.getvalue()
+
+
+def upload(name: str, data: bytes) -> SimpleUploadedFile:
+    return SimpleUploadedFile(name, data)
+
+
+def build_world(
+    *, owner, reviewer, annotator, viewer, outsider, make_user, document, evalset, item, capture
+) -> World:
+    """``capture`` is pytest-django's ``django_capture_on_commit_callbacks`` (to build releases)."""
+    workspace = document.workspace
+    reference = document.parses.get(is_reference=True)
+    other_parse = services.parse_version_add(
+        document=document,
+        parser="their-pipeline",
+        parser_version="2.1",
+        text=reference.text,
+        page_starts=reference.page_starts,
+    )
+    make_user("newbie")  # not a member yet: the owner adds them in the matrix
+    anchor = services.anchor_create_typed(
+        item=item, user=annotator, source_id="handbook.txt", quote="1.5 days of leave per month"
+    )
+    comment = review.comment_add(item=item, user=annotator, body="Is the quote long enough?")
+    approved = services.item_create(
+        evalset=evalset, user=annotator, item_id="q2", question="How long may staff work remotely?"
+    )
+    services.anchor_create_typed(
+        item=approved, user=annotator, source_id="handbook.txt", quote="limited to 30 days a year"
+    )
+    EvalItem.objects.filter(pk=approved.pk).update(state=ItemState.APPROVED)
+    review.assignments_create(
+        evalset=evalset, by=owner, usernames=["rita"], kind="review", item_ids=["q1"]
+    )
+    assignment = ItemAssignment.objects.get(item=item, kind="review")
+    with capture(execute=True):
+        releases.release_create(evalset=evalset, user=owner, formats=[RELEASE_FORMAT])
+    with capture(execute=True):
+        releases.release_create(evalset=evalset, user=owner, formats=[RELEASE_FORMAT])
+    users = {
+        "owner": owner,
+        "reviewer": reviewer,
+        "annotator": annotator,
+        "viewer": viewer,
+        "outsider": outsider,
+    }
+    tokens = {name: Token.objects.create(user=user).key for name, user in users.items()}
+    item.refresh_from_db()
+    kwargs = {
+        "ws": workspace.slug,
+        "doc": document.source_id,
+        "parse": str(other_parse.public_id),
+        "set": evalset.slug,
+        "set_slug": evalset.slug,
+        "item": item.item_id,
+        "item_id": item.item_id,
+        "anchor": str(anchor.public_id),
+        "assignment": str(assignment.public_id),
+        "username": viewer.username,
+        "version": 1,
+        "other": 2,
+        "fmt": RELEASE_FORMAT,
+    }
+    return World(
+        users=users,
+        tokens=tokens,
+        workspace=workspace,
+        document=document,
+        reference=reference,
+        other_parse=other_parse,
+        evalset=evalset,
+        item=item,
+        approved=approved,
+        anchor=anchor,
+        comment=comment,
+        assignment=assignment,
+        kwargs=kwargs,
+    )
