@@ -250,3 +250,20 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("GROUNDWORK_LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# The cache holds log-in and API rate-limit counters: several web processes must share one,
+# so production points it at Redis; the embedded default is per process.
+GROUNDWORK_CACHE_URL = env_str("GROUNDWORK_CACHE_URL", "")
+if GROUNDWORK_CACHE_URL:
+    if not GROUNDWORK_CACHE_URL.startswith(("redis://", "rediss://")):
+        raise ImproperlyConfigured(
+            f"GROUNDWORK_CACHE_URL must be a redis:// URL, got {GROUNDWORK_CACHE_URL!r}"
+        )
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": GROUNDWORK_CACHE_URL,
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

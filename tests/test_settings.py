@@ -54,3 +54,9 @@ def test_the_openapi_schema_generates_without_warnings_and_the_docs_page_serves(
     assert result.returncode == 0, result.stderr
     assert client.get("/api/schema/").status_code == 200
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_a_cache_url_that_is_not_redis_stops_start_up_and_says_so():
+    result = _manage("check", GROUNDWORK_CACHE_URL="memcached://x")
+    assert result.returncode != 0
+    assert "GROUNDWORK_CACHE_URL must be a redis:// URL" in result.stderr
