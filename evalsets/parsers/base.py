@@ -230,3 +230,31 @@ def error_detail(exc: BaseException) -> str:
     """A one-line developer note for logs: ``ClassName: message`` (truncated)."""
     text = f"{type(exc).__name__}: {exc}"
     return text if len(text) <= 500 else text[:497] + "..."
+
+
+def unpaged_result(
+    parser: Parser,
+    data: bytes,
+    read: Callable[[bytes], tuple[str, str]],
+    *,
+    progress: ProgressFn | None,
+    nothing_readable: str,
+) -> ParsedText:
+    """One page of text from ``read(data) -> (text, encoding)``, for formats without pages.
+
+    Shared by the HTML and Markdown parsers: the same empty-file and no-text refusals, one
+    progress step, and the encoding recorded in ``meta``.
+    """
+    if not data:
+        raise ParseError("empty", "This file is empty.")
+    text, encoding = read(data)
+    report(progress, 1, 1)
+    if not text:
+        raise ParseError("empty", nothing_readable)
+    return ParsedText(
+        text=text,
+        page_starts=[0],
+        parser=parser.name,
+        parser_version=parser.version,
+        meta={"encoding": encoding},
+    )

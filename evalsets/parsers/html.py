@@ -15,11 +15,10 @@ import re
 
 from .base import (
     ParsedText,
-    ParseError,
     ProgressFn,
     library_version,
-    report,
     tidy_block_text,
+    unpaged_result,
 )
 from .encoding import decode_html
 
@@ -77,19 +76,17 @@ class SelectolaxParser:
         self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
     ) -> ParsedText:
         del max_pages  # a web page has no pages
-        if not data:
-            raise ParseError("empty", "This file is empty.")
-        markup, encoding = decode_html(data)
-        text = html_to_text(markup)
-        report(progress, 1, 1)
-        if not text:
-            raise ParseError("empty", "This page contains no readable text.")
-        return ParsedText(
-            text=text,
-            page_starts=[0],
-            parser=self.name,
-            parser_version=self.version,
-            meta={"encoding": encoding},
+
+        def read(raw: bytes) -> tuple[str, str]:
+            markup, encoding = decode_html(raw)
+            return html_to_text(markup), encoding
+
+        return unpaged_result(
+            self,
+            data,
+            read,
+            progress=progress,
+            nothing_readable="This page contains no readable text.",
         )
 
 

@@ -10,7 +10,7 @@ line breaks survive in the other parse version of a Markdown file, the ``plainte
 
 from __future__ import annotations
 
-from .base import ParsedText, ParseError, ProgressFn, library_version, report
+from .base import ParsedText, ProgressFn, library_version, unpaged_result
 from .encoding import decode_text
 from .html import html_to_text
 
@@ -24,19 +24,13 @@ class MarkdownItParser:
         self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
     ) -> ParsedText:
         del max_pages  # Markdown has no pages
-        if not data:
-            raise ParseError("empty", "This file is empty.")
-        source, encoding = decode_text(data)
-        text = markdown_to_text(source)
-        report(progress, 1, 1)
-        if not text:
-            raise ParseError("empty", "This file contains no text.")
-        return ParsedText(
-            text=text,
-            page_starts=[0],
-            parser=self.name,
-            parser_version=self.version,
-            meta={"encoding": encoding},
+
+        def read(raw: bytes) -> tuple[str, str]:
+            source, encoding = decode_text(raw)
+            return markdown_to_text(source), encoding
+
+        return unpaged_result(
+            self, data, read, progress=progress, nothing_readable="This file contains no text."
         )
 
 
