@@ -162,3 +162,28 @@ def item(evalset, annotator):
         question="How much leave do employees accrue per month?",
         qtype="numeric",
     )
+
+
+@pytest.fixture
+def changes_requested(item, annotator, reviewer, reference):
+    """q1 anchored on "Remote work", submitted, and sent back by the reviewer about that anchor.
+
+    Returns ``(item, anchor, start)``: the item as it is now, the anchor the request is about,
+    and where that anchor was highlighted in the reference parse.
+    """
+    from evalsets import review
+
+    start = HANDBOOK.index("Remote work")
+    anchor = services.anchor_create_from_highlight(
+        item=item, user=annotator, parse=reference, start=start, end=start + 11
+    )
+    item.refresh_from_db()
+    item, _ = review.item_submit(item=item, user=annotator, row_version=item.row_version)
+    item = review.item_request_changes(
+        item=item,
+        user=reviewer,
+        row_version=item.row_version,
+        comment="Quote the whole <b>sentence</b>, please.",
+        anchor=anchor,
+    )
+    return item, anchor, start

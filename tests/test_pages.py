@@ -251,23 +251,11 @@ def test_pages_cannot_be_written(client_for, owner, reference):
 
 
 def test_the_item_page_shows_a_request_for_changes_with_a_jump_to_its_evidence(
-    web, annotator, reviewer, item, reference
+    web, annotator, changes_requested
 ):
     from evalsets import review
 
-    start = HANDBOOK.index("Remote work")
-    anchor = services.anchor_create_from_highlight(
-        item=item, user=annotator, parse=reference, start=start, end=start + 11
-    )
-    item.refresh_from_db()
-    item, _ = review.item_submit(item=item, user=annotator, row_version=item.row_version)
-    review.item_request_changes(
-        item=item,
-        user=reviewer,
-        row_version=item.row_version,
-        comment="Quote the whole <b>sentence</b>, please.",
-        anchor=anchor,
-    )
+    item, _, start = changes_requested
     first = Comment.objects.get()
     review.comment_add(item=item, user=annotator, body="Done, see the new quote.", parent=first)
 

@@ -226,6 +226,8 @@
     root.querySelector("[data-unanswerable-no]").addEventListener("click", () => { confirmBox.hidden = true; });
     document.addEventListener("keydown", (e) => {
       if (!(e.ctrlKey || e.metaKey)) return;
+      // Ctrl+Enter inside the discussion sends the comment, not the item.
+      if (e.defaultPrevented || (e.target.closest && e.target.closest("[data-comment-form]"))) return;
       if (e.key === "s") { e.preventDefault(); save(); }
       if (e.key === "Enter") { e.preventDefault(); submitForReview(); }
     });
