@@ -24,6 +24,7 @@ import redis
 import requests
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
+from kombu import pools as kombu_pools
 from rest_framework.authtoken.models import Token
 
 from evalsets import services
@@ -96,9 +97,13 @@ class PrivateRedis:
 
 
 def _reset_producer() -> None:
-    """Drop this process's broker connections so the next publish uses ``broker_url``."""
-    if celery_app._pool is not None:
-        celery_app._pool.force_close_all()
+    """Drop this process's broker connections so the next publish uses ``broker_url``.
+
+    kombu keeps connection and producer pools in process-wide registries keyed by broker;
+    closing only the app's pool would leave a closed pool in the registry, which every later
+    publish in this test session would be handed ("Acquire on closed pool"). Reset them all.
+    """
+    kombu_pools.reset()
     celery_app._pool = None
     celery_app.amqp._producer_pool = None
 
