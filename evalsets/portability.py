@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Q
 
-from evalsets.models import FOUND_STATUSES, AnchorResolution, EvalItem, EvalSet, ParseVersion
+from evalsets.models import FOUND_STATUSES, AnchorResolution, EvalItem, EvalSet
 
 
 def evalset_portability(evalset: EvalSet) -> dict:
@@ -45,11 +45,3 @@ def evalset_portability(evalset: EvalSet) -> dict:
             for row in per_parse
         ],
     }
-
-
-def item_portability(item: EvalItem) -> dict:
-    parses = (
-        ParseVersion.objects.filter(document__anchors__item=item, status="ready").distinct().count()
-    )
-    found = AnchorResolution.objects.filter(anchor__item=item, status__in=FOUND_STATUSES).count()
-    return {"parses": parses, "found": found}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from django.db.models import Count, Q
+from django.db.models import Count
 
 from evalsets import resolver
 from evalsets.models import (
@@ -114,8 +114,3 @@ def parse_health(parse: ParseVersion) -> dict:
         "found_rate": (found / anchors_total) if anchors_total else None,
         "lost_anchors": [str(pk) for pk in lost],
     }
-
-
-def portability_filter() -> Q:
-    """Resolutions that place an anchor on a span."""
-    return Q(status__in=FOUND_STATUSES)

@@ -410,27 +410,21 @@ def item_delete(*, item: EvalItem, user=None) -> None:
 # -- anchors ---------------------------------------------------------------------------------
 
 
-def _occurrence_on_page(text: str, quote: str, start: int, page_starts: list[int]) -> int:
-    """How many copies of ``quote`` on ``start``'s page begin before ``start``.
+def _occurrence_on_page(parse: ParseVersion, quote: str, start: int) -> int:
+    """How many copies of ``quote`` on ``start``'s page of ``parse`` begin before ``start``.
 
     context-grid's resolver narrows candidates to the page hint first and then takes the
     ``occurrence``-th copy (overlapping copies count), so counting the same way makes the
     exported anchor land on the very characters that were highlighted.
     """
-    page_index = max(0, _bisect_right(page_starts, start) - 1)
-    page_begin = page_starts[page_index]
+    text = parse.text
+    page_begin = (parse.page_starts or [0])[parse.page_of(start) - 1]
     count = 0
     cursor = text.find(quote, page_begin)
     while cursor != -1 and cursor < start:
         count += 1
         cursor = text.find(quote, cursor + 1)
     return count
-
-
-def _bisect_right(values: list[int], x: int) -> int:
-    import bisect
-
-    return bisect.bisect_right(values, x)
 
 
 @transaction.atomic
@@ -457,7 +451,6 @@ def anchor_create_from_highlight(
     while end > start and text[end - 1].isspace():
         end -= 1
     quote = validation.check_quote(text[start:end])
-    page_starts = parse.page_starts or [0]
     anchor = GoldAnchor.objects.create(
         item=item,
         source_id=parse.document.source_id,
@@ -465,7 +458,7 @@ def anchor_create_from_highlight(
         quote=quote,
         grade=grade,
         page_hint=parse.page_of(start),
-        occurrence=_occurrence_on_page(text, quote, start, page_starts),
+        occurrence=_occurrence_on_page(parse, quote, start),
         reference_parse=parse,
         ref_start=start,
         ref_end=end,

@@ -25,6 +25,7 @@ from evalsets import ingest, selectors, services
 from evalsets.api import serializers as s
 from evalsets.api.permissions import IsAnnotator, IsOwner, IsViewer, ReadOnly
 from evalsets.models import EvalItem, ItemState, Membership, Workspace
+from evalsets.portability import evalset_portability
 
 
 class LoginThrottle(ScopedRateThrottle):
@@ -321,7 +322,7 @@ class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     def retrieve(self, request, *args, **kwargs):
         evalset = self.get_object()
         data = s.EvalSetSerializer(evalset).data
-        data["portability"] = services_portability(evalset)
+        data["portability"] = evalset_portability(evalset)
         return Response(data)
 
     @extend_schema(request=s.EvalSetUpdateSerializer, responses=s.EvalSetSerializer)
@@ -334,12 +335,6 @@ class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     def destroy(self, request, *args, **kwargs):
         services.evalset_delete(evalset=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-def services_portability(evalset) -> dict:
-    from evalsets.portability import evalset_portability
-
-    return evalset_portability(evalset)
 
 
 class ItemFilter(django_filters.FilterSet):
