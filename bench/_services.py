@@ -96,8 +96,9 @@ class Stack:
     def __init__(self, env: dict[str, str]) -> None:
         self.env = env
         self.processes: list[subprocess.Popen] = []
+        self.kinds: dict[int, str] = {}  # pid -> "web" or "workers"
 
-    def _spawn(self, args: list[str], **env: str) -> subprocess.Popen:
+    def _spawn(self, args: list[str], kind: str = "web", **env: str) -> subprocess.Popen:
         process = subprocess.Popen(
             args,
             cwd=ROOT,
@@ -107,6 +108,7 @@ class Stack:
             stderr=subprocess.DEVNULL,
         )
         self.processes.append(process)
+        self.kinds[process.pid] = kind
         return process
 
     def gunicorn(self, *, workers: int = 4, threads: int = 1) -> str:
@@ -128,7 +130,9 @@ class Stack:
         celery = [PYTHON, "-m", "celery", "-A", "labelling", "worker", "--loglevel=WARNING"]
         options = [f"--concurrency={concurrency}", "--without-gossip", "--without-mingle"]
         for n in range(count):
-            self._spawn([*celery, *options, f"--hostname=bench{n}-{os.getpid()}@%h"])
+            self._spawn(
+                [*celery, *options, f"--hostname=bench{n}-{os.getpid()}@%h"], kind="workers"
+            )
         time.sleep(3)
 
     def _wait_http(self, port: int) -> str:
@@ -144,10 +148,15 @@ class Stack:
                 time.sleep(0.2)
         raise RuntimeError(f"nothing answered on {base} within 60 s")
 
-    def cpu_seconds(self) -> float:
+    def cpu_seconds(self, kind: str | None = None) -> float:
         """CPU time used so far by every live process this stack started (and their
-        children: each was started in a session, hence a process group, of its own)."""
-        groups = {process.pid for process in self.processes if process.poll() is None}
+        children: each was started in a session, hence a process group, of its own);
+        ``kind`` ("web" or "workers") counts only those."""
+        groups = {
+            process.pid
+            for process in self.processes
+            if process.poll() is None and kind in (None, self.kinds[process.pid])
+        }
         ticks = 0
         for stat in Path("/proc").glob("[0-9]*/stat"):
             try:
@@ -189,7 +198,11 @@ class CpuMeter:
         self.stack = stack
 
     def start(self) -> None:
-        self._stack = self.stack.cpu_seconds() if self.stack else 0.0
+        self._stack = (
+            {kind: self.stack.cpu_seconds(kind) for kind in ("web", "workers")}
+            if self.stack
+            else {}
+        )
         self._machine = _proc_stat()
         self._self = os.times()
         self._wall = time.monotonic()
@@ -203,8 +216,11 @@ class CpuMeter:
         machine = (busy1 - busy0) / max(1, total1 - total0)
         stack = ""
         if self.stack:
-            used = (self.stack.cpu_seconds() - self._stack) / wall
-            stack = f"; web server and Celery workers {used:.0%} of one core"
+            web, workers = (
+                (self.stack.cpu_seconds(kind) - self._stack[kind]) / wall
+                for kind in ("web", "workers")
+            )
+            stack = f"; web server {web:.0%} and Celery workers {workers:.0%} of one core"
         return (
             f"machine CPU busy {machine:.0%} of {os.cpu_count()} cores; "
             f"this load generator {client:.0%} of one core{stack}"

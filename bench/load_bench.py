@@ -185,6 +185,7 @@ def seed(args) -> Seeded:
                     parser=parser,
                     parser_version="1",
                     text=text,
+                    text_length=len(text),
                     page_starts=starts,
                     status="ready",
                     is_reference=i == 0,

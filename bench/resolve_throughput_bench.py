@@ -68,6 +68,7 @@ def seed(args) -> tuple[int, list[tuple[str, list[int], list[dict]]]]:
                     parser=parser,
                     parser_version="1",
                     text=text,
+                    text_length=len(text),
                     page_starts=starts,
                     status="ready",
                     is_reference=i == 0,

@@ -135,6 +135,7 @@ def run_parse(parse: ParseVersion) -> ParseVersion:
     total = len(result.page_starts)
     ParseVersion.objects.filter(pk=parse.pk).update(
         text=result.text,
+        text_length=len(result.text),
         page_starts=result.page_starts,
         status=ParseStatus.READY,
         error="",

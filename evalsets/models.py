@@ -55,7 +55,7 @@ class Membership(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["workspace", "user__username"]
+        ordering = ["workspace_id", "user__username"]
         constraints = [
             models.UniqueConstraint(fields=["workspace", "user"], name="one_membership_per_user"),
             models.CheckConstraint(
@@ -121,6 +121,8 @@ class ParseVersion(models.Model):
     #: ``parsed`` by one of our parsers, or ``uploaded`` by a user from their own pipeline.
     origin = models.CharField(max_length=16, default="parsed")
     text = models.TextField(blank=True)
+    #: ``len(text)`` in code points, kept beside it so a view never reads megabytes to know it.
+    text_length = models.PositiveIntegerField(default=0)
     page_starts = models.JSONField(default=list, blank=True)
     status = models.CharField(max_length=16, choices=ParseStatus.choices, default="queued")
     error = models.TextField(blank=True)
@@ -132,7 +134,7 @@ class ParseVersion(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["document", "created_at", "id"]
+        ordering = ["document_id", "created_at", "id"]
         constraints = [
             models.UniqueConstraint(
                 fields=["document"],
@@ -150,6 +152,13 @@ class ParseVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document} / {self.parser} {self.parser_version}"
+
+    def save(self, *args, **kwargs) -> None:
+        if "text" not in self.get_deferred_fields():
+            self.text_length = len(self.text)
+            if kwargs.get("update_fields") is not None and "text" in kwargs["update_fields"]:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "text_length"}
+        super().save(*args, **kwargs)
 
     @property
     def page_count(self) -> int:
@@ -215,7 +224,14 @@ class EvalItem(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["evalset", "created_at", "id"]
+        ordering = ["evalset_id", "created_at", "id"]
+        indexes = [
+            # A page of a set in list order, and one person's queue ("my drafts") likewise.
+            models.Index(fields=["evalset", "created_at", "id"], name="item_list_order"),
+            models.Index(
+                fields=["evalset", "assignee", "state", "created_at", "id"], name="item_work_queue"
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["evalset", "item_id"], name="item_id_unique_in_set"),
             models.CheckConstraint(condition=~Q(question=""), name="item_question_not_empty"),
@@ -259,7 +275,7 @@ class GoldAnchor(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["item", "created_at", "id"]
+        ordering = ["item_id", "created_at", "id"]
         constraints = [
             models.CheckConstraint(condition=Q(grade__lte=2), name="anchor_grade_0_to_2"),
             models.CheckConstraint(condition=~Q(quote=""), name="anchor_quote_not_empty"),
@@ -306,7 +322,7 @@ class AnchorResolution(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["anchor", "parse"]
+        ordering = ["anchor_id", "parse_id"]
         constraints = [
             models.UniqueConstraint(fields=["anchor", "parse"], name="one_resolution_per_parse"),
             models.CheckConstraint(

@@ -75,7 +75,7 @@ class Release(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["evalset", "-version"]
+        ordering = ["evalset_id", "-version"]
         constraints = [
             models.UniqueConstraint(fields=["evalset", "version"], name="release_version_unique"),
             models.CheckConstraint(
@@ -106,7 +106,7 @@ class ReleaseItem(models.Model):
     data = models.JSONField()
 
     class Meta:
-        ordering = ["release", "position"]
+        ordering = ["release_id", "position"]
         constraints = [
             models.UniqueConstraint(fields=["release", "item_id"], name="release_item_once"),
             models.UniqueConstraint(fields=["release", "position"], name="release_item_position"),
@@ -139,7 +139,7 @@ class ReleaseFile(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["release", "format"]
+        ordering = ["release_id", "format"]
         constraints = [
             models.UniqueConstraint(fields=["release", "format"], name="release_file_per_format"),
         ]
@@ -167,7 +167,7 @@ class ImportRecord(models.Model):
     warnings = models.JSONField(default=list, blank=True)
 
     class Meta:
-        ordering = ["evalset", "-created_at", "-id"]
+        ordering = ["evalset_id", "-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"{self.filename} into {self.evalset}"
@@ -207,7 +207,7 @@ class PendingImportLabel(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["item", "source_id", "start"]
+        ordering = ["item_id", "source_id", "start"]
         constraints = [
             models.UniqueConstraint(
                 fields=["item", "source_id", "start", "end"], name="pending_label_once"

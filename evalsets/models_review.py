@@ -147,7 +147,7 @@ class Comment(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        ordering = ["item", "created_at", "id"]
+        ordering = ["item_id", "created_at", "id"]
         constraints = [
             models.CheckConstraint(condition=~Q(body=""), name="comment_body_not_empty"),
         ]

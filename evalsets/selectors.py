@@ -20,13 +20,16 @@ def membership_for(user, workspace_slug: str) -> Membership:
     """The caller's membership in the workspace, or 404 (never a hint that it exists)."""
     if not user or not user.is_authenticated:
         raise Http404("no such workspace")
+    # One row at most (one membership per user and workspace): no ORDER BY, no user join.
     membership = (
-        Membership.objects.select_related("workspace", "user")
+        Membership.objects.select_related("workspace")
         .filter(workspace__slug=workspace_slug, user=user)
-        .first()
+        .order_by()[:1]
     )
+    membership = next(iter(membership), None)
     if membership is None:
         raise Http404("no such workspace")
+    membership.user = user
     return membership
 
 
@@ -41,28 +44,36 @@ def parses(document) -> QuerySet[ParseVersion]:
 
 
 def evalsets(workspace) -> QuerySet[EvalSet]:
-    return EvalSet.objects.filter(workspace=workspace)
+    if workspace is None:
+        return EvalSet.objects.none()
+    # Through the workspace's own manager, so every set knows its workspace without a query.
+    return workspace.evalsets.all()
+
+
+#: A parse's columns that a list of anchors never shows: its text can be megabytes and its
+#: page starts thousands of numbers, once per anchor row.
+PARSE_BULK = ("text", "page_starts", "error")
 
 
 def anchors_with_resolutions() -> QuerySet[GoldAnchor]:
-    # The reference parse's id only: its text can be megabytes, once per anchor row.
     return (
         GoldAnchor.objects.select_related("reference_parse")
-        .defer("reference_parse__text")
+        .defer(*(f"reference_parse__{name}" for name in PARSE_BULK))
         .prefetch_related(
             Prefetch(
                 "resolutions",
-                queryset=AnchorResolution.objects.select_related("parse").defer("parse__text"),
+                queryset=AnchorResolution.objects.select_related("parse").defer(
+                    *(f"parse__{name}" for name in PARSE_BULK)
+                ),
             )
         )
     )
 
 
 def items(evalset) -> QuerySet[EvalItem]:
-    return (
-        EvalItem.objects.filter(evalset=evalset)
-        .select_related("author", "assignee", "evalset")
-        .prefetch_related(Prefetch("anchors", queryset=anchors_with_resolutions()))
+    # Through the set's own manager, so every item knows its set without a join.
+    return evalset.items.select_related("author", "assignee").prefetch_related(
+        Prefetch("anchors", queryset=anchors_with_resolutions())
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from evalsets import services
 from evalsets.models import AnchorResolution, GoldAnchor
@@ -195,6 +196,72 @@ def test_resolving_twice_keeps_one_row_per_anchor_and_parse(
     resolution.resolve_anchor(anchor)
     resolution.resolve_parse(reference)
     assert AnchorResolution.objects.filter(anchor=anchor).count() == 1
+
+
+def test_a_new_anchor_reuses_the_parses_this_worker_already_prepared(
+    item, annotator, document, reference, django_capture_on_commit_callbacks, monkeypatch
+):
+    from evalsets import resolver
+
+    folded = []
+    real_prepare = resolver.prepare
+    monkeypatch.setattr(
+        resolver, "prepare", lambda text, **kw: folded.append(len(text)) or real_prepare(text, **kw)
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        first = services.anchor_create_typed(
+            item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
+        )
+        second = services.anchor_create_typed(
+            item=item, user=annotator, source_id="handbook.txt", quote="Leave may be carried"
+        )
+    assert folded == [len(HANDBOOK)], "the reference parse is folded once, for both anchors"
+    for anchor in (first, second):
+        row = AnchorResolution.objects.get(anchor=anchor, parse=reference)
+        assert row.status == "exact"
+        assert HANDBOOK[row.start : row.end] == anchor.quote
+
+
+def test_a_parse_written_again_is_prepared_again_not_served_stale(
+    item, annotator, document, reference, django_capture_on_commit_callbacks
+):
+    from evalsets import resolution
+    from evalsets.models import ParseVersion
+
+    with django_capture_on_commit_callbacks(execute=True):
+        anchor = services.anchor_create_typed(
+            item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
+        )
+    moved = "Preface.\n" + HANDBOOK
+    ParseVersion.objects.filter(pk=reference.pk).update(
+        text=moved, text_length=len(moved), updated_at=timezone.now()
+    )
+    resolution.resolve_anchor(anchor)
+    row = AnchorResolution.objects.get(anchor=anchor, parse=reference)
+    assert moved[row.start : row.end] == anchor.quote
+    assert row.start == HANDBOOK.index(anchor.quote) + len("Preface.\n")
+
+
+def test_the_prepared_parse_cache_stays_within_its_character_budget(document, settings):
+    from evalsets import resolution
+    from evalsets.models import ParseVersion
+
+    cache = resolution.PreparedCache()
+    settings.GROUNDWORK_RESOLVER_CACHE_CHARS = len(HANDBOOK) * 2
+    parses = [
+        services.parse_version_add(
+            document=document, parser=f"p{n}", parser_version="1", text=HANDBOOK, page_starts=[0]
+        )
+        for n in range(3)
+    ]
+    for parse in parses:
+        cache.put(parse, resolution.resolver.prepare(parse.text))
+    assert cache.get(parses[0]) is None, "the least recently used one made room"
+    assert cache.get(parses[1]) is not None and cache.get(parses[2]) is not None
+    settings.GROUNDWORK_RESOLVER_CACHE_CHARS = len(HANDBOOK) - 1
+    too_big = ParseVersion.objects.get(pk=parses[0].pk)
+    cache.put(too_big, resolution.resolver.prepare(too_big.text))
+    assert cache.get(too_big) is None, "a text larger than the whole budget is not kept"
 
 
 def test_the_grade_can_be_changed_and_the_anchor_deleted(client_for, item, annotator, document):

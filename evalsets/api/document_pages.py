@@ -7,6 +7,8 @@ API, so ``start`` of each page is exactly what a highlight's ``start`` is measur
 
 from __future__ import annotations
 
+from django.db.models.functions import Substr
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.permissions import IsAuthenticated
@@ -51,23 +53,24 @@ class DocumentPagesView(WorkspaceScoped, APIView):
         responses={200: dict},
     )
     def get(self, request, ws: str, doc: str, parse):
-        document = get_object_or_404(
-            selectors.documents(self.workspace).only("pk", "source_id", "workspace"),
-            source_id=doc,
+        found = (
+            ParseVersion.objects.filter(
+                document__workspace=self.workspace, document__source_id=doc, public_id=parse
+            )
+            .values("pk", "status", "page_starts", "text_length")
+            .first()
         )
-        version = get_object_or_404(
-            ParseVersion.objects.filter(document=document).only(
-                "pk", "public_id", "status", "text", "page_starts"
-            ),
-            public_id=parse,
-        )
-        if version.status != ParseStatus.READY:
+        if found is None:
+            # Say which of the two is missing; both are 404s, as for another workspace's.
+            get_object_or_404(selectors.documents(self.workspace).only("pk"), source_id=doc)
+            raise Http404("no such parse of this document")
+        if found["status"] != ParseStatus.READY:
             raise Conflict(
-                f"this parse is {version.status}, not ready; its pages appear when it is",
+                f"this parse is {found['status']}, not ready; its pages appear when it is",
                 field="parse",
             )
-        text = version.text
-        starts = version.page_starts or [0]
+        length = found["text_length"]
+        starts = found["page_starts"] or [0]
         page_count = len(starts)
         first = _page_number(request.query_params, "from", 1)
         last = _page_number(request.query_params, "to", first + MAX_PAGES - 1)
@@ -78,18 +81,29 @@ class DocumentPagesView(WorkspaceScoped, APIView):
         if last < first:
             raise InvalidInput(f"'to' ({last}) must not be before 'from' ({first})", field="to")
         last = min(last, page_count, first + MAX_PAGES - 1)
+        # Only the pages asked for leave the database, not the whole (megabytes of) text.
+        offset = starts[first - 1]
+        end = starts[last] if last < page_count else length
+        text = (
+            ParseVersion.objects.filter(pk=found["pk"])
+            .annotate(part=Substr("text", offset + 1, max(0, end - offset)))
+            .values_list("part", flat=True)
+            .get()
+        )
         pages = []
         for number in range(first, last + 1):
             start = starts[number - 1]
-            end = starts[number] if number < page_count else len(text)
-            pages.append({"number": number, "start": start, "text": text[start:end]})
+            stop = starts[number] if number < page_count else end
+            pages.append(
+                {"number": number, "start": start, "text": text[start - offset : stop - offset]}
+            )
         return Response(
             {
-                "parse": str(version.public_id),
+                "parse": str(parse),
                 "from": first,
                 "to": last,
                 "page_count": page_count,
-                "length": len(text),
+                "length": length,
                 "pages": pages,
             }
         )

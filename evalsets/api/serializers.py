@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from evalsets.api.fast import FastRepresentation
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -176,7 +177,7 @@ class EvalSetUpdateSerializer(serializers.Serializer):
     meta = serializers.DictField(required=False)
 
 
-class ResolutionSerializer(serializers.ModelSerializer):
+class ResolutionSerializer(FastRepresentation, serializers.ModelSerializer):
     parse = serializers.UUIDField(source="parse.public_id")
     parser = serializers.CharField(source="parse.parser")
     parser_version = serializers.CharField(source="parse.parser_version")
@@ -197,7 +198,7 @@ class ResolutionSerializer(serializers.ModelSerializer):
         ]
 
 
-class AnchorSerializer(serializers.ModelSerializer):
+class AnchorSerializer(FastRepresentation, serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     highlight = serializers.SerializerMethodField()
     resolutions = ResolutionSerializer(many=True, read_only=True)
@@ -277,7 +278,7 @@ class AnchorUpdateSerializer(serializers.Serializer):
     grade = serializers.IntegerField()
 
 
-class ItemSerializer(serializers.ModelSerializer):
+class ItemSerializer(FastRepresentation, serializers.ModelSerializer):
     id = serializers.CharField(source="item_id")
     author = serializers.CharField(source="author.username", default=None, allow_null=True)
     assignee = serializers.CharField(source="assignee.username", default=None, allow_null=True)

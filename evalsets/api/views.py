@@ -413,10 +413,7 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
 
     @cached_property
     def item(self):
-        return get_object_or_404(
-            EvalItem.objects.filter(evalset=self.evalset).select_related("evalset__workspace"),
-            item_id=self.kwargs["item"],
-        )
+        return get_object_or_404(self.evalset.items.all(), item_id=self.kwargs["item"])
 
     def get_queryset(self):
         if self._fake():

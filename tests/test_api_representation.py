@@ -1,0 +1,94 @@
+"""The hot read serializers render exactly what DRF's generic code renders, only faster.
+
+``evalsets.api.fast.FastRepresentation`` takes a shorter path through the plain fields; these
+tests put every kind of value the item, anchor and resolution shapes carry (nulls, missing
+relations, JSON, UTC and other time zones, unresolved and resolved anchors, a typed anchor
+still waiting for its file) through both and compare.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+from rest_framework import serializers
+
+from evalsets import selectors, services
+from evalsets.api import serializers as s
+from evalsets.api.fast import FastRepresentation
+from tests.conftest import HANDBOOK
+
+pytestmark = pytest.mark.django_db
+
+
+def drf_rendering(serializer, instance) -> dict:
+    """What DRF's own ``Serializer.to_representation`` gives, nested serializers included."""
+    out = serializers.Serializer.to_representation(serializer, instance)
+    for name, field in serializer.fields.items():
+        if isinstance(field, serializers.ListSerializer) and name in out:
+            manager = field.get_attribute(instance)
+            out[name] = [drf_rendering(field.child, child) for child in manager.all()]
+    return out
+
+
+@pytest.fixture
+def busy_item(item, annotator, reference, evalset, django_capture_on_commit_callbacks):
+    """q1 with a highlighted anchor, a typed anchor still pending its file, an answer, meta."""
+    start = HANDBOOK.index("Remote work")
+    with django_capture_on_commit_callbacks(execute=True):  # resolves it, in-process
+        services.anchor_create_from_highlight(
+            item=item, user=annotator, parse=reference, start=start, end=start + 11, grade=1
+        )
+    services.anchor_create_typed(
+        item=item,
+        user=annotator,
+        source_id="not-yet-uploaded.pdf",
+        quote="a quote from a file on its way",
+        allow_pending=True,
+    )
+    item.refresh_from_db()
+    services.item_update(
+        item=item,
+        user=annotator,
+        row_version=item.row_version,
+        answer="1.5 days",
+        meta={"topic": "leave", "weights": [1, 2.5, None]},
+    )
+    return selectors.items(evalset).get(pk=item.pk)
+
+
+def test_every_hot_serializer_uses_the_fast_path():
+    for serializer in (s.ItemSerializer, s.AnchorSerializer, s.ResolutionSerializer):
+        assert issubclass(serializer, FastRepresentation)
+
+
+def test_an_item_with_anchors_and_resolutions_renders_as_drf_renders_it(busy_item):
+    serializer = s.ItemSerializer()
+    fast = serializer.to_representation(busy_item)
+    assert fast == drf_rendering(s.ItemSerializer(), busy_item)
+    assert len(fast["anchors"]) == 2
+    assert fast["anchors"][0]["resolutions"], "the highlighted anchor is resolved"
+    assert fast["answer"] == "1.5 days"
+
+
+def test_an_item_without_author_assignee_or_anchors_renders_nulls_as_drf_does(evalset):
+    bare = services.item_create(evalset=evalset, user=None, item_id="bare", question="Bare?")
+    bare = selectors.items(evalset).get(pk=bare.pk)
+    assert bare.author is None and bare.assignee is None
+    fast = s.ItemSerializer().to_representation(bare)
+    assert fast == drf_rendering(s.ItemSerializer(), bare)
+    assert fast["author"] is None and fast["assignee"] is None and fast["anchors"] == []
+
+
+def test_times_render_in_the_current_time_zone_as_drf_renders_them(busy_item):
+    with timezone.override("Asia/Kolkata"):
+        fast = s.ItemSerializer().to_representation(busy_item)
+        assert fast == drf_rendering(s.ItemSerializer(), busy_item)
+    assert fast["created_at"].endswith("+05:30")
+    assert s.ItemSerializer().to_representation(busy_item)["created_at"].endswith("Z")
+
+
+def test_a_list_of_items_renders_as_drf_renders_it(busy_item, evalset, annotator):
+    services.item_create(evalset=evalset, user=annotator, item_id="q2", question="Second?")
+    items = list(selectors.items(evalset))
+    fast = s.ItemSerializer(items, many=True).data
+    assert fast == [drf_rendering(s.ItemSerializer(), item) for item in items]
