@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.db.models import Prefetch, QuerySet
 from django.http import Http404
 
@@ -56,6 +57,11 @@ PARSE_BULK = ("text", "page_starts", "error")
 
 
 def anchors_with_resolutions() -> QuerySet[GoldAnchor]:
+    """Anchors with their rows in every parse as the list ``prefetched_resolutions``.
+
+    A plain list (``to_attr``), not the related manager's cache: Django builds a filtered
+    queryset per parent object for the latter, which costs more than the query itself.
+    """
     return (
         GoldAnchor.objects.select_related("reference_parse")
         .defer(*(f"reference_parse__{name}" for name in PARSE_BULK))
@@ -65,15 +71,32 @@ def anchors_with_resolutions() -> QuerySet[GoldAnchor]:
                 queryset=AnchorResolution.objects.select_related("parse").defer(
                     *(f"parse__{name}" for name in PARSE_BULK)
                 ),
+                to_attr="prefetched_resolutions",
             )
         )
     )
 
 
+def _user_columns_not_shown(*relations: str) -> list[str]:
+    """Every column of the user model but its id and username, under each relation: a list
+    of items shows who wrote and holds each, not their password hash or last login."""
+    return [
+        f"{relation}__{field.attname}"
+        for relation in relations
+        for field in get_user_model()._meta.concrete_fields
+        if field.attname not in ("id", "username")
+    ]
+
+
 def items(evalset) -> QuerySet[EvalItem]:
+    """A set's items with their anchors as the list ``prefetched_anchors`` (see above)."""
     # Through the set's own manager, so every item knows its set without a join.
-    return evalset.items.select_related("author", "assignee").prefetch_related(
-        Prefetch("anchors", queryset=anchors_with_resolutions())
+    return (
+        evalset.items.select_related("author", "assignee")
+        .defer(*_user_columns_not_shown("author", "assignee"))
+        .prefetch_related(
+            Prefetch("anchors", queryset=anchors_with_resolutions(), to_attr="prefetched_anchors")
+        )
     )
 
 

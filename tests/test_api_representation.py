@@ -25,8 +25,9 @@ def drf_rendering(serializer, instance) -> dict:
     out = serializers.Serializer.to_representation(serializer, instance)
     for name, field in serializer.fields.items():
         if isinstance(field, serializers.ListSerializer) and name in out:
-            manager = field.get_attribute(instance)
-            out[name] = [drf_rendering(field.child, child) for child in manager.all()]
+            children = field.get_attribute(instance)
+            children = children.all() if hasattr(children, "all") else children
+            out[name] = [drf_rendering(field.child, child) for child in children]
     return out
 
 

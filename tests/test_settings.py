@@ -60,3 +60,22 @@ def test_a_cache_url_that_is_not_redis_stops_start_up_and_says_so():
     result = _manage("check", GROUNDWORK_CACHE_URL="memcached://x")
     assert result.returncode != 0
     assert "GROUNDWORK_CACHE_URL must be a redis:// URL" in result.stderr
+
+
+def test_the_wsgi_entry_point_imports_every_view_and_freezes_what_start_up_allocated():
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL"))}
+    probe = (
+        "import gc, sys; import labelling.wsgi; "
+        "print(gc.get_freeze_count(), 'evalsets.api.views' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env={**clean, **PRODUCTION},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    frozen, views_loaded = result.stdout.split()
+    assert int(frozen) > 50_000 and views_loaded == "True"

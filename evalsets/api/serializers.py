@@ -201,7 +201,7 @@ class ResolutionSerializer(FastRepresentation, serializers.ModelSerializer):
 class AnchorSerializer(FastRepresentation, serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     highlight = serializers.SerializerMethodField()
-    resolutions = ResolutionSerializer(many=True, read_only=True)
+    resolutions = ResolutionSerializer(source="prefetched_resolutions", many=True, read_only=True)
     pending = serializers.SerializerMethodField()
 
     class Meta:
@@ -282,7 +282,7 @@ class ItemSerializer(FastRepresentation, serializers.ModelSerializer):
     id = serializers.CharField(source="item_id")
     author = serializers.CharField(source="author.username", default=None, allow_null=True)
     assignee = serializers.CharField(source="assignee.username", default=None, allow_null=True)
-    anchors = AnchorSerializer(many=True, read_only=True)
+    anchors = AnchorSerializer(source="prefetched_anchors", many=True, read_only=True)
     is_answerable = serializers.SerializerMethodField()
     is_portable = serializers.SerializerMethodField()
     portability = serializers.SerializerMethodField()
@@ -308,17 +308,16 @@ class ItemSerializer(FastRepresentation, serializers.ModelSerializer):
         ]
 
     def get_is_answerable(self, obj) -> bool:
-        return bool(obj.anchors.all())
+        return bool(obj.prefetched_anchors)
 
     def get_is_portable(self, obj) -> bool:
-        return bool(obj.anchors.all())
+        return bool(obj.prefetched_anchors)
 
     def get_portability(self, obj) -> list[dict]:
         """Per parse version seen: how many of this item's anchors it found."""
-        anchors = obj.anchors.all()
         per_parse: dict[str, dict] = {}
-        for anchor in anchors:
-            for res in anchor.resolutions.all():
+        for anchor in obj.prefetched_anchors:
+            for res in anchor.prefetched_resolutions:
                 row = per_parse.setdefault(
                     str(res.parse.public_id),
                     {
