@@ -6,8 +6,8 @@ field resolves its source, checks for None and converts, through several layers 
 items of 17 fields with their anchors and resolutions, on every visit to a queue.
 
 ``FastRepresentation`` compiles each readable field once per serializer instance into
-(name, attribute path, converter) for the plain field types, and leaves every other field
-(nested serializers, method fields, anything unusual) to DRF's own code. Where walking the
+(name, attribute path, converter) for the plain field types, nested lists and method
+fields, and leaves every other field to DRF's own code. Where walking the
 path meets a None or an exception part way, that field falls back to DRF's own handling, so
 defaults, ``allow_null`` and missing relations behave exactly as before.
 ``tests/test_api_representation.py`` checks the output equals DRF's, field by field.
@@ -76,8 +76,15 @@ class FastRepresentation:
         if plan is None:
             plan = []
             for field in self._readable_fields:
-                convert = _converter(field)
                 attrs = tuple(field.source_attrs)
+                if type(field) is serializers.SerializerMethodField:
+                    # DRF passes the instance itself (source "*") to the parent's method.
+                    plan.append((field.field_name, field, (), getattr(self, field.method_name)))
+                    continue
+                if isinstance(field, serializers.ListSerializer):
+                    convert = field.to_representation  # DRF's own, given the attribute
+                else:
+                    convert = _converter(field)
                 plan.append((field.field_name, field, attrs, convert if attrs else None))
             self.__dict__["_fast_plan"] = plan
         return plan
@@ -85,6 +92,9 @@ class FastRepresentation:
     def to_representation(self, instance):
         out = {}
         for name, field, attrs, convert in self._plan():
+            if not attrs and convert is not None:  # a method field
+                out[name] = convert(instance)
+                continue
             value = _MISSING
             if convert is not None:
                 value = instance
