@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.contrib.auth import get_user_model
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet, prefetch_related_objects
 from django.http import Http404
 
 from evalsets.models import (
@@ -89,15 +91,33 @@ def _user_columns_not_shown(*relations: str) -> list[str]:
 
 
 def items(evalset) -> QuerySet[EvalItem]:
-    """A set's items with their anchors as the list ``prefetched_anchors`` (see above)."""
+    """A set's items, each knowing whether it has any anchors (``has_anchors``).
+
+    Pass the ones you show through ``with_anchors``, which attaches their anchors.
+    """
     # Through the set's own manager, so every item knows its set without a join.
     return (
         evalset.items.select_related("author", "assignee")
         .defer(*_user_columns_not_shown("author", "assignee"))
-        .prefetch_related(
-            Prefetch("anchors", queryset=anchors_with_resolutions(), to_attr="prefetched_anchors")
-        )
+        .annotate(has_anchors=Exists(GoldAnchor.objects.filter(item=OuterRef("pk"))))
     )
+
+
+def with_anchors(items: Iterable[EvalItem]) -> list[EvalItem]:
+    """``items`` with their anchors (and those anchors' resolutions) as ``prefetched_anchors``.
+
+    Only items that have anchors are queried for them, so a page of fresh drafts costs no
+    query at all; Django skips objects that already carry the ``to_attr`` list.
+    """
+    items = list(items)
+    for item in items:
+        if not getattr(item, "has_anchors", True):
+            item.prefetched_anchors = []
+    prefetch_related_objects(
+        items,
+        Prefetch("anchors", queryset=anchors_with_resolutions(), to_attr="prefetched_anchors"),
+    )
+    return items
 
 
 def parse_in_workspace(workspace, public_id) -> ParseVersion:

@@ -212,7 +212,7 @@ def item_search(request: HttpRequest, ws: str, set_slug: str) -> JsonResponse:
 @login_required
 def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> HttpResponse:
     membership, evalset = _evalset_for(request, ws, set_slug)
-    item = get_object_or_404(selectors.items(evalset), item_id=item_id)
+    (item,) = selectors.with_anchors([get_object_or_404(selectors.items(evalset), item_id=item_id)])
     documents = [
         doc
         for doc in selectors.documents(membership.workspace)

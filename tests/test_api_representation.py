@@ -54,7 +54,8 @@ def busy_item(item, annotator, reference, evalset, django_capture_on_commit_call
         answer="1.5 days",
         meta={"topic": "leave", "weights": [1, 2.5, None]},
     )
-    return selectors.items(evalset).get(pk=item.pk)
+    (shown,) = selectors.with_anchors([selectors.items(evalset).get(pk=item.pk)])
+    return shown
 
 
 def test_every_hot_serializer_uses_the_fast_path():
@@ -73,7 +74,7 @@ def test_an_item_with_anchors_and_resolutions_renders_as_drf_renders_it(busy_ite
 
 def test_an_item_without_author_assignee_or_anchors_renders_nulls_as_drf_does(evalset):
     bare = services.item_create(evalset=evalset, user=None, item_id="bare", question="Bare?")
-    bare = selectors.items(evalset).get(pk=bare.pk)
+    (bare,) = selectors.with_anchors([selectors.items(evalset).get(pk=bare.pk)])
     assert bare.author is None and bare.assignee is None
     fast = s.ItemSerializer().to_representation(bare)
     assert fast == drf_rendering(s.ItemSerializer(), bare)
@@ -90,6 +91,21 @@ def test_times_render_in_the_current_time_zone_as_drf_renders_them(busy_item):
 
 def test_a_list_of_items_renders_as_drf_renders_it(busy_item, evalset, annotator):
     services.item_create(evalset=evalset, user=annotator, item_id="q2", question="Second?")
-    items = list(selectors.items(evalset))
+    items = selectors.with_anchors(selectors.items(evalset))
     fast = s.ItemSerializer(items, many=True).data
     assert fast == [drf_rendering(s.ItemSerializer(), item) for item in items]
+    assert [len(item["anchors"]) for item in fast] == [2, 0]
+
+
+def test_anchors_are_queried_only_for_items_that_have_some(
+    busy_item, evalset, annotator, django_assert_num_queries
+):
+    for n in range(3):
+        services.item_create(evalset=evalset, user=annotator, item_id=f"d{n}", question="Draft?")
+    drafts = list(selectors.items(evalset).filter(item_id__startswith="d"))
+    with django_assert_num_queries(0):
+        assert [item.prefetched_anchors for item in selectors.with_anchors(drafts)] == [[]] * 3
+    everything = list(selectors.items(evalset))
+    with django_assert_num_queries(2):  # the anchors, then their resolutions
+        shown = selectors.with_anchors(everything)
+    assert [len(item.prefetched_anchors) for item in shown] == [2, 0, 0, 0]

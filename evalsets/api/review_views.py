@@ -285,7 +285,8 @@ class NextItemViewSet(_ReviewScoped, viewsets.GenericViewSet):
         first = mine.first()
         item = None
         if first is not None:
-            item = s.ItemSerializer(selectors.items(self.evalset).get(pk=first.item_id)).data
+            (shown,) = selectors.with_anchors([selectors.items(self.evalset).get(pk=first.item_id)])
+            item = s.ItemSerializer(shown).data
         return Response({"role": role, "remaining": mine.count(), "item": item})
 
 

@@ -366,9 +366,14 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
     def get_object(self):
         return get_object_or_404(self.get_queryset(), item_id=self.kwargs["item"])
 
+    def _shown(self, pk: int) -> dict:
+        """The item as the API shows it, read again after a write."""
+        (item,) = selectors.with_anchors([self.get_queryset().get(pk=pk)])
+        return s.ItemSerializer(item).data
+
     def list(self, request, *args, **kwargs):
         queryset = self.filter_queryset(self.get_queryset())
-        page = self.paginate_queryset(queryset)
+        page = selectors.with_anchors(self.paginate_queryset(queryset))
         return self.get_paginated_response(s.ItemSerializer(page, many=True).data)
 
     @extend_schema(request=s.ItemCreateSerializer, responses={201: s.ItemSerializer})
@@ -379,13 +384,11 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
         item = services.item_create(
             evalset=self.evalset, user=request.user, item_id=fields.pop("id"), **fields
         )
-        return Response(
-            s.ItemSerializer(self.get_queryset().get(pk=item.pk)).data,
-            status=status.HTTP_201_CREATED,
-        )
+        return Response(self._shown(item.pk), status=status.HTTP_201_CREATED)
 
     def retrieve(self, request, *args, **kwargs):
-        return Response(s.ItemSerializer(self.get_object()).data)
+        (item,) = selectors.with_anchors([self.get_object()])
+        return Response(s.ItemSerializer(item).data)
 
     @extend_schema(request=s.ItemUpdateSerializer, responses=s.ItemSerializer)
     def partial_update(self, request, *args, **kwargs):
@@ -396,7 +399,7 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
         item = services.item_update(
             item=self.get_object(), user=request.user, row_version=row_version, **changes
         )
-        return Response(s.ItemSerializer(self.get_queryset().get(pk=item.pk)).data)
+        return Response(self._shown(item.pk))
 
     @extend_schema(request=s.ItemUpdateSerializer, responses=s.ItemSerializer)
     def update(self, request, *args, **kwargs):
