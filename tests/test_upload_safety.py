@@ -231,6 +231,20 @@ def test_a_pdf_stream_that_unpacks_to_gigabytes_is_refused_before_the_library_un
     assert "it was refused" in error.value.reason
 
 
+def test_a_run_length_bomb_stopped_by_pypdf_is_refused_as_too_large_not_called_damaged():
+    # RunLengthDecode, not Flate, so the stream check passes it and pypdf's own limit (75 MB
+    # unpacked) stops it; 1.2 MB of "repeat this space 128 times" unpacks to 77 MB.
+    stream = PAGE_TEXT + b"\x81 " * 600_000 + b"\x80"
+    data = _pdf(stream, compress=False).replace(b"/Length", b"/Filter /RunLengthDecode /Length")
+
+    with pytest.raises(ParseError) as error:
+        parse_isolated("pypdf", data, timeout_s=60, memory_mb=1024)
+
+    assert error.value.code == "too_large"
+    assert "safety limit" in error.value.reason and "it was refused" in error.value.reason
+    assert "LimitReachedError" in error.value.detail
+
+
 @pytest.mark.parametrize("parser", ["pypdf", "pdfminer"])
 def test_an_ordinary_compressed_pdf_still_reads(parser):
     parsed = parse_isolated(parser, _pdf(PAGE_TEXT), timeout_s=60)

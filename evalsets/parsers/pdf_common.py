@@ -111,6 +111,18 @@ def corrupt_pdf(exc: BaseException) -> ParseError:
     return ParseError("corrupt", CORRUPT_REASON, error_detail(exc))
 
 
+LIMIT_REASON = (
+    "This PDF holds a stream or structure far larger than any real page needs (it unpacks "
+    "past the PDF library's safety limit); it was refused. Print it to a new PDF and upload "
+    "that copy."
+)
+
+
+def over_limit_pdf(exc: BaseException) -> ParseError:
+    """A bomb the library stopped itself (a filter other than Flate, a cyclic page tree)."""
+    return ParseError("too_large", LIMIT_REASON, error_detail(exc))
+
+
 def tidy_page(text: str) -> str:
     """Strip a page's surrounding whitespace and form feeds; keep its inner lines as extracted."""
     return "\n".join(line.rstrip() for line in text.split("\n")).strip()

@@ -27,6 +27,7 @@ from .pdf_common import (
     NO_TEXT_REASON,
     check_streams,
     corrupt_pdf,
+    over_limit_pdf,
     require_pdf_magic,
     tidy_page,
 )
@@ -43,13 +44,15 @@ class PypdfParser:
         require_pdf_magic(data)
         check_streams(data)  # a decompression bomb is refused before the library unpacks it
         from pypdf import PdfReader
-        from pypdf.errors import EmptyFileError
+        from pypdf.errors import EmptyFileError, LimitReachedError
 
         logging.getLogger("pypdf").setLevel(logging.ERROR)  # per-object warnings are noise here
         try:
             reader = PdfReader(io.BytesIO(data))
         except EmptyFileError as exc:
             raise ParseError("empty", "This file is empty.", error_detail(exc)) from None
+        except LimitReachedError as exc:
+            raise over_limit_pdf(exc) from None
         except Exception as exc:  # pypdf raises many types for damaged files
             raise corrupt_pdf(exc) from None
 
@@ -58,6 +61,8 @@ class PypdfParser:
 
         try:
             total = len(reader.pages)
+        except LimitReachedError as exc:
+            raise over_limit_pdf(exc) from None
         except Exception as exc:
             raise corrupt_pdf(exc) from None
         if total == 0:
@@ -69,6 +74,8 @@ class PypdfParser:
         for index in range(total):
             try:
                 raw = reader.pages[index].extract_text() or ""
+            except LimitReachedError as exc:  # a bomb, not a damaged page: refuse the file
+                raise over_limit_pdf(exc) from None
             except Exception:  # one damaged page should not lose the whole document
                 raw = ""
                 failed.append(index + 1)
