@@ -18,6 +18,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.db.models.functions import Substr
 
 
 class Role(models.TextChoices):
@@ -163,6 +164,18 @@ class ParseVersion(models.Model):
     @property
     def page_count(self) -> int:
         return len(self.page_starts or [0])
+
+    def text_between(self, start: int, end: int) -> str:
+        """``text[start:end]``, read from the database alone when the text was not loaded
+        (a parse's text can be megabytes; a highlight needs a page of it)."""
+        if "text" not in self.get_deferred_fields():
+            return self.text[start:end]
+        return (
+            ParseVersion.objects.filter(pk=self.pk)
+            .annotate(part=Substr("text", start + 1, max(0, end - start)))
+            .values_list("part", flat=True)
+            .get()
+        )
 
     def page_of(self, offset: int) -> int:
         """The 1-based page holding ``offset``, as context-grid counts pages."""

@@ -126,6 +126,7 @@ def parse_in_workspace(workspace, public_id) -> ParseVersion:
 
     parse = (
         ParseVersion.objects.select_related("document")
+        .defer("text")  # megabytes; a highlight reads the part it needs (text_between)
         .filter(public_id=public_id, document__workspace=workspace)
         .first()
     )

@@ -410,18 +410,17 @@ def item_delete(*, item: EvalItem, user=None) -> None:
 # -- anchors ---------------------------------------------------------------------------------
 
 
-def _occurrence_on_page(parse: ParseVersion, quote: str, start: int) -> int:
-    """How many copies of ``quote`` on ``start``'s page of ``parse`` begin before ``start``.
+def _occurrence_on_page(text: str, offset: int, page_begin: int, quote: str, start: int) -> int:
+    """How many copies of ``quote`` on ``start``'s page begin before ``start``.
 
-    context-grid's resolver narrows candidates to the page hint first and then takes the
-    ``occurrence``-th copy (overlapping copies count), so counting the same way makes the
-    exported anchor land on the very characters that were highlighted.
+    ``text`` is the parse's text from ``offset`` on, covering ``page_begin`` to past
+    ``start``. context-grid's resolver narrows candidates to the page hint first and then
+    takes the ``occurrence``-th copy (overlapping copies count), so counting the same way
+    makes the exported anchor land on the very characters that were highlighted.
     """
-    text = parse.text
-    page_begin = (parse.page_starts or [0])[parse.page_of(start) - 1]
     count = 0
-    cursor = text.find(quote, page_begin)
-    while cursor != -1 and cursor < start:
+    cursor = text.find(quote, page_begin - offset)
+    while cursor != -1 and cursor + offset < start:
         count += 1
         cursor = text.find(quote, cursor + 1)
     return count
@@ -438,32 +437,41 @@ def anchor_create_from_highlight(
     if parse.status != ParseStatus.READY:
         raise Conflict(f"that parse is {parse.status}, not ready; wait for it", field="parse")
     validation.check_grade(grade)
-    text = parse.text
-    if not (0 <= start < end <= len(text)):
+    deferred = "text" in parse.get_deferred_fields()
+    length = parse.text_length if deferred else len(parse.text)
+    if not (0 <= start < end <= length):
         raise InvalidInput(
-            f"start and end must satisfy 0 <= start < end <= {len(text)} "
+            f"start and end must satisfy 0 <= start < end <= {length} "
             f"(the parse's length), got start={start}, end={end}",
             field="start",
         )
+    # Only the part that matters: from the highlight's page (or its prefix, if that reaches
+    # further back) to just past its end. Trimming below only moves start forward.
+    page_begin = (parse.page_starts or [0])[parse.page_of(start) - 1]
+    offset = max(0, min(page_begin, start - CONTEXT_CHARS))
+    text = parse.text_between(offset, min(length, end + CONTEXT_CHARS))
     # Trim the selection to what it quotes: a stray space is not evidence.
-    while start < end and text[start].isspace():
+    while start < end and text[start - offset].isspace():
         start += 1
-    while end > start and text[end - 1].isspace():
+    while end > start and text[end - 1 - offset].isspace():
         end -= 1
-    quote = validation.check_quote(text[start:end])
+    quote = validation.check_quote(text[start - offset : end - offset])
+    page = parse.page_of(start)
     anchor = GoldAnchor.objects.create(
         item=item,
         source_id=parse.document.source_id,
         document=parse.document,
         quote=quote,
         grade=grade,
-        page_hint=parse.page_of(start),
-        occurrence=_occurrence_on_page(parse, quote, start),
+        page_hint=page,
+        occurrence=_occurrence_on_page(
+            text, offset, (parse.page_starts or [0])[page - 1], quote, start
+        ),
         reference_parse=parse,
         ref_start=start,
         ref_end=end,
-        prefix=text[max(0, start - CONTEXT_CHARS) : start],
-        suffix=text[end : end + CONTEXT_CHARS],
+        prefix=text[max(0, start - CONTEXT_CHARS) - offset : start - offset],
+        suffix=text[end - offset : end + CONTEXT_CHARS - offset],
         created_by=user,
     )
     item_touch(item=item)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+
 import pytest
 from django.utils import timezone
 
@@ -196,6 +198,67 @@ def test_resolving_twice_keeps_one_row_per_anchor_and_parse(
     resolution.resolve_anchor(anchor)
     resolution.resolve_parse(reference)
     assert AnchorResolution.objects.filter(anchor=anchor).count() == 1
+
+
+def _anchor_from_whole_text(text: str, starts: list[int], start: int, end: int) -> dict:
+    """What a highlight should become, worked out plainly from the whole text."""
+    while text[start].isspace():
+        start += 1
+    while text[end - 1].isspace():
+        end -= 1
+    quote = text[start:end]
+    page = bisect.bisect_right(starts, start)
+    begin = starts[page - 1]
+    return {
+        "quote": quote,
+        "page_hint": page,
+        "occurrence": sum(text.startswith(quote, i) for i in range(begin, start)),
+        "prefix": text[max(0, start - 32) : start],
+        "suffix": text[end : end + 32],
+        "highlight": (start, end),
+    }
+
+
+def test_a_highlight_reads_only_its_part_of_the_parse_and_makes_the_same_anchor(
+    client_for, item, annotator, document
+):
+    """The API reads a window of the text (page start or prefix to just past the end); the
+    anchor must be what the whole text gives, at the edges too."""
+    page_one = "Leave is accrued. " * 3 + "\n"
+    page_two = "Leave is accrued monthly. Leave is accrued monthly again.   \n"
+    page_three = "  Leave is accrued last."
+    text = page_one + page_two + page_three
+    starts = [0, len(page_one), len(page_one) + len(page_two)]
+    parse = services.parse_version_add(
+        document=document, parser="windowed", parser_version="1", text=text, page_starts=starts
+    )
+    second_on_page_two = text.index("Leave is accrued monthly again")
+    selections = [
+        (0, 16),  # the very start: no prefix
+        (36, 52),  # the third copy on page 1: occurrence 2, a prefix from the page
+        (second_on_page_two - 1, second_on_page_two + 16),  # second copy, a space to trim
+        (starts[2] - 4, starts[2] + 24),  # whitespace across a page break, trimmed into page 3
+        (len(text) - 24, len(text)),  # the very end: no suffix
+    ]
+    client = client_for(annotator)
+    made = []
+    for start, end in selections:
+        response = client.post(
+            ANCHORS, {"parse": str(parse.public_id), "start": start, "end": end}, format="json"
+        )
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        body["highlight"] = (body["highlight"]["start"], body["highlight"]["end"])
+        expected = _anchor_from_whole_text(text, starts, start, end)
+        assert {key: body[key] for key in expected} == expected
+        made.append(expected)
+    assert [(a["page_hint"], a["occurrence"]) for a in made] == [
+        (1, 0),
+        (1, 2),
+        (2, 1),
+        (3, 0),
+        (3, 0),
+    ]
 
 
 def test_a_new_anchor_reuses_the_parses_this_worker_already_prepared(
