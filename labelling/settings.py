@@ -170,7 +170,7 @@ GROUNDWORK_MAX_PAGES = env_int("GROUNDWORK_MAX_PAGES", 2000)
 GROUNDWORK_PARSE_TIMEOUT_S = env_int("GROUNDWORK_PARSE_TIMEOUT_S", 300)
 GROUNDWORK_PARSE_MEMORY_MB = env_int("GROUNDWORK_PARSE_MEMORY_MB", 2048)
 # Each worker process keeps the most recently used parses folded and indexed for the resolver
-# (about 15 bytes a character), so a new anchor on a document does not fold its parses again.
+# (15-20 bytes a character in memory), so a new anchor does not fold its parses again.
 GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_000_000)
 # Background work untouched this long counts as lost and is queued again (evalsets.sweep).
 GROUNDWORK_SWEEP_STALE_S = env_int("GROUNDWORK_SWEEP_STALE_S", 120)
