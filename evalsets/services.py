@@ -11,6 +11,7 @@ inside an open transaction.
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 from typing import Any
 
 from django.conf import settings
@@ -29,6 +30,7 @@ from evalsets.models import (
     Membership,
     ParseStatus,
     ParseVersion,
+    ReleaseFile,
     Role,
     Workspace,
 )
@@ -636,4 +638,9 @@ def evalset_update(
 
 @transaction.atomic
 def evalset_delete(*, evalset: EvalSet) -> None:
+    """Delete a set with its items, anchors and releases. The release files leave storage
+    once the deletion has committed: exports of confidential documents must not linger."""
+    files = [row.file for row in ReleaseFile.objects.filter(release__evalset=evalset)]
     evalset.delete()
+    for file in files:
+        transaction.on_commit(partial(file.storage.delete, file.name))

@@ -302,6 +302,20 @@ def test_a_format_that_was_not_built_is_a_404_naming_what_was(
     assert "contextgrid-jsonl" in response.json()["detail"]
 
 
+def test_deleting_a_set_removes_its_release_files_from_storage(
+    items, release_via_api, client_for, owner, django_capture_on_commit_callbacks
+):
+    release_via_api()
+    files = list(ReleaseFile.objects.all())
+    assert len(files) == 2 and all(f.file.storage.exists(f.file.name) for f in files)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client_for(owner).delete(f"{BASE}/").status_code == 204
+
+    assert not ReleaseFile.objects.exists() and not Release.objects.exists()
+    assert not any(f.file.storage.exists(f.file.name) for f in files)
+
+
 def test_members_list_releases_newest_first(items, release_via_api, client_for, viewer):
     release_via_api()
     release_via_api()
