@@ -182,6 +182,10 @@ class ParseVersion(models.Model):
         starts = self.page_starts or [0]
         return max(1, bisect.bisect_right(starts, offset))
 
+    def page_begin(self, offset: int) -> int:
+        """Where the page holding ``offset`` begins."""
+        return (self.page_starts or [0])[self.page_of(offset) - 1]
+
 
 class EvalSet(models.Model):
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="evalsets")

@@ -449,8 +449,7 @@ def anchor_create_from_highlight(
         )
     # Only the part that matters: from the highlight's page (or its prefix, if that reaches
     # further back) to just past its end. Trimming below only moves start forward.
-    page_begin = (parse.page_starts or [0])[parse.page_of(start) - 1]
-    offset = max(0, min(page_begin, start - CONTEXT_CHARS))
+    offset = max(0, min(parse.page_begin(start), start - CONTEXT_CHARS))
     text = parse.text_between(offset, min(length, end + CONTEXT_CHARS))
     # Trim the selection to what it quotes: a stray space is not evidence.
     while start < end and text[start - offset].isspace():
@@ -458,17 +457,14 @@ def anchor_create_from_highlight(
     while end > start and text[end - 1 - offset].isspace():
         end -= 1
     quote = validation.check_quote(text[start - offset : end - offset])
-    page = parse.page_of(start)
     anchor = GoldAnchor.objects.create(
         item=item,
         source_id=parse.document.source_id,
         document=parse.document,
         quote=quote,
         grade=grade,
-        page_hint=page,
-        occurrence=_occurrence_on_page(
-            text, offset, (parse.page_starts or [0])[page - 1], quote, start
-        ),
+        page_hint=parse.page_of(start),
+        occurrence=_occurrence_on_page(text, offset, parse.page_begin(start), quote, start),
         reference_parse=parse,
         ref_start=start,
         ref_end=end,

@@ -7,7 +7,6 @@ API, so ``start`` of each page is exactly what a highlight's ``start`` is measur
 
 from __future__ import annotations
 
-from django.db.models.functions import Substr
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -57,20 +56,20 @@ class DocumentPagesView(WorkspaceScoped, APIView):
             ParseVersion.objects.filter(
                 document__workspace=self.workspace, document__source_id=doc, public_id=parse
             )
-            .values("pk", "status", "page_starts", "text_length")
+            .only("pk", "status", "page_starts", "text_length")
             .first()
         )
         if found is None:
             # Say which of the two is missing; both are 404s, as for another workspace's.
             get_object_or_404(selectors.documents(self.workspace).only("pk"), source_id=doc)
             raise Http404("no such parse of this document")
-        if found["status"] != ParseStatus.READY:
+        if found.status != ParseStatus.READY:
             raise Conflict(
-                f"this parse is {found['status']}, not ready; its pages appear when it is",
+                f"this parse is {found.status}, not ready; its pages appear when it is",
                 field="parse",
             )
-        length = found["text_length"]
-        starts = found["page_starts"] or [0]
+        length = found.text_length
+        starts = found.page_starts or [0]
         page_count = len(starts)
         first = _page_number(request.query_params, "from", 1)
         last = _page_number(request.query_params, "to", first + MAX_PAGES - 1)
@@ -84,12 +83,7 @@ class DocumentPagesView(WorkspaceScoped, APIView):
         # Only the pages asked for leave the database, not the whole (megabytes of) text.
         offset = starts[first - 1]
         end = starts[last] if last < page_count else length
-        text = (
-            ParseVersion.objects.filter(pk=found["pk"])
-            .annotate(part=Substr("text", offset + 1, max(0, end - offset)))
-            .values_list("part", flat=True)
-            .get()
-        )
+        text = found.text_between(offset, end)
         pages = []
         for number in range(first, last + 1):
             start = starts[number - 1]
