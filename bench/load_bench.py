@@ -123,6 +123,29 @@ def join_pages(pages: list[str]) -> tuple[str, list[int]]:
     return "\n".join(pages), starts
 
 
+def seed_parses(document, by_page: list[list[str]], **fields) -> list:
+    """The document's readings by each of ``PARSERS`` (the first is the reference), saved."""
+    from evalsets.models import ParseVersion
+
+    parses = []
+    for i, parser in enumerate(PARSERS):
+        text, starts = join_pages([variant(" ".join(s), parser) for s in by_page])
+        parses.append(
+            ParseVersion(
+                document=document,
+                parser=parser,
+                parser_version="1",
+                text=text,
+                text_length=len(text),
+                page_starts=starts,
+                status="ready",
+                is_reference=i == 0,
+                **fields,
+            )
+        )
+    return ParseVersion.objects.bulk_create(parses)
+
+
 @dataclass
 class Doc:
     source_id: str
@@ -156,7 +179,6 @@ def seed(args) -> Seeded:
         EvalSet,
         GoldAnchor,
         Membership,
-        ParseVersion,
         Workspace,
     )
 
@@ -177,24 +199,7 @@ def seed(args) -> Seeded:
             size=pages * args.page_chars,
             kind="pdf",
         )
-        parses = []
-        for i, parser in enumerate(PARSERS):
-            text, starts = join_pages([variant(" ".join(s), parser) for s in by_page])
-            parses.append(
-                ParseVersion(
-                    document=doc,
-                    parser=parser,
-                    parser_version="1",
-                    text=text,
-                    text_length=len(text),
-                    page_starts=starts,
-                    status="ready",
-                    is_reference=i == 0,
-                    progress_done=pages,
-                    progress_total=pages,
-                )
-            )
-        ParseVersion.objects.bulk_create(parses)
+        parses = seed_parses(doc, by_page, progress_done=pages, progress_total=pages)
         reference_text = parses[0].text
         spans, offset = [], 0
         for p, sentences in enumerate(by_page[:3]):

@@ -26,7 +26,7 @@ import random
 import time
 
 import _services as svc
-from load_bench import PARSERS, join_pages, page_sentences, variant
+from load_bench import PARSERS, page_sentences, seed_parses
 
 DATABASE = "gw_bench_resolve"
 REDIS_DB = 12
@@ -43,7 +43,6 @@ def seed(args) -> tuple[int, list[tuple[str, list[int], list[dict]]]]:
         EvalSet,
         GoldAnchor,
         Membership,
-        ParseVersion,
         Workspace,
     )
 
@@ -59,22 +58,7 @@ def seed(args) -> tuple[int, list[tuple[str, list[int], list[dict]]]]:
         document = Document.objects.create(
             workspace=workspace, source_id=f"doc-{n:05}.pdf", sha256=f"{n:064x}", kind="pdf"
         )
-        parses = []
-        for i, parser in enumerate(PARSERS):
-            text, starts = join_pages([variant(" ".join(s), parser) for s in by_page])
-            parses.append(
-                ParseVersion(
-                    document=document,
-                    parser=parser,
-                    parser_version="1",
-                    text=text,
-                    text_length=len(text),
-                    page_starts=starts,
-                    status="ready",
-                    is_reference=i == 0,
-                )
-            )
-        ParseVersion.objects.bulk_create(parses)
+        parses = seed_parses(document, by_page)
         reference = parses[0]
         spans = []
         for p, sentences in enumerate(by_page):
