@@ -191,3 +191,37 @@ def changes_requested(item, annotator, reviewer, reference):
         anchor=anchor,
     )
     return item, anchor, start
+
+
+@pytest.fixture
+def world(
+    owner,
+    reviewer,
+    annotator,
+    viewer,
+    outsider,
+    make_user,
+    document,
+    evalset,
+    item,
+    django_capture_on_commit_callbacks,
+):
+    """One of everything in ``acme`` (``tests/world.py``), for the security tests."""
+    from django.core.cache import cache
+
+    from tests.world import build_world
+
+    built = build_world(
+        owner=owner,
+        reviewer=reviewer,
+        annotator=annotator,
+        viewer=viewer,
+        outsider=outsider,
+        make_user=make_user,
+        document=document,
+        evalset=evalset,
+        item=item,
+        capture=django_capture_on_commit_callbacks,
+    )
+    cache.clear()  # rate limits start from zero whatever building counted
+    return built

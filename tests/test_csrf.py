@@ -20,7 +20,6 @@ from rest_framework.test import APIClient
 
 from evalsets.models import EvalSet
 from tests.test_security_matrix import MATRIX, OWNER, Rule, url_for
-from tests.test_security_matrix import world as world  # the fixture
 from tests.world import World
 
 pytestmark = pytest.mark.django_db

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from tests.world import World, build_world
+from tests.world import World
 
 ROLES = ("owner", "reviewer", "annotator", "viewer")
 EXAMPLES = int(os.environ.get("SECURITY_EXAMPLES", "16"))
@@ -45,35 +45,6 @@ def _keep_the_test_connection():
     yield
     request_started.connect(close_old_connections)
     request_finished.connect(close_old_connections)
-
-
-@pytest.fixture
-def world(
-    owner,
-    reviewer,
-    annotator,
-    viewer,
-    outsider,
-    make_user,
-    document,
-    evalset,
-    item,
-    django_capture_on_commit_callbacks,
-) -> World:
-    world = build_world(
-        owner=owner,
-        reviewer=reviewer,
-        annotator=annotator,
-        viewer=viewer,
-        outsider=outsider,
-        make_user=make_user,
-        document=document,
-        evalset=evalset,
-        item=item,
-        capture=django_capture_on_commit_callbacks,
-    )
-    cache.clear()  # the token endpoint's throttle
-    return world
 
 
 def _pin_path(case, world: World) -> None:

@@ -29,7 +29,7 @@ from rest_framework.test import APIClient
 
 from evalsets import review
 from tests.conftest import PASSWORD
-from tests.world import World, build_world, import_file, upload
+from tests.world import World, import_file, upload
 
 OWNER, REVIEWER, ANNOTATOR, VIEWER = "owner", "reviewer", "annotator", "viewer"
 ROLES = (OWNER, REVIEWER, ANNOTATOR, VIEWER)  # highest first
@@ -312,33 +312,6 @@ def _fresh_rate_limits():
     cache.clear()  # login limits and throttles live in the cache
     yield
     cache.clear()
-
-
-@pytest.fixture
-def world(
-    owner,
-    reviewer,
-    annotator,
-    viewer,
-    outsider,
-    make_user,
-    document,
-    evalset,
-    item,
-    django_capture_on_commit_callbacks,
-) -> World:
-    return build_world(
-        owner=owner,
-        reviewer=reviewer,
-        annotator=annotator,
-        viewer=viewer,
-        outsider=outsider,
-        make_user=make_user,
-        document=document,
-        evalset=evalset,
-        item=item,
-        capture=django_capture_on_commit_callbacks,
-    )
 
 
 def url_for(world: World, name: str, rule: Rule | None = None) -> str:
