@@ -104,6 +104,32 @@ def wait_for(predicate, *, timeout: float = 60, what: str = "the condition"):
     pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
+def start_resolving_a_new_parse(document, text: str) -> int:
+    """Add the parse "big" of ``text`` to ``document`` and wait until the workers have placed
+    some but not all of its anchors; returns how many it must place in all."""
+    from evalsets import services
+    from evalsets.models import AnchorResolution, GoldAnchor
+
+    total = GoldAnchor.objects.count()
+    services.parse_version_add(document=document, parser="big", text=text)
+    wait_for(
+        lambda: 0 < AnchorResolution.objects.filter(parse__parser="big").count() < total,
+        what="resolution of the new parse to be under way",
+    )
+    return total
+
+
+def check_every_anchor_resolved_once(total: int, *, what: str) -> None:
+    """Wait until the parse "big" has a row for each of ``total`` anchors, then check it has
+    exactly one each and none left pending: nothing duplicated, nothing lost."""
+    from evalsets.models import AnchorResolution
+
+    rows = AnchorResolution.objects.filter(parse__parser="big")
+    wait_for(lambda: rows.count() == total, timeout=120, what=what)
+    assert rows.values("anchor").distinct().count() == total
+    assert not rows.filter(status="pending").exists()
+
+
 @pytest.fixture(scope="session")
 def worker_media(tmp_path_factory):
     return tmp_path_factory.mktemp("worker-media")

@@ -77,21 +77,9 @@ def test_a_worker_killed_mid_resolution_leaves_exactly_one_row_per_anchor_and_pa
             )
             for n in range(i * 400, (i + 1) * 400)
         )
-    total = GoldAnchor.objects.count()
-    services.parse_version_add(document=document, parser="big", text=text)
-    svc.wait_for(
-        lambda: 0 < AnchorResolution.objects.filter(parse__parser="big").count() < total,
-        what="resolution of the new parse to be under way",
-    )
+    total = svc.start_resolving_a_new_parse(document, text)
     worker.kill()
     assert AnchorResolution.objects.filter(parse__parser="big").count() < total
 
     worker.start(GROUNDWORK_SWEEP_STALE_S="1")
-    svc.wait_for(
-        lambda: AnchorResolution.objects.filter(parse__parser="big").count() == total,
-        timeout=120,
-        what="the restarted worker to resolve every anchor",
-    )
-    rows = AnchorResolution.objects.filter(parse__parser="big")
-    assert rows.values("anchor").distinct().count() == total
-    assert not rows.filter(status="pending").exists()
+    svc.check_every_anchor_resolved_once(total, what="the restarted worker to resolve every anchor")

@@ -423,23 +423,11 @@ def test_a_worker_whose_database_connection_drops_mid_resolution_still_resolves_
         )
         for n in range(0, 2000, 2)
     )
-    total = GoldAnchor.objects.count()
     redis_workers(DATABASE_URL=f"{svc.database_url()}?application_name={name}")
-    services.parse_version_add(document=document, parser="big", text=" ".join(sentences))
-    svc.wait_for(
-        lambda: 0 < AnchorResolution.objects.filter(parse__parser="big").count() < total,
-        what="resolution of the new parse to be under way",
-    )
+    total = svc.start_resolving_a_new_parse(document, " ".join(sentences))
     assert _terminate_backends(name) >= 1
 
-    svc.wait_for(
-        lambda: AnchorResolution.objects.filter(parse__parser="big").count() == total,
-        timeout=120,
-        what="the worker to retry and resolve every anchor",
-    )
-    rows = AnchorResolution.objects.filter(parse__parser="big")
-    assert rows.values("anchor").distinct().count() == total
-    assert not rows.filter(status="pending").exists()
+    svc.check_every_anchor_resolved_once(total, what="the worker to retry and resolve every anchor")
 
 
 def test_the_pending_summary_counts_only_the_callers_workspace(
