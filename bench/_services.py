@@ -80,13 +80,17 @@ def setup_django(env: dict[str, str]) -> None:
 
 
 def prepare(database: str, redis_db: int) -> dict[str, str]:
-    """A fresh, migrated database and an empty broker; returns the environment to use."""
+    """A fresh, migrated database and an empty broker, and Django configured in this process
+    to seed them; says so, with the load average; returns the environment to use."""
+    print(f"preparing database {database!r} and Redis db {redis_db} ...", flush=True)
+    print(f"load average before: {load_average()}", flush=True)
     env = bench_env(database, redis_db)
     (CACHE / "media").mkdir(parents=True, exist_ok=True)
     recreate_database(database)
     empty_broker(redis_db)
     manage(env, "migrate", "--noinput")
     manage(env, "collectstatic", "--noinput")
+    setup_django(env)
     return env
 
 

@@ -617,10 +617,7 @@ def main() -> None:
     parser.add_argument("--skip-peer", action="store_true")
     args = parser.parse_args()
 
-    print(f"preparing database {DATABASE!r} and Redis db {REDIS_DB} ...", flush=True)
-    print(f"load average before: {svc.load_average()}", flush=True)
     env = svc.prepare(DATABASE, REDIS_DB)
-    svc.setup_django(env)
     started = time.perf_counter()
     seeded = seed(args)
     print(f"seeded in {time.perf_counter() - started:.1f} s", flush=True)

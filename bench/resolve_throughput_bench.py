@@ -189,10 +189,7 @@ def main() -> None:
     parser.add_argument("--skip-sweep-query", action="store_true")
     args = parser.parse_args()
 
-    print(f"preparing database {DATABASE!r} and Redis db {REDIS_DB} ...", flush=True)
-    print(f"load average before: {svc.load_average()}", flush=True)
     env = svc.prepare(DATABASE, REDIS_DB)
-    svc.setup_django(env)
     with svc.Stack(env) as stack:
         # Workers first, so the sweep each runs at start finds an empty database and queues
         # nothing: every resolution below comes from the one resolve_workspace task.
