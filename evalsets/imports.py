@@ -26,9 +26,9 @@ import contextgrid as cg
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
 
-from evalsets import services, validation
+from evalsets import queue, services, validation
 from evalsets.errors import Conflict, GroundworkError, InvalidInput
-from evalsets.formats import FORMATS, ImportResult, Problem, guess_format
+from evalsets.formats import FORMATS, ImportResult, PendingLabel, Problem, guess_format
 from evalsets.models import (
     Document,
     EvalItem,
@@ -527,7 +527,7 @@ def _apply(plan: ImportPlan, evalset: EvalSet, user) -> None:
     # A span whose file is here and parsed was read as an anchor; one whose file is here
     # but still parsing waits for the parse: try now, and the parse hook tries again.
     for document in Document.objects.filter(workspace=evalset.workspace, source_id__in=documents):
-        transaction.on_commit(lambda pk=document.pk: _queue_attach(pk))
+        queue.after_commit("attach_pending_labels", document.pk)
 
 
 def _apply_item(planned: PlannedItem, item: EvalItem | None, evalset: EvalSet, user) -> None:
@@ -575,12 +575,6 @@ def _apply_item(planned: PlannedItem, item: EvalItem | None, evalset: EvalSet, u
         services.item_touch(item=item)
 
 
-def _queue_attach(document_id: int) -> None:
-    from evalsets.release_tasks import attach_pending_labels
-
-    attach_pending_labels.delay(document_id)
-
-
 # -- pending labels -------------------------------------------------------------------------
 
 
@@ -612,8 +606,6 @@ def pending_labels_attach(*, document: Document) -> int | None:
     with transaction.atomic():
         labels = waiting.select_for_update().select_related("item__evalset__workspace")
         for label in labels:
-            from evalsets.formats import PendingLabel
-
             pending = PendingLabel(
                 line=label.line,
                 item=label.item.item_id,

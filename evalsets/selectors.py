@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet, prefetch_related_objects
 from django.http import Http404
 
+from evalsets.errors import InvalidInput
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -122,8 +123,6 @@ def with_anchors(items: Iterable[EvalItem]) -> list[EvalItem]:
 
 def parse_in_workspace(workspace, public_id) -> ParseVersion:
     """A parse of one of the workspace's documents, or a 400 naming the field."""
-    from evalsets.errors import InvalidInput
-
     parse = (
         ParseVersion.objects.select_related("document")
         .defer("text")  # megabytes; a highlight reads the part it needs (text_between)

@@ -17,6 +17,7 @@ from evalsets.models import (
     Role,
     Workspace,
 )
+from evalsets.resolution import parse_health
 
 User = get_user_model()
 
@@ -96,8 +97,6 @@ class ParseDetailSerializer(ParseSummarySerializer):
         fields = [*ParseSummarySerializer.Meta.fields, "page_starts", "text", "health"]
 
     def get_health(self, obj) -> dict:
-        from evalsets.resolution import parse_health
-
         return parse_health(obj)
 
 
