@@ -158,21 +158,26 @@ def document_upload(
             field="source_id",
         )
     kind = ingest.sniff_upload(upload)
+    document = Document(
+        workspace=workspace,
+        source_id=source_id,
+        sha256=sha256,
+        size=upload.size,
+        kind=kind,
+        uploaded_by=user,
+    )
+    document.file.save(upload.name or sha256, upload, save=False)
     try:
         with transaction.atomic():
-            document = Document(
-                workspace=workspace,
-                source_id=source_id,
-                sha256=sha256,
-                size=upload.size,
-                kind=kind,
-                uploaded_by=user,
-            )
-            document.file.save(upload.name or sha256, upload, save=False)
             document.save()
             ingest.queue_parses(document)
             _attach_pending_anchors(document)
-    except IntegrityError:
+    except BaseException as error:
+        # No row points at the stored file (a racing upload won, or the write failed):
+        # remove it now rather than leave it to the sweep (sweep.orphan_files).
+        document.file.storage.delete(document.file.name)
+        if not isinstance(error, IntegrityError):
+            raise
         # Another upload of the same file won the race: that copy is the document.
         existing = Document.objects.filter(workspace=workspace, sha256=sha256).first()
         if existing is None:

@@ -14,6 +14,7 @@ the same way.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -136,13 +137,59 @@ def documents_with_labels_to_attach(older_than: timedelta | None = None) -> list
     )
 
 
+#: An uploaded file no document points at is removed once it is this old: long enough for
+#: the upload that stored it to have committed (or given up).
+ORPHAN_GRACE = timedelta(hours=1)
+
+
+def _stored_names(storage, folder: str) -> Iterator[str]:
+    try:
+        folders, files = storage.listdir(folder)
+    except (FileNotFoundError, NotImplementedError):
+        return
+    for name in files:
+        yield f"{folder}/{name}"
+    for name in folders:
+        yield from _stored_names(storage, f"{folder}/{name}")
+
+
+def orphan_files(older_than: timedelta | None = None) -> list[str]:
+    """Uploaded files that no document points at, untouched for ``older_than`` (default
+    ``ORPHAN_GRACE``): left by an upload whose row was never written and that could not
+    remove its file itself (its process died, or an outer transaction rolled back)."""
+    storage = Document._meta.get_field("file").storage
+    cutoff = timezone.now() - (ORPHAN_GRACE if older_than is None else older_than)
+    referenced = set(Document.objects.exclude(file="").values_list("file", flat=True))
+    found = []
+    for name in _stored_names(storage, "documents"):
+        if name in referenced:
+            continue
+        try:
+            modified = storage.get_modified_time(name)
+        except (NotImplementedError, OSError):
+            continue
+        if modified < cutoff:
+            found.append(name)
+    return found
+
+
+def remove_orphan_files(older_than: timedelta | None = None) -> int:
+    storage = Document._meta.get_field("file").storage
+    orphans = orphan_files(older_than)
+    for name in orphans:
+        storage.delete(name)
+    return len(orphans)
+
+
 def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dict[str, int]:
     """Queue again every stale parse and release, every parse with anchors unresolved and
     every document with imported spans waiting for its ready text.
 
     A sweep when a worker starts or reconnects queues every missing resolution (a broker
-    that restarted may have lost them all); a ``periodic`` one only those of anchors older
-    than the stale limit, so resolutions still waiting their turn are not queued twice.
+    that restarted may have lost them all) and removes orphaned upload files; a
+    ``periodic`` one queues only the resolutions of anchors older than the stale limit, so
+    resolutions still waiting their turn are not queued twice, and leaves storage alone
+    (listing it is not cheap on every storage).
     """
     parses = stale_parses(older_than)
     for pk in parses:
@@ -163,6 +210,7 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
         "resolutions": len(unresolved),
         "releases": len(releases),
         "labels": len(labelled),
+        "files": 0 if periodic else remove_orphan_files(),
     }
 
 
