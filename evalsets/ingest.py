@@ -90,9 +90,10 @@ def lease_length() -> timedelta:
     """A parse whose holder has not renewed its lease for this long may be taken over.
 
     Half the stale limit (``GROUNDWORK_SWEEP_STALE_S``), so with the workers' sweep every
-    quarter of it, work a dead worker held resumes within the stale limit.
+    quarter of it, work a dead worker held resumes within the stale limit; at least a
+    second, so a stale limit of zero (tests) does not hand a live parse to every sweep.
     """
-    return timedelta(seconds=settings.GROUNDWORK_SWEEP_STALE_S / 2)
+    return timedelta(seconds=max(settings.GROUNDWORK_SWEEP_STALE_S / 2, 1))
 
 
 def heartbeat_interval() -> float:
