@@ -243,7 +243,8 @@ def parse_version_add(
     """Add a finished parse (a user's own pipeline output, say) and resolve anchors in it.
 
     ``make_reference`` is choosing the reference parse, which needs ``access.CHOOSE_REFERENCE``
-    from ``user`` (None: the system). A document's first parse is its reference whoever adds it.
+    from ``user`` (None: the system). A document with no reference yet takes this parse as its
+    reference, whoever adds it.
     """
     parser = (parser or "").strip()
     if not parser:
