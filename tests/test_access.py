@@ -7,10 +7,14 @@ way an import, a command or a future endpoint would, and expect the same rules.
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
 
 from evalsets import review, services
 from evalsets.errors import Conflict, Forbidden
 from evalsets.models import EvalItem, ItemState, Role
+from labelling.permissions import requires
 
 pytestmark = pytest.mark.django_db
 
@@ -89,3 +93,24 @@ def test_asking_for_review_work_needs_the_reviewer_role(evalset, annotator, revi
     with pytest.raises(Forbidden, match="is annotator; this needs the reviewer role"):
         review.queue(evalset=evalset, user=annotator, role="review")
     assert list(review.queue(evalset=evalset, user=reviewer, role="review")) == []
+
+
+def test_a_page_needing_a_role_sends_strangers_to_log_in_outsiders_404_and_low_roles_403(
+    workspace, owner, viewer, outsider, rf
+):
+    @requires(Role.OWNER)
+    def page(request, ws):
+        return HttpResponse(f"hello {request.membership.role}")
+
+    def visit(user):
+        request = rf.get("/w/acme/secret/")
+        request.user = user
+        return page(request, ws="acme")
+
+    assert visit(AnonymousUser())["Location"].startswith("/login/")
+    with pytest.raises(Http404):
+        visit(outsider)
+    with pytest.raises(PermissionDenied, match="is viewer; this needs the owner role or above"):
+        visit(viewer)
+    assert visit(owner).content == b"hello owner"
+    assert page.required_role == Role.OWNER
