@@ -179,13 +179,15 @@ def wait_for_parses(source_id: str, count: int, *, timeout: float = 120) -> None
     from evalsets.models import ParseStatus, ParseVersion
 
     parses = ParseVersion.objects.filter(document__source_id=source_id)
-    wait_for(
-        lambda: (
-            parses.exclude(status__in=[ParseStatus.QUEUED, ParseStatus.PARSING]).count() >= count
-        ),
-        timeout=timeout,
-        what=f"{count} parses of {source_id} to finish",
-    )
+    deadline = time.monotonic() + timeout
+    while parses.exclude(status__in=[ParseStatus.QUEUED, ParseStatus.PARSING]).count() < count:
+        if time.monotonic() > deadline:
+            seen = list(parses.values("pk", "parser", "status", "progress_done", "claimed_by"))
+            pytest.fail(
+                f"timed out after {timeout:.0f} s waiting for {count} parses of {source_id} "
+                f"to finish; they are {seen}"
+            )
+        time.sleep(0.2)
     assert [(p.parser, p.status, p.error) for p in parses if p.status != "ready"] == []
 
 
