@@ -146,6 +146,7 @@ class ImportPreviewView(_ImportBase):
             data=content,
             filename=filename,
             fmt=fields.get("format"),
+            user=request.user,
         )
         return Response(plan.to_dict())
 
