@@ -1127,3 +1127,35 @@ def test_a_file_s_review_does_not_approve_when_the_importer_is_not_an_owner(
 
     assert plan.items[0].approve is None
     assert "only an owner's import approves it" in plan.warnings[0].message
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db(transaction=True)
+def test_the_import_page_shows_the_old_and_new_value_of_every_change(
+    page, live_server, evalset, annotator, tmp_path
+):
+    from contextgrid.evalset.io import write_jsonl
+    from playwright.sync_api import expect
+
+    from tests.browser import log_in
+    from tests.conftest import PASSWORD
+
+    services.item_create(
+        evalset=evalset, user=annotator, item_id="m2", question=Q_M2, qtype="factoid"
+    )
+    edited = CgItem(id="m2", question="Combien de jours exactement ?", qtype="numeric")
+    upload = write_jsonl(CgSet(id="quiz", items=(edited,)), tmp_path / "edit.jsonl")
+    log_in(page, live_server, "olive", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/sets/quiz/import/")
+
+    page.get_by_label("File").set_input_files(str(upload))
+    page.get_by_role("button", name="Preview").click()
+
+    tables = page.locator("#import-tables")
+    expect(tables.locator("tr", has_text="question")).to_contain_text(Q_M2)
+    expect(tables.locator("tr", has_text="question")).to_contain_text(
+        "Combien de jours exactement ?"
+    )
+    expect(tables.locator("tr", has_text="qtype")).to_contain_text("factoid")
+    expect(tables.locator("tr", has_text="qtype")).to_contain_text("numeric")
+    expect(page.locator("#import-summary")).to_contain_text("This format changes only: question")
