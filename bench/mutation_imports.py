@@ -127,7 +127,9 @@ def prepare() -> None:
             f"only_mutate = [{only}]\n"
             'also_copy = ["labelling", "templates", "static", "manage.py", "bench"]\n'
             f"pytest_add_cli_args_test_selection = [{selection}]\n"
-            'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x"]\n'
+            # Tables from the models, not the migrations: each mutant is a fresh test session.
+            'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "--tb=no", '
+            '"--no-migrations"]\n'
         )
 
 

@@ -199,3 +199,24 @@ def test_a_context_grid_csv_without_a_column_says_the_field_is_absent():
     result = _read("contextgrid-csv", "id,question,source_id,quote\nq1,When?,terms.txt,Pay\n")
 
     assert result.absent == {"qtype", "answer", "meta", "grade", "page", "occurrence"}
+
+
+def test_a_question_without_an_id_gets_q_and_ten_hex_digits_of_its_sha256():
+    # sha256("Wann? ✓".encode("utf-8")) starts d43b9e7c48; surrounding spaces do not count.
+    assert question_id("  Wann? ✓ ") == "q-d43b9e7c48"
+
+
+def test_a_legalbench_path_written_with_backslashes_matches_the_same_path():
+    documents = {"corpus/terms.txt": TEXT}
+
+    result = _read("legalbench-rag", _bench("corpus\\terms.txt", [7, 22]), "b.json", documents)
+
+    assert result.matches == [
+        {"file": "corpus\\terms.txt", "source_id": "corpus/terms.txt", "how": "suffix"}
+    ]
+
+
+def test_a_legalbench_path_with_no_name_in_it_matches_no_document():
+    result = _read("legalbench-rag", _bench("./", [7, 22]), "b.json")
+
+    assert result.matches == [] and result.ok and result.pending[0].file_name == "./"

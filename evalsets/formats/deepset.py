@@ -394,15 +394,12 @@ class _Group:
 def filters_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """`json.loads` hook: a key given twice holds both values, as deepset's filters mean it."""
     out: dict[str, Any] = {}
-    repeated: set[str] = set()
     for key, value in pairs:
         if key not in out:
             out[key] = value
             continue
-        if key not in repeated:
-            out[key] = out[key] if isinstance(out[key], list) else [out[key]]
-            repeated.add(key)
-        out[key] = [*out[key], *(value if isinstance(value, list) else [value])]
+        before = out[key] if isinstance(out[key], list) else [out[key]]
+        out[key] = [*before, *(value if isinstance(value, list) else [value])]
     return out
 
 
