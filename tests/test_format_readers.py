@@ -104,25 +104,25 @@ def test_a_deepset_label_is_placed_through_its_context_on_a_repeated_quote():
 
 def test_a_context_saved_with_crlf_is_still_found_and_places_the_quote():
     context = "Pay in 30 days.\r\n\r\nPay in 30 days. Late"
-    anchor, note = anchor_from_context(TEXT, "terms.txt", context, 19, 34)
+    anchor, note = anchor_from_context(TEXT, "terms.txt", context, 19, 34, grade=2)
 
     assert (anchor.quote, anchor.occurrence, note) == ("Pay in 30 days.", 1, "")
 
 
 def test_a_context_not_in_the_file_falls_back_to_the_quote_and_says_so_when_repeated():
-    anchor, note = anchor_from_context(TEXT, "terms.txt", "Please: Pay in 30 days.", 8, 23)
-    unique, quiet = anchor_from_context(TEXT, "terms.txt", "Say Über alles ✓ now", 4, 16)
+    anchor, note = anchor_from_context(TEXT, "terms.txt", "Please: Pay in 30 days.", 8, 23, grade=2)
+    unique, quiet = anchor_from_context(TEXT, "terms.txt", "Say Über alles ✓ now", 4, 16, grade=1)
 
-    assert (anchor.occurrence, unique.quote) == (0, "Über alles ✓")
+    assert (anchor.occurrence, unique.quote, unique.grade) == (0, "Über alles ✓", 1)
     assert "appears there more than once; the first copy was used" in note and quiet == ""
     with pytest.raises(EvalSetError, match=r"is not in 'terms\.txt'"):
-        anchor_from_context(TEXT, "terms.txt", "Nothing here", 0, 7)
+        anchor_from_context(TEXT, "terms.txt", "Nothing here", 0, 7, grade=2)
 
 
 def test_a_repeated_context_is_placed_on_its_first_copy_and_says_so():
     text = "Pay now.\nPay now.\n"
 
-    anchor, note = anchor_from_context(text, "t.txt", "Pay now.", 0, 3)
+    anchor, note = anchor_from_context(text, "t.txt", "Pay now.", 0, 3, grade=2)
 
     assert anchor.occurrence == 0 and "appears 2 times" in note
 
@@ -220,3 +220,31 @@ def test_a_legalbench_path_with_no_name_in_it_matches_no_document():
     result = _read("legalbench-rag", _bench("./", [7, 22]), "b.json")
 
     assert result.matches == [] and result.ok and result.pending[0].file_name == "./"
+
+
+def test_a_label_whose_offsets_take_in_a_space_quotes_the_words_from_the_right_copy():
+    context = "Pay in 30 days. Late fees apply."  # the second copy in TEXT
+
+    anchor, _ = anchor_from_context(TEXT, "terms.txt", context, 6, 14, grade=2)
+
+    assert (anchor.quote, anchor.occurrence) == ("30 days", 1)
+
+
+def test_a_label_whose_offsets_quote_only_spaces_is_refused_in_context_grid_s_words():
+    with pytest.raises(EvalSetError, match=r"^a gold anchor must quote some text$"):
+        anchor_from_context(TEXT, "terms.txt", "Pay in 30 days.", 3, 4, grade=2)
+
+
+def test_a_repeated_filter_key_given_a_list_adds_its_values():
+    parsed = json.loads('{"k": "a", "k": ["b", "c"]}', object_pairs_hook=filters_pairs)
+
+    assert parsed == {"k": ["a", "b", "c"]}
+
+
+def test_a_legalbench_path_with_doubled_slashes_or_dot_folders_matches_by_its_components():
+    documents = {"corpus/terms.txt": TEXT}
+
+    doubled = _read("legalbench-rag", _bench("corpus//terms.txt", [7, 22]), "b.json", documents)
+    dotted = _read("legalbench-rag", _bench("corpus/./terms.txt", [7, 22]), "b.json", documents)
+
+    assert [m["source_id"] for m in doubled.matches + dotted.matches] == ["corpus/terms.txt"] * 2

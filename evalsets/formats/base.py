@@ -637,47 +637,34 @@ def anchor_from_span(
     return GoldAnchor(source_id=source_id, quote=quote, grade=grade, occurrence=earlier)
 
 
-def find_passage(text: str, passage: str) -> tuple[tuple[int, int] | None, int]:
-    """Where `passage` sits in `text` and how many copies there are: `(span or None, copies)`.
-
-    Verbatim first (the first copy), then with runs of whitespace collapsed on both sides
-    (a CSV saved by Excel turns line breaks into CRLF; PDF text breaks lines mid-sentence).
-    """
-    copies = all_occurrences(text, passage)
-    if copies:
-        return (copies[0], copies[0] + len(passage)), len(copies)
-    found = locate_quote(text, passage)
-    if found is None:
-        return None, 0
-    return found, 1 if locate_quote(text, passage, 1) is None else 2
-
-
 def anchor_from_context(
-    text: str, source_id: str, context: str, start: int, end: int, *, grade: int = 2
+    text: str, source_id: str, context: str, start: int, end: int, *, grade: int
 ) -> tuple[GoldAnchor, str]:
     """The anchor for `context[start:end]`, placed in `text` through its context.
 
     deepset labels carry a passage (`context`) and the answer's offsets in it, not offsets
-    into the file. The passage is found in the file and the quote taken from where it sits
-    there, so `occurrence` names the copy the label meant, not the first copy in the file.
-    Returns `(anchor, note)`; `note` is a sentence when the place had to be guessed (the
-    context is not in the file, or is there more than once), and "" otherwise. Raises
-    `EvalSetError` when the quote is not in the file at all.
+    into the file. The passage is found in the file (verbatim, else with runs of whitespace
+    collapsed: Excel turns line breaks into CRLF, PDF text breaks lines mid-sentence) and
+    the quote taken from where it sits there, so `occurrence` names the copy the label
+    meant, not the first copy in the file. Returns `(anchor, note)`; `note` is a sentence
+    when the place had to be guessed (the context is not in the file, or is there more than
+    once), and "" otherwise. Raises `EvalSetError` when the quote is not in the file at all.
     """
     piece = context[start:end]
     quote = piece.strip()
     if not quote:
         raise EvalSetError("a gold anchor must quote some text")
-    region, copies = find_passage(text, context) if context.strip() else (None, 0)
+    lead = len(piece) - len(piece.lstrip())
+    copies = all_occurrences(text, context)
+    if copies:
+        at = copies[0] + start + lead
+        note = ""
+        if len(copies) > 1:
+            note = f"the context appears {len(copies)} times in {source_id!r}; the first was used."
+        return anchor_from_span(text, source_id, at, at + len(quote), grade=grade), note
+    region = locate_quote(text, context)
     if region is not None:
         left, right = region
-        lead = len(piece) - len(piece.lstrip())
-        if text[left:right] == context:
-            at = left + start + lead
-            note = ""
-            if copies > 1:
-                note = f"the context appears {copies} times in {source_id!r}; the first was used."
-            return anchor_from_span(text, source_id, at, at + len(quote), grade=grade), note
         inside = [
             found
             for found in all_occurrences(text, quote)

@@ -377,7 +377,7 @@ def _answer_in(answer: str | None, context: str, q_start: int, q_end: int) -> tu
 
 def question_id(question: str) -> str:
     """The stable id of a question that arrived without one."""
-    return "q-" + hashlib.sha256(question.strip().encode("utf-8")).hexdigest()[:10]
+    return "q-" + hashlib.sha256(question.strip().encode()).hexdigest()[:10]
 
 
 class _Group:
