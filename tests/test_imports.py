@@ -1160,3 +1160,62 @@ def test_the_import_page_shows_the_old_and_new_value_of_every_change(
     expect(tables.locator("tr", has_text="qtype")).to_contain_text("factoid")
     expect(tables.locator("tr", has_text="qtype")).to_contain_text("numeric")
     expect(page.locator("#import-summary")).to_contain_text("This format changes only: question")
+
+
+# -- what each format carries, unit by unit ----------------------------------------------------
+
+
+def test_a_csv_without_some_columns_carries_only_the_rest():
+    carries = imports.CARRIES["contextgrid-csv"].narrowed({"qtype", "grade", "meta"})
+
+    assert carries == imports.Carries(
+        fields=("question", "answer"), meta=(), anchors=True, grade=False, review=False
+    )
+    assert imports.CARRIES["contextgrid-csv"].narrowed({"anchors"}).anchors is False
+    assert (
+        imports.CARRIES["contextgrid-jsonl"].narrowed(set()) == imports.CARRIES["contextgrid-jsonl"]
+    )
+
+
+def test_a_file_without_an_answer_or_filters_leaves_them_alone():
+    legalbench = imports.CARRIES["legalbench-rag"].narrowed({"answer"})
+    deepset = imports.CARRIES["deepset-qa"].narrowed({"filters"})
+
+    assert (legalbench.fields, legalbench.meta) == (("question",), ("legalbench_spans",))
+    assert (deepset.new_only, deepset.meta, deepset.same_evidence) == (("answer",), (), "inside")
+    assert imports.carried_fields(imports.CARRIES["contextgrid-jsonl"]) == [
+        "question",
+        "qtype",
+        "answer",
+        "meta",
+        "anchors (added)",
+        "anchor grades",
+        "review",
+    ]
+
+
+def test_meta_is_replaced_whole_without_review_keys_or_only_in_the_keys_a_format_carries():
+    whole = imports.CARRIES["contextgrid-jsonl"]
+    beir = imports.CARRIES["beir"]
+    given = {"reviewed": True, "reviewed_by": "rita", "reviewed_at": "now", "k": ("a", 1)}
+    old = {"tags": ["x"], "gold_documents": [["old.txt", 1]]}
+
+    assert imports._meta(old, given, whole) == {"k": ["a", 1]}
+    assert imports._meta(old, {"gold_documents": [("d", 2)]}, beir) == {
+        "tags": ["x"],
+        "gold_documents": [["d", 2]],
+    }
+    assert imports._meta(old, {}, beir) == {"tags": ["x"]}
+    assert imports._meta(None, {"gold_documents": []}, beir) == {"gold_documents": []}
+
+
+def test_a_review_in_the_file_is_read_only_where_the_format_carries_it():
+    whole = imports.CARRIES["contextgrid-jsonl"]
+    item = CgItem(id="r", question="Q?", meta={"reviewed": 1})
+    draft, approved = EvalItem(state="submitted"), EvalItem(state="approved")
+
+    assert imports._review(item, draft, whole) == {"reviewed_by": "", "reviewed_at": ""}
+    assert imports._review(item, None, whole) == {"reviewed_by": "", "reviewed_at": ""}
+    assert imports._review(item, approved, whole) is None
+    assert imports._review(item, draft, imports.CARRIES["beir"]) is None
+    assert imports._review(CgItem(id="r", question="Q?"), draft, whole) is None
