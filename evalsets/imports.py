@@ -534,7 +534,6 @@ def _file_fields(item: cg.EvalItem, current: EvalItem | None, carries: Carries) 
             name: given[name] if name in carries.fields + carries.new_only else None
             for name in ITEM_FIELDS
         }
-        fields["question"] = item.question
         fields["meta"] = _meta(None, dict(item.meta), carries)
         return fields
     fields = {name: given[name] for name in carries.fields}

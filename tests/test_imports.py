@@ -1219,3 +1219,72 @@ def test_a_review_in_the_file_is_read_only_where_the_format_carries_it():
     assert imports._review(item, approved, whole) is None
     assert imports._review(item, draft, imports.CARRIES["beir"]) is None
     assert imports._review(CgItem(id="r", question="Q?"), draft, whole) is None
+
+
+def _jsonl_items(tmp_path, *items: CgItem) -> bytes:
+    from contextgrid.evalset.io import write_jsonl
+
+    return write_jsonl(CgSet(id="quiz", items=items), tmp_path / "i.jsonl").read_bytes()
+
+
+def test_two_descriptions_of_one_passage_in_a_file_become_one_anchor(commit, rich, tmp_path):
+    # The 4th copy in the file is the 2nd copy on page 2: the same characters twice.
+    item = CgItem(
+        id="n1",
+        question="Twice the same evidence?",
+        anchors=(
+            CgAnchor("manual.txt", DELAY, occurrence=3),
+            CgAnchor("manual.txt", DELAY, page_hint=2, occurrence=1),
+            CgAnchor("manual.txt", DELAY, grade=0, page_hint=2, occurrence=1),
+        ),
+    )
+
+    commit(f"{SET}/imports/", _jsonl_items(tmp_path, item), "i.jsonl", status=201)
+
+    assert list(GoldAnchor.objects.filter(item__item_id="n1").values_list("occurrence")) == [(3,)]
+
+
+def test_known_evidence_given_twice_with_other_grades_is_regraded_once(
+    owner_client, rich, tmp_path
+):
+    m1 = _cg_rich().items[0]
+    twice = CgItem(
+        id="m1",
+        question=m1.question,
+        anchors=(
+            CgAnchor("manual.txt", DELAY, grade=1, occurrence=3),
+            CgAnchor("manual.txt", DELAY, grade=0, page_hint=2, occurrence=1),
+        ),
+        qtype=m1.qtype,
+        answer=m1.answer,
+        meta=m1.meta,
+    )
+
+    body = _post(owner_client, f"{SET}/imports/preview/", _jsonl_items(tmp_path, twice)).json()
+
+    changed = body["update"][0]["anchors_changed"]
+    assert [(c["old"], c["new"]) for c in changed] == [(2, 1)]
+
+
+def test_an_anchor_waiting_for_its_file_is_known_by_quote_and_occurrence(
+    commit, owner_client, evalset, tmp_path
+):
+    first = CgItem(
+        id="w1",
+        question="Waiting?",
+        anchors=(CgAnchor("contract.txt", "Either party", page_hint=2),),
+    )
+    commit(f"{SET}/imports/", _jsonl_items(tmp_path, first), "i.jsonl", status=201)
+    other_hint = CgItem(
+        id="w1",
+        question="Waiting?",
+        anchors=(
+            CgAnchor("contract.txt", "Either party", page_hint=3),
+            CgAnchor("contract.txt", "Either party", occurrence=1),
+        ),
+    )
+
+    body = _post(owner_client, f"{SET}/imports/preview/", _jsonl_items(tmp_path, other_hint)).json()
+
+    added = body["update"][0]["anchors_added"]
+    assert [(a["quote"], a["occurrence"]) for a in added] == [("Either party", 1)]
