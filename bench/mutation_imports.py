@@ -12,6 +12,7 @@ in (`FOCUSED`; `--all` takes every reader); `--jobs` bounds the CPU it takes (de
 
     .venv/bin/python bench/mutation_imports.py            # run, then print the figure
     .venv/bin/python bench/mutation_imports.py --report   # print the last run's figure
+    .venv/bin/python bench/mutation_imports.py --recheck  # today's tests on its survivors
 """
 
 from __future__ import annotations
@@ -163,13 +164,54 @@ def report(selection: dict[str, tuple[str, ...]]) -> int:
     return 0
 
 
+def recheck(selection: dict[str, tuple[str, ...]]) -> int:
+    """Run today's import tests against each mutant the last run left alive.
+
+    Tests written after a run are not in mutmut's record of which tests cover what, so a
+    survivor is checked again by applying it to the copy's source (`mutmut apply`), running
+    the current tests there, and restoring the file.
+    """
+    listed = subprocess.run(
+        [str(MUTMUT), "results"], cwd=WORK, check=True, capture_output=True, text=True
+    ).stdout
+    wanted = [re.compile(re.escape(p).replace(r"\*", ".*") + "$") for p in patterns(selection)]
+    survivors = [
+        name
+        for name, _, status in (line.strip().rpartition(": ") for line in listed.splitlines())
+        if name and status != "not checked" and any(p.match(name) for p in wanted)
+    ]
+    shutil.copytree(ROOT / "tests", WORK / "tests", dirs_exist_ok=True)
+    python = str(ROOT / ".venv" / "bin" / "python")
+    args = ["-m", "pytest", *TESTS, "-m", "not services and not e2e", "-x", "-q", "--tb=no"]
+    args += ["-p", "no:cacheprovider", "--no-migrations"]
+    alive = []
+    for name in survivors:
+        source = WORK / (name.split(".x", 1)[0].replace(".", "/") + ".py")
+        original = source.read_bytes()
+        subprocess.run([str(MUTMUT), "apply", name], cwd=WORK, check=True, capture_output=True)
+        try:
+            caught = subprocess.run([python, *args], cwd=WORK, capture_output=True).returncode
+        finally:
+            source.write_bytes(original)
+        print(f"  {'killed' if caught else 'ALIVE '} {name}")
+        if not caught:
+            alive.append(name)
+    print(f"\nrecheck: {len(survivors) - len(alive)} of {len(survivors)} survivors now killed")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--report", action="store_true", help="only print the last run")
     parser.add_argument("--all", action="store_true", help="every reader, not only the focus")
+    parser.add_argument(
+        "--recheck", action="store_true", help="run the current tests on the last survivors"
+    )
     args = parser.parse_args()
     selection = READERS if args.all else FOCUSED
+    if args.recheck:
+        return recheck(selection)
     if not args.report:
         run(args.jobs, selection)
     return report(selection)
