@@ -104,19 +104,40 @@ def test_a_deepset_label_is_placed_through_its_context_on_a_repeated_quote():
 
 def test_a_context_saved_with_crlf_is_still_found_and_places_the_quote():
     context = "Pay in 30 days.\r\n\r\nPay in 30 days. Late"
-    anchor, note = anchor_from_context(TEXT, "terms.txt", context, 19, 34, grade=2)
+    anchor, note = anchor_from_context(TEXT, "terms.txt", context, 19, 34, grade=1)
 
-    assert (anchor.quote, anchor.occurrence, note) == ("Pay in 30 days.", 1, "")
+    assert anchor == GoldAnchor("terms.txt", "Pay in 30 days.", grade=1, occurrence=1)
+    assert note == ""
+
+
+def test_a_quote_across_a_crlf_line_break_is_placed_on_the_copy_its_context_means():
+    text = "Pay in\n30 days. Pay in\n30 days, or else.\n"
+    context = "Pay in\r\n30 days, or else."
+
+    anchor, note = anchor_from_context(text, "t.txt", context, 0, 15, grade=2)
+
+    assert (anchor.quote, anchor.occurrence, note) == ("Pay in\n30 days", 1, "")
+
+
+def test_a_verbatim_context_keeps_its_grade():
+    anchor, _ = anchor_from_context(TEXT, "terms.txt", "Pay in 30 days. Late", 0, 15, grade=0)
+
+    assert anchor == GoldAnchor("terms.txt", "Pay in 30 days.", grade=0, occurrence=1)
 
 
 def test_a_context_not_in_the_file_falls_back_to_the_quote_and_says_so_when_repeated():
     anchor, note = anchor_from_context(TEXT, "terms.txt", "Please: Pay in 30 days.", 8, 23, grade=2)
     unique, quiet = anchor_from_context(TEXT, "terms.txt", "Say Über alles ✓ now", 4, 16, grade=1)
 
-    assert (anchor.occurrence, unique.quote, unique.grade) == (0, "Über alles ✓", 1)
+    assert (anchor.source_id, anchor.occurrence) == ("terms.txt", 0)
+    assert (unique.quote, unique.grade) == ("Über alles ✓", 1)
     assert "appears there more than once; the first copy was used" in note and quiet == ""
     with pytest.raises(EvalSetError, match=r"is not in 'terms\.txt'"):
         anchor_from_context(TEXT, "terms.txt", "Nothing here", 0, 7, grade=2)
+    long = "x" * 70
+    with pytest.raises(EvalSetError) as refused:
+        anchor_from_context(TEXT, "terms.txt", long, 0, 70, grade=2)
+    assert str(refused.value).startswith(f"the quote {'x' * 60!r} is not in")
 
 
 def test_a_repeated_context_is_placed_on_its_first_copy_and_says_so():

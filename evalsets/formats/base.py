@@ -665,14 +665,10 @@ def anchor_from_context(
     region = locate_quote(text, context)
     if region is not None:
         left, right = region
-        inside = [
-            found
-            for found in all_occurrences(text, quote)
-            if left <= found and found + len(quote) <= right
-        ]
-        if inside:
-            at = min(inside, key=lambda found: abs(found - left - start - lead))
-            return anchor_from_span(text, source_id, at, at + len(quote), grade=grade), ""
+        place = _nearest(text[left:right], quote, start + lead)
+        if place is not None:
+            begin, stop = left + place[0], left + place[1]
+            return anchor_from_span(text, source_id, begin, stop, grade=grade), ""
     first = locate_quote(text, quote)
     if first is None:
         raise EvalSetError(
@@ -685,6 +681,14 @@ def anchor_from_context(
         f"the context was not found in {source_id!r} and the quote appears there more than "
         "once; the first copy was used."
     )
+
+
+def _nearest(passage: str, quote: str, wanted: int) -> tuple[int, int] | None:
+    """The copy of `quote` in `passage` (whitespace runs collapsed) starting nearest `wanted`."""
+    copies = []
+    while (found := locate_quote(passage, quote, len(copies))) is not None:
+        copies.append(found)
+    return min(copies, key=lambda found: abs(found[0] - wanted), default=None)
 
 
 def check_span_text(text: str, source_id: str, start: int, end: int, expected: str) -> None:
