@@ -26,7 +26,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WORK = ROOT / "var" / "mutation" / "imports"
+WORK = ROOT / "var" / "mutation" / "imports"  # `--work` names another, to keep a run
 MUTMUT = ROOT / ".venv" / "bin" / "mutmut"
 
 #: Every function that reads a file or plans an import, by module (`*`: all of it). About
@@ -208,8 +208,22 @@ def main() -> int:
     parser.add_argument(
         "--recheck", action="store_true", help="run the current tests on the last survivors"
     )
+    parser.add_argument("--work", type=Path, help=f"scratch folder (default {WORK})")
+    parser.add_argument(
+        "--only", nargs="+", metavar="MODULE:FUNCTION", help="just these, e.g. base.py:whole_number"
+    )
     args = parser.parse_args()
     selection = READERS if args.all else FOCUSED
+    if args.only:
+        selection = {}
+        for entry in args.only:
+            module, _, name = entry.partition(":")
+            path = next(p for p in READERS if p.endswith("/" + module))
+            selection.setdefault(path, ())
+            selection[path] += (name,)
+    if args.work:
+        global WORK
+        WORK = args.work.resolve()
     if args.recheck:
         return recheck(selection)
     if not args.report:
