@@ -201,6 +201,7 @@ def recheck(selection: dict[str, tuple[str, ...]]) -> int:
 
 
 def main() -> int:
+    global WORK
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--report", action="store_true", help="only print the last run")
@@ -222,7 +223,6 @@ def main() -> int:
             selection.setdefault(path, ())
             selection[path] += (name,)
     if args.work:
-        global WORK
         WORK = args.work.resolve()
     if args.recheck:
         return recheck(selection)

@@ -421,7 +421,7 @@ class Evidence:
             self._spans[key] = found
         return self._spans[key]
 
-    def same(self, one: Any, two: Any, rule: str = "span") -> bool:
+    def same(self, one: Any, two: Any, rule: str) -> bool:
         """Whether ``one`` and ``two`` are the same evidence under ``rule`` (``Carries``)."""
         if one.source_id != two.source_id:
             return False

@@ -269,3 +269,26 @@ def test_a_legalbench_path_with_doubled_slashes_or_dot_folders_matches_by_its_co
     dotted = _read("legalbench-rag", _bench("corpus/./terms.txt", [7, 22]), "b.json", documents)
 
     assert [m["source_id"] for m in doubled.matches + dotted.matches] == ["corpus/terms.txt"] * 2
+
+
+def test_the_answer_a_span_misses_is_looked_for_nearest_the_span():
+    with pytest.raises(EvalSetError, match=r"the answer is at \[24, 39\) \(off by -1\)"):
+        check_span_text(TEXT, "terms.txt", 25, 40, "Pay in 30 days.")
+
+
+def test_a_span_that_misses_a_long_answer_quotes_sixty_characters_of_each():
+    text = "a" * 80 + "b" * 80
+
+    with pytest.raises(EvalSetError) as refused:
+        check_span_text(text, "t.txt", 0, 80, "c" * 70)
+
+    assert str(refused.value) == (
+        f"span [0, 80) of 't.txt' reads {'a' * 60!r}, not the snippet's answer {'c' * 60!r}; "
+        "the answer is nowhere in 't.txt'"
+    )
+
+
+def test_legalbench_without_documents_keeps_every_span_waiting():
+    result = _read("legalbench-rag", _bench("cuad/terms.txt", [7, 22], "x"), "b.json", None)
+
+    assert result.ok and result.matches == [] and result.pending[0].span == (7, 22)

@@ -1281,10 +1281,25 @@ def test_an_anchor_waiting_for_its_file_is_known_by_quote_and_occurrence(
         anchors=(
             CgAnchor("contract.txt", "Either party", page_hint=3),
             CgAnchor("contract.txt", "Either party", occurrence=1),
+            CgAnchor("lease.txt", "Either party", page_hint=2),
         ),
     )
 
     body = _post(owner_client, f"{SET}/imports/preview/", _jsonl_items(tmp_path, other_hint)).json()
 
     added = body["update"][0]["anchors_added"]
-    assert [(a["quote"], a["occurrence"]) for a in added] == [("Either party", 1)]
+    assert [(a["source_id"], a["occurrence"]) for a in added] == [
+        ("contract.txt", 1),
+        ("lease.txt", 0),
+    ]
+
+
+def test_a_deepset_label_not_in_its_document_is_new_evidence_with_a_warning(owner_client, rich):
+    rows = _deepset_qa_rows(as_float=False)
+    rows[2] = [Q_M1, "Garantie : 3 ans", "Garantie : 3 ans", "manual.txt", 0, 16, "", "m1"]
+
+    body = _post(owner_client, f"{SET}/imports/preview/", _csv_text(rows), "qa.csv").json()
+
+    (planned,) = body["update"]
+    assert [a["quote"] for a in planned["anchors_added"]] == ["Garantie : 3 ans"]
+    assert "was not found in 'manual.txt'" in body["warnings"][0]["message"]
