@@ -36,6 +36,11 @@ def test_a_number_that_is_not_whole_is_not_read(spelling):
     assert whole_number(spelling) is None
 
 
+def test_a_whole_number_has_at_most_thirty_digits():
+    assert whole_number("9" * 30) == int("9" * 30)
+    assert whole_number("1e30") is None and whole_number("1" + "0" * 30) is None
+
+
 @pytest.mark.parametrize(("start", "end"), [("24.0", "39.0"), ("2.4e1", "3.9e1"), (" 24 ", "39")])
 def test_deepset_offsets_written_by_pandas_or_in_exponent_form_are_read(start, end):
     row = f'When?,Pay in 30 days.,"{TEXT[:40]}",terms.txt,{start},{end},,d1\n'

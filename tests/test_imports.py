@@ -1303,3 +1303,35 @@ def test_a_deepset_label_not_in_its_document_is_new_evidence_with_a_warning(owne
     (planned,) = body["update"]
     assert [a["quote"] for a in planned["anchors_added"]] == ["Garantie : 3 ans"]
     assert "was not found in 'manual.txt'" in body["warnings"][0]["message"]
+
+
+def test_a_question_answering_file_read_as_rag_brings_questions_only(commit, manual):
+    data = _csv_text(_deepset_qa_rows(as_float=False))
+
+    commit(f"{WS}/imports/", data, "qa.csv", format="deepset-rag", evalset="rag", status=201)
+
+    m1 = EvalItem.objects.get(evalset__slug="rag", item_id="m1")
+    assert (m1.answer, m1.meta, m1.anchors.count()) == (None, {}, 0)
+
+
+def test_new_deepset_labels_one_inside_the_other_become_one_anchor(commit, manual):
+    second = PAGE_TWO_LINE.index("30 jours", PAGE_TWO_LINE.index("30 jours") + 1)
+    data = _csv_text(
+        [
+            [
+                "question",
+                "text",
+                "context",
+                "file_name",
+                "answer_start",
+                "answer_end",
+                "question_id",
+            ],
+            [Q_M1, "30 jours", PAGE_TWO_LINE, "manual.txt", second, second + 8, "n1"],
+            [Q_M1, DELAY, PAGE_TWO_LINE, "manual.txt", 26, 26 + len(DELAY), "n1"],
+        ]
+    )
+
+    commit(f"{WS}/imports/", data, "qa.csv", format="deepset-qa", evalset="inside", status=201)
+
+    assert list(GoldAnchor.objects.values_list("quote", flat=True)) == ["30 jours"]

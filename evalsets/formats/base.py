@@ -489,7 +489,8 @@ def json_kind(value: Any) -> str:
 
 #: A number as spreadsheets and pandas spell it: `187`, `187.0`, `1.87e2`, `.5`.
 _DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
-#: Larger magnitudes are not offsets, counts or grades; refusing them keeps `1e999999` cheap.
+#: Whole numbers of more than this many digits are not offsets, counts or grades; refusing
+#: them keeps `1e999999` cheap.
 _MAX_DIGITS = 30
 
 
@@ -508,8 +509,6 @@ def whole_number(value: Any) -> int | None:
         return int(value) if value.is_integer() else None
     if isinstance(value, str):
         text = value.strip()
-        if re.fullmatch(r"[+-]?\d+", text):
-            return int(text)
         if _DECIMAL.fullmatch(text):
             number = Decimal(text)
             if number.adjusted() < _MAX_DIGITS and number == number.to_integral_value():
