@@ -168,8 +168,9 @@ def recheck(selection: dict[str, tuple[str, ...]]) -> int:
     """Run today's import tests against each mutant the last run left alive.
 
     Tests written after a run are not in mutmut's record of which tests cover what, so a
-    survivor is checked again by applying it to the copy's source (`mutmut apply`), running
-    the current tests there, and restoring the file.
+    survivor is checked again by applying it to today's source in the copy (`mutmut
+    apply`), running today's tests there, and restoring the file. Only meaningful for
+    functions unchanged since the run; rerun changed ones with `--only`.
     """
     listed = subprocess.run(
         [str(MUTMUT), "results"], cwd=WORK, check=True, capture_output=True, text=True
@@ -180,10 +181,16 @@ def recheck(selection: dict[str, tuple[str, ...]]) -> int:
         for name, _, status in (line.strip().rpartition(": ") for line in listed.splitlines())
         if name and status != "not checked" and any(p.match(name) for p in wanted)
     ]
-    shutil.copytree(ROOT / "tests", WORK / "tests", dirs_exist_ok=True)
+    # Today's code and tests; a survivor's function must be unchanged since the run, since
+    # `mutmut apply` swaps that one function for its mutant in today's module.
+    for folder in ("evalsets", "tests"):
+        shutil.copytree(ROOT / folder, WORK / folder, dirs_exist_ok=True)
     python = str(ROOT / ".venv" / "bin" / "python")
     args = ["-m", "pytest", *TESTS, "-m", "not services and not e2e", "-x", "-q", "--tb=no"]
     args += ["-p", "no:cacheprovider", "--no-migrations"]
+    if subprocess.run([python, *args], cwd=WORK, capture_output=True).returncode:
+        print("the tests fail on today's code without any mutant; fix that first")
+        return 1
     alive = []
     for name in survivors:
         source = WORK / (name.split(".x", 1)[0].replace(".", "/") + ".py")
