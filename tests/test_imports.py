@@ -898,8 +898,15 @@ def test_a_jsonl_file_regrades_known_evidence_and_shows_the_old_grade(
     commit(f"{SET}/imports/", data, "g.jsonl", status=201)
 
     changed = preview["update"][0]["anchors_changed"]
-    assert [(c["quote"], c["field"], c["old"], c["new"]) for c in changed] == [
-        (DELAY, "grade", 2, 1)
+    assert changed == [
+        {
+            "anchor": str(before["anchors"][0]["public_id"]),
+            "source_id": "manual.txt",
+            "quote": DELAY,
+            "field": "grade",
+            "old": 2,
+            "new": 1,
+        }
     ]
     after = _state(rich)
     assert [a["grade"] for a in after["anchors"]] == [1, 1, 2]
