@@ -1190,6 +1190,7 @@ def test_a_file_without_an_answer_or_filters_leaves_them_alone():
 
     assert (legalbench.fields, legalbench.meta) == (("question",), ("legalbench_spans",))
     assert (deepset.new_only, deepset.meta, deepset.same_evidence) == (("answer",), (), "inside")
+    assert imports.CARRIES["deepset-qa"].narrowed({"answer"}).new_only == ()
     assert imports.carried_fields(imports.CARRIES["contextgrid-jsonl"]) == [
         "question",
         "qtype",
