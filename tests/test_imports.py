@@ -1343,3 +1343,28 @@ def test_new_deepset_labels_one_inside_the_other_become_one_anchor(commit, manua
     commit(f"{WS}/imports/", data, "qa.csv", format="deepset-qa", evalset="inside", status=201)
 
     assert list(GoldAnchor.objects.values_list("quote", flat=True)) == ["30 jours"]
+
+
+def test_a_deepset_answer_at_either_end_of_known_evidence_is_it_and_an_overlap_is_not(
+    owner_client, rich
+):
+    head = ["question", "text", "context", "file_name", "answer_start", "answer_end"]
+
+    def row(question: str, item_id: str, context: str, start: int, end: int) -> list:
+        return [question, context[start:end], context, "manual.txt", start, end, item_id]
+
+    straddle = PAGE_TWO_LINE.index("jours. Le")  # from inside the 3rd copy into the 4th
+    data = _csv_text(
+        [
+            [*head, "question_id"],
+            row(Q_M1, "m1", WARRANTY, 0, 8),  # "Garantie": where m1's warranty starts
+            row(Q_M1, "m1", WARRANTY, 11, len(WARRANTY)),  # "2 ans ✓": where it ends
+            row(Q_M1, "m1", PAGE_TWO_LINE, straddle, straddle + 15),  # m1 has the 4th copy
+            row(Q_M2, "m2", PAGE_TWO_LINE, straddle, straddle + 15),  # m2 has the 3rd
+        ]
+    )
+
+    body = _post(owner_client, f"{SET}/imports/preview/", data, "qa.csv", format="deepset-qa")
+
+    added = {p["id"]: [a["quote"] for a in p["anchors_added"]] for p in body.json()["update"]}
+    assert added == {"m1": ["jours. Le délai"], "m2": ["jours. Le délai"]}
