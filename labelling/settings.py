@@ -78,6 +78,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "axes",
     "evalsets",
     "labelling",
 ]
@@ -91,6 +93,15 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, so it sees every log-in failure the views below it recorded (labelling.login_limit).
+    "axes.middleware.AxesMiddleware",
+]
+
+# Axes' backend first: a locked-out user or address is refused before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "labelling.login_limit.LoginLimitBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "labelling.urls"
@@ -188,13 +199,35 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "evalsets.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"login": env_str("GROUNDWORK_LOGIN_RATE", "10/min")},
 }
-# The log-in page: this many failed attempts per username and address within the window, then
-# a pause until the window ends (labelling.login_limit). The API's token endpoint is limited
-# by the "login" throttle rate above.
+
+# The client's address: the socket's (REMOTE_ADDR) unless this many trusted proxies stand in
+# front of the app, each appending to X-Forwarded-For; then the address the outermost one saw.
+# A client can write any X-Forwarded-For it likes, so it is believed only this far.
+GROUNDWORK_PROXY_COUNT = env_int("GROUNDWORK_PROXY_COUNT", 0)
+if GROUNDWORK_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(
+        f"GROUNDWORK_PROXY_COUNT must be 0 or more, got {GROUNDWORK_PROXY_COUNT}"
+    )
+# DRF's own client identity (throttles) follows the same rule.
+REST_FRAMEWORK["NUM_PROXIES"] = GROUNDWORK_PROXY_COUNT
+
+# Log-in limits (django-axes, for the log-in page and the API's token endpoint alike, see
+# labelling.login_limit): this many failures for one user (by canonical name) or from one
+# address, and that user or address is refused for the cool-off, right password or not.
 GROUNDWORK_LOGIN_ATTEMPTS = env_int("GROUNDWORK_LOGIN_ATTEMPTS", 10)
 GROUNDWORK_LOGIN_WINDOW_S = env_int("GROUNDWORK_LOGIN_WINDOW_S", 300)
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_FAILURE_LIMIT = "labelling.login_limit.failure_limit"
+AXES_COOLOFF_TIME = "labelling.login_limit.cool_off"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_USERNAME_CALLABLE = "labelling.login_limit.canonical_username"
+AXES_CLIENT_IP_CALLABLE = "labelling.login_limit.client_address"
+AXES_LOCKOUT_CALLABLE = "labelling.login_limit.locked_out_response"
+AXES_RESET_ON_SUCCESS = True
+# A fixed cool-off from the failure that locked, so "try again in N s" stays true.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_VERBOSE = False
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Groundwork API",

@@ -6,8 +6,6 @@ context-grid's ids; parses and anchors, which have no natural key, use public UU
 
 from __future__ import annotations
 
-import hashlib
-
 import django_filters
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
@@ -19,7 +17,6 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 
 from evalsets import ingest, selectors, services
 from evalsets.api import serializers as s
@@ -28,23 +25,16 @@ from evalsets.models import EvalItem, ItemState, Membership, Workspace
 from evalsets.portability import evalset_portability
 
 
-class LoginThrottle(ScopedRateThrottle):
-    """The token endpoint's rate (scope ``login``), counted per username and address."""
-
-    scope_attr = "throttle_scope"
-
-    def get_cache_key(self, request, view):
-        data = request.data
-        username = str(data.get("username", "")) if isinstance(data, dict) else ""
-        digest = hashlib.sha256(f"{username.casefold()}\x00{self.get_ident(request)}".encode())
-        return self.cache_format % {"scope": self.scope, "ident": digest.hexdigest()}
-
-
 class TokenView(ObtainAuthToken):
-    """Exchange a username and password for an API token."""
+    """Exchange a username and password for an API token.
 
-    throttle_classes = [LoginThrottle]
-    throttle_scope = "login"
+    Failures count towards the same log-in limit as the log-in page (labelling.login_limit):
+    ``authenticate()`` gets Django's own request, on which axes marks a lock-out, and axes'
+    middleware then answers 429 in the API's error shape instead of this view's 400.
+    """
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "request": self.request._request}
 
 
 class WorkspaceScoped:
