@@ -43,6 +43,7 @@ SKIPPED = {
     "admin/": "Django's admin: staff-only by Django's own checks; no app model is registered",
     "api/schema/": "the public OpenAPI description; it holds no workspace data",
     "api/docs/": "the public Swagger UI page for that description; no workspace data",
+    "api/redoc/": "the public Redoc page for that description; no workspace data",
 }
 
 
