@@ -314,8 +314,9 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
-# The cache holds log-in and API rate-limit counters: several web processes must share one,
-# so production points it at Redis; the embedded default is per process.
+# The cache holds any DRF rate-limit counters: several web processes must share one, so
+# production points it at Redis; the embedded default is per process. (The log-in limits
+# are counted in the database by django-axes, shared without it.)
 GROUNDWORK_CACHE_URL = env_str("GROUNDWORK_CACHE_URL", "")
 if GROUNDWORK_CACHE_URL:
     if not GROUNDWORK_CACHE_URL.startswith(("redis://", "rediss://")):

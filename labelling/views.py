@@ -96,6 +96,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "labelling/home.html",
         {
             "memberships": memberships,
+            "invitations": selectors.invitations_for(request.user),
             "evalsets": sets,
             "assigned": assigned[:20],
             "recent": recent[:10],

@@ -13,6 +13,7 @@ import pytest
 from django.test import Client
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
+from evalsets import services
 from tests.conftest import PASSWORD
 from tests.test_security_matrix import MATRIX, ROUTES, request, url_for
 
@@ -129,3 +130,16 @@ def test_the_walker_finds_inline_code_of_each_kind():
 def test_every_route_with_a_page_is_walked():
     assert {"home", "workspace", "document", "evalset", "item", "dashboard-page"} <= set(PAGES)
     assert set(PAGES) <= set(ROUTES)
+
+
+def test_the_home_page_with_invitations_has_no_inline_code(world):
+    services.member_invite(
+        workspace=world.workspace, username="newbie", role="viewer", by=world.users["owner"]
+    )
+    client = Client()
+    client.force_login(world.users["owner"].__class__.objects.get(username="newbie"))
+
+    response = client.get("/")
+
+    assert b"data-invitation" in response.content
+    assert_strict(response, "/")

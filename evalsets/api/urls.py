@@ -58,6 +58,27 @@ urlpatterns = [
         v.MemberViewSet.as_view(DETAIL),
         name="member-detail",
     ),
+    path(
+        f"{ws}/invitations/",
+        v.WorkspaceInvitationViewSet.as_view({"get": "list"}),
+        name="workspace-invitation-list",
+    ),
+    path(
+        f"{ws}/invitations/<str:username>/",
+        v.WorkspaceInvitationViewSet.as_view({"delete": "destroy"}),
+        name="workspace-invitation-detail",
+    ),
+    path("invitations/", v.InvitationViewSet.as_view({"get": "list"}), name="invitation-list"),
+    path(
+        "invitations/<slug:ws>/accept/",
+        v.InvitationViewSet.as_view({"post": "accept"}),
+        name="invitation-accept",
+    ),
+    path(
+        "invitations/<slug:ws>/decline/",
+        v.InvitationViewSet.as_view({"post": "decline"}),
+        name="invitation-decline",
+    ),
     path(f"{ws}/documents/", v.DocumentViewSet.as_view(LIST), name="document-list"),
     # Specific document routes before the catch-all one: a source id may contain '/'.
     path(

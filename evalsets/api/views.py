@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from evalsets import ingest, selectors, services
 from evalsets.api import serializers as s
 from evalsets.api.permissions import IsAnnotator, IsOwner, IsViewer, ReadOnly
-from evalsets.models import EvalItem, ItemState, Membership, Workspace
+from evalsets.models import EvalItem, Invitation, ItemState, Membership, Workspace
 from evalsets.portability import evalset_portability
 
 
@@ -152,12 +152,15 @@ class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(s.MemberSerializer(page, many=True).data)
 
-    @extend_schema(request=s.MemberCreateSerializer, responses={201: s.MemberSerializer})
+    @extend_schema(request=s.MemberCreateSerializer, responses={201: s.InvitationSerializer})
     def create(self, request, *args, **kwargs):
+        """Invite a user by username; they become a member when they accept."""
         data = s.MemberCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        member = services.member_add(workspace=self.workspace, **data.validated_data)
-        return Response(s.MemberSerializer(member).data, status=status.HTTP_201_CREATED)
+        invitation = services.member_invite(
+            workspace=self.workspace, by=request.user, **data.validated_data
+        )
+        return Response(s.InvitationSerializer(invitation).data, status=status.HTTP_201_CREATED)
 
     def retrieve(self, request, *args, **kwargs):
         return Response(s.MemberSerializer(self.get_object()).data)
@@ -173,6 +176,58 @@ class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 
     def destroy(self, request, *args, **kwargs):
         services.member_remove(membership=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class WorkspaceInvitationViewSet(WorkspaceScoped, viewsets.GenericViewSet):
+    """A workspace's pending invitations: its owners list and withdraw them."""
+
+    serializer_class = s.PendingInvitationSerializer
+    permission_classes = [IsAuthenticated, IsOwner]
+    write_role = "owner"
+    action_roles = {"list": "owner"}
+
+    def get_queryset(self):
+        if self._fake():
+            return Invitation.objects.none()
+        return self.workspace.invitations.select_related("invited_by")
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.PendingInvitationSerializer(page, many=True).data)
+
+    def destroy(self, request, *args, **kwargs):
+        invitation = get_object_or_404(self.get_queryset(), username=self.kwargs["username"])
+        services.invitation_decline(invitation=invitation)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InvitationViewSet(viewsets.GenericViewSet):
+    """The caller's own invitations: list them, accept or decline one (by workspace slug)."""
+
+    serializer_class = s.MyInvitationSerializer
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Invitation.objects.none()
+        return selectors.invitations_for(self.request.user)
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.MyInvitationSerializer(page, many=True).data)
+
+    @extend_schema(request=None, responses={200: s.MemberSerializer})
+    @action(detail=True, methods=["post"])
+    def accept(self, request, *args, **kwargs):
+        invitation = selectors.invitation_for(request.user, kwargs["ws"])
+        membership = services.invitation_accept(invitation=invitation, user=request.user)
+        return Response(s.MemberSerializer(membership).data)
+
+    @extend_schema(request=None, responses={204: None})
+    @action(detail=True, methods=["post"])
+    def decline(self, request, *args, **kwargs):
+        invitation = selectors.invitation_for(request.user, kwargs["ws"])
+        services.invitation_decline(invitation=invitation)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -368,7 +423,7 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
 
     @extend_schema(request=s.ItemCreateSerializer, responses={201: s.ItemSerializer})
     def create(self, request, *args, **kwargs):
-        data = s.ItemCreateSerializer(data=request.data)
+        data = s.ItemCreateSerializer(data=request.data, context={"workspace": self.workspace})
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         item = services.item_create(
@@ -382,7 +437,7 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
 
     @extend_schema(request=s.ItemUpdateSerializer, responses=s.ItemSerializer)
     def partial_update(self, request, *args, **kwargs):
-        data = s.ItemUpdateSerializer(data=request.data)
+        data = s.ItemUpdateSerializer(data=request.data, context={"workspace": self.workspace})
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
         row_version = changes.pop("row_version")
