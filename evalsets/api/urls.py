@@ -70,12 +70,12 @@ urlpatterns = [
     ),
     path("invitations/", v.InvitationViewSet.as_view({"get": "list"}), name="invitation-list"),
     path(
-        "invitations/<slug:ws>/accept/",
+        "invitations/<slug:workspace>/accept/",
         v.InvitationViewSet.as_view({"post": "accept"}),
         name="invitation-accept",
     ),
     path(
-        "invitations/<slug:ws>/decline/",
+        "invitations/<slug:workspace>/decline/",
         v.InvitationViewSet.as_view({"post": "decline"}),
         name="invitation-decline",
     ),
