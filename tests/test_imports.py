@@ -505,6 +505,16 @@ DELAY = "Le délai est de 30 jours."
 PAGE_TWO_LINE = f"{DELAY} {DELAY}"
 WARRANTY = "Garantie : 2 ans ✓"
 Q_M1, Q_M2, Q_M3 = "Quel est le délai ? ✓", "Combien de jours ?", "Sans preuve ?"
+#: deepset's question-answering columns, plus the `question_id` deepset ignores.
+QA_HEADER = [
+    "question",
+    "text",
+    "context",
+    "file_name",
+    "answer_start",
+    "answer_end",
+    "question_id",
+]
 
 
 def _copies(text: str, quote: str) -> list[int]:
@@ -953,15 +963,7 @@ def test_a_deepset_label_waiting_for_its_file_is_placed_through_its_context(
     context = "Pay in 30 days. Late fees apply"
     data = _csv_text(
         [
-            [
-                "question",
-                "text",
-                "context",
-                "file_name",
-                "answer_start",
-                "answer_end",
-                "question_id",
-            ],
+            QA_HEADER,
             ["When must I pay?", "Pay in 30 days.", context, "late.txt", 0, 15, "p1"],
         ]
     )
@@ -1326,15 +1328,7 @@ def test_new_deepset_labels_one_inside_the_other_become_one_anchor(commit, manua
     second = PAGE_TWO_LINE.index("30 jours", PAGE_TWO_LINE.index("30 jours") + 1)
     data = _csv_text(
         [
-            [
-                "question",
-                "text",
-                "context",
-                "file_name",
-                "answer_start",
-                "answer_end",
-                "question_id",
-            ],
+            QA_HEADER,
             [Q_M1, "30 jours", PAGE_TWO_LINE, "manual.txt", second, second + 8, "n1"],
             [Q_M1, DELAY, PAGE_TWO_LINE, "manual.txt", 26, 26 + len(DELAY), "n1"],
         ]
@@ -1348,15 +1342,13 @@ def test_new_deepset_labels_one_inside_the_other_become_one_anchor(commit, manua
 def test_a_deepset_answer_at_either_end_of_known_evidence_is_it_and_an_overlap_is_not(
     owner_client, rich
 ):
-    head = ["question", "text", "context", "file_name", "answer_start", "answer_end"]
-
     def row(question: str, item_id: str, context: str, start: int, end: int) -> list:
         return [question, context[start:end], context, "manual.txt", start, end, item_id]
 
     straddle = PAGE_TWO_LINE.index("jours. Le")  # from inside the 3rd copy into the 4th
     data = _csv_text(
         [
-            [*head, "question_id"],
+            QA_HEADER,
             row(Q_M1, "m1", WARRANTY, 0, 8),  # "Garantie": where m1's warranty starts
             row(Q_M1, "m1", WARRANTY, 11, len(WARRANTY)),  # "2 ans ✓": where it ends
             row(Q_M1, "m1", PAGE_TWO_LINE, straddle, straddle + 15),  # m1 has the 4th copy
