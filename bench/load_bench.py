@@ -19,8 +19,8 @@ against Django's ``runserver`` (one threaded process), the embedded-mode web ser
 
 Run: ``.venv/bin/python bench/load_bench.py [--duration 60] [--think 1.0] [--annotators 20]``.
 ``--think`` is the mean pause between an annotator's actions (exponentially distributed; 0 =
-flat out). ``--skip-peer`` leaves out the runserver baseline. The client runs on the same two cores as the
-server, so its own CPU time is part of every latency measured here.
+flat out). ``--skip-peer`` leaves out the runserver baseline. The client runs on the same two
+cores as the server, so its own CPU time is part of every latency measured here.
 """
 
 from __future__ import annotations

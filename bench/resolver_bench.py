@@ -383,7 +383,7 @@ def row(name: str, result: dict, ms: float) -> str:
 
 
 HEADER = (
-    "quote, occurrence and page hint for every row; only the \"ours\" row marked \"+ context\" "
+    'quote, occurrence and page hint for every row; only the "ours" row marked "+ context" '
     "also gets the 32 characters either side of the quote (what a highlight stores)\n"
     "| resolver                         |  recall | wrong spans  | false alarms |  ms/anchor |\n"
     "|----------------------------------|---------|--------------|--------------|-----------|"

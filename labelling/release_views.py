@@ -9,38 +9,22 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from evalsets import releases, selectors
 from evalsets.api.release_serializers import ReleaseSerializer
 from evalsets.formats import FORMATS
-from evalsets.models import ItemState, ParseStatus, ParseVersion, Release
-
-
-def _evalset_for(request: HttpRequest, ws: str, set: str):
-    membership = selectors.membership_for(request.user, ws)
-    evalset = get_object_or_404(selectors.evalsets(membership.workspace), slug=set)
-    return membership, evalset
+from evalsets.models import ItemState
 
 
 @require_safe
 @login_required
 def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
-    membership, evalset = _evalset_for(request, ws, set)
-    listed = (
-        Release.objects.filter(evalset=evalset)
-        .select_related("evalset__workspace", "created_by")
-        .prefetch_related("files")
-    )
-    parsers = sorted(
-        ParseVersion.objects.filter(
-            document__workspace=membership.workspace, status=ParseStatus.READY
-        )
-        .values_list("parser", flat=True)
-        .distinct()
-    )
+    membership, evalset = selectors.evalset_for(request.user, ws, set)
+    listed = selectors.releases_of(evalset)
+    parsers = selectors.ready_parsers(membership.workspace)
     counts = releases.release_states(evalset)
     formats = [
         {"slug": slug, "label": FORMATS[slug].label, "default": slug.startswith("contextgrid")}
@@ -73,7 +57,7 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
 @require_safe
 @login_required
 def import_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
-    membership, evalset = _evalset_for(request, ws, set)
+    membership, evalset = selectors.evalset_for(request.user, ws, set)
     kwargs = {"ws": ws, "set": set}
     return render(
         request,

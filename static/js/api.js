@@ -42,6 +42,17 @@
     return body;
   }
 
+  /* Every result of a paginated API list, following its "next" links. */
+  async function all(url) {
+    const out = [];
+    while (url) {
+      const page = await request("GET", url);
+      out.push(...page.results);
+      url = page.next;
+    }
+    return out;
+  }
+
   /* Upload with progress (fetch cannot report upload progress; XHR can). */
   function upload(url, formData, onProgress) {
     return new Promise((resolve, reject) => {
@@ -113,5 +124,5 @@
 
   function apiBase(ws) { return "/api/workspaces/" + encodeURIComponent(ws); }
 
-  window.Groundwork = { request, upload, showErrors, clearErrors, toast, pathOf, apiBase, el, ApiError };
+  window.Groundwork = { request, all, upload, showErrors, clearErrors, toast, pathOf, apiBase, el, ApiError };
 })();

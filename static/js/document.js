@@ -17,6 +17,7 @@
   const BADGE = { exact: "exact", normalised: "normalised", fuzzy: "fuzzy", ambiguous: "ambiguous", not_found: "lost", pending: "pending" };
   const GRADE = { 2: "answers it", 1: "partly", 0: "related" };
   const BATCH = 20;
+  const SEARCH_RESULTS = 20;
   const wsUrl = "/w/" + encodeURIComponent(cfg.workspace);
 
   const switcher = document.querySelector("[data-parse-switch]");
@@ -33,7 +34,7 @@
   const loaded = new Map(); // page number -> {start, text}
   const inflight = new Set();
   const wanted = new Set();
-  let anchors = cfg.anchors;
+  let anchors = [];
 
   /* -- code points <-> UTF-16 units ----------------------------------------------------- */
   function cpLength(s) {
@@ -239,9 +240,9 @@
     for (const n of Array.from(loaded.keys()).sort((a, b) => a - b)) renderPage(n);
   }
 
+  const anchorsUrl = G.apiBase(cfg.workspace) + "/documents/" + G.pathOf(cfg.document) + "/anchors/?page_size=500";
   async function refreshAnchors() {
-    const data = await G.request("GET", wsUrl + "/anchors.json?doc=" + encodeURIComponent(cfg.document));
-    anchors = data.anchors;
+    anchors = await G.all(anchorsUrl);
     indexAnchors();
     rerenderLoaded();
     if (!tip.hidden) fillTip(tipIds); // statuses arrive while someone reads the tooltip
@@ -261,11 +262,11 @@
       box.className = "tip-anchor";
       const q = document.createElement("a");
       q.className = "tip-q";
-      q.href = wsUrl + "/sets/" + encodeURIComponent(a.set) + "/items/" + encodeURIComponent(a.item) + "/";
-      q.textContent = a.item + ": " + a.question;
+      q.href = wsUrl + "/sets/" + encodeURIComponent(a.item.set) + "/items/" + encodeURIComponent(a.item.id) + "/";
+      q.textContent = a.item.id + ": " + a.item.question;
       const meta = document.createElement("div");
       meta.className = "tip-meta";
-      meta.textContent = "grade " + a.grade + " (" + GRADE[a.grade] + ") · " + a.set + " · " + a.state.replace("_", " ");
+      meta.textContent = "grade " + a.grade + " (" + GRADE[a.grade] + ") · " + a.item.set + " · " + a.item.state.replace("_", " ");
       const list = document.createElement("ul");
       list.className = "badges";
       for (const p of cfg.parses) {
@@ -305,7 +306,7 @@
     const m = e.target.closest && e.target.closest("mark.hl");
     if (m && e.key === "Enter" && !caret) {
       const a = byId.get(m.dataset.anchors.split(" ")[0]);
-      if (a) window.location.href = wsUrl + "/sets/" + encodeURIComponent(a.set) + "/items/" + encodeURIComponent(a.item) + "/";
+      if (a) window.location.href = wsUrl + "/sets/" + encodeURIComponent(a.item.set) + "/items/" + encodeURIComponent(a.item.id) + "/";
     }
   });
 
@@ -476,13 +477,16 @@
   async function search() {
     const seq = ++searchSeq;
     if (!popSet.value) { popResults.replaceChildren(); return; }
-    const url = wsUrl + "/sets/" + encodeURIComponent(popSet.value) + "/search.json?q=" + encodeURIComponent(popSearch.value);
+    const setUrl = G.apiBase(cfg.workspace) + "/evalsets/" + encodeURIComponent(popSet.value) + "/";
     try {
-      const data = await G.request("GET", url);
+      const [data, evalset] = await Promise.all([
+        G.request("GET", setUrl + "items/?page_size=" + SEARCH_RESULTS + "&q=" + encodeURIComponent(popSearch.value)),
+        G.request("GET", setUrl),
+      ]);
       if (seq !== searchSeq) return;
-      if (!popId.value || popId.dataset.auto === "1") { popId.value = data.next_id; popId.dataset.auto = "1"; }
+      if (!popId.value || popId.dataset.auto === "1") { popId.value = evalset.next_item_id; popId.dataset.auto = "1"; }
       popResults.replaceChildren();
-      for (const it of data.items) {
+      for (const it of data.results) {
         const li = document.createElement("li");
         li.setAttribute("role", "option");
         li.tabIndex = -1;
@@ -493,7 +497,7 @@
         li.setAttribute("aria-selected", String(it.id === chosenItem));
         popResults.appendChild(li);
       }
-      if (!data.items.length) {
+      if (!data.results.length) {
         const li = document.createElement("li");
         li.className = "muted";
         li.textContent = popSearch.value ? "No question matches; write a new one." : "No questions in this set yet.";
@@ -675,6 +679,7 @@
   });
 
   /* -- where to start ------------------------------------------------------------------- */
+  refreshAnchors().catch((err) => setStatus("Could not load the highlights: " + err.message));
   const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);
   const pageHash = /#page=(\d+)/.exec(window.location.hash);
   if (at) jumpTo(Number(at[1]), Number(at[2]));
