@@ -174,9 +174,7 @@ def test_the_item_editor_suggests_context_grid_question_types(web, annotator, it
     assert "How much leave do employees accrue per month?" in body
 
 
-def test_the_document_page_carries_page_starts_but_not_the_text(
-    web, annotator, item, reference
-):
+def test_the_document_page_carries_page_starts_but_not_the_text(web, annotator, item, reference):
     services.anchor_create_from_highlight(
         item=item, user=item.author, parse=reference, start=19, end=64
     )
