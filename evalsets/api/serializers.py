@@ -66,6 +66,15 @@ class ParseSummarySerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     page_count = serializers.IntegerField(read_only=True)
     progress = serializers.SerializerMethodField()
+    diagnostics = serializers.JSONField(
+        read_only=True,
+        help_text="what the parser noted: failed_pages, empty_pages (from 1), encoding, pages",
+    )
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="the diagnostics a reader should know, as sentences",
+    )
 
     class Meta:
         model = ParseVersion
@@ -77,6 +86,8 @@ class ParseSummarySerializer(serializers.ModelSerializer):
             "status",
             "error",
             "error_code",
+            "diagnostics",
+            "warnings",
             "progress",
             "is_reference",
             "page_count",
