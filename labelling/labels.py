@@ -39,8 +39,11 @@ GRADE_WORDS = {2: "answers it", 1: "partly", 0: "related"}
 
 
 def _entries(choices, colours) -> dict[str, dict[str, str]]:
-    # The models' own choice labels are already plain words ("Changes requested", "Lost").
-    return {c.value: {"words": c.label.lower(), "colour": colours[c]} for c in choices}
+    # The models' own choice labels are already plain words ("Changes requested", "Lost"):
+    # ``label`` heads a pill or a column, ``words`` goes inside a sentence.
+    return {
+        c.value: {"label": c.label, "words": c.label.lower(), "colour": colours[c]} for c in choices
+    }
 
 
 LABELS: dict[str, dict] = {

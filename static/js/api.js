@@ -124,5 +124,16 @@
 
   function apiBase(ws) { return "/api/workspaces/" + encodeURIComponent(ws); }
 
-  window.Groundwork = { request, all, upload, showErrors, clearErrors, toast, pathOf, apiBase, el, ApiError };
+  /* Words and colours for states, statuses and grades, sent once by the server
+     (labelling/labels.py) in <script type="application/json" id="gw-labels">. */
+  const labelsEl = document.getElementById("gw-labels");
+  const labels = labelsEl ? JSON.parse(labelsEl.textContent) : { states: {}, resolutions: {}, grades: {} };
+  const words = {
+    state: (s) => (labels.states[s] || {}).words || s,
+    stateLabel: (s) => (labels.states[s] || {}).label || s,
+    resolution: (s) => (labels.resolutions[s] || {}).words || s,
+    grade: (g) => labels.grades[String(g)] || String(g),
+  };
+
+  window.Groundwork = { request, all, upload, labels, words, showErrors, clearErrors, toast, pathOf, apiBase, el, ApiError };
 })();

@@ -14,8 +14,6 @@
   const tip = document.querySelector("[data-tip]");
   const pop = document.querySelector("[data-popover]");
   const FOUND = ["exact", "normalised", "fuzzy"];
-  const BADGE = { exact: "exact", normalised: "normalised", fuzzy: "fuzzy", ambiguous: "ambiguous", not_found: "lost", pending: "pending" };
-  const GRADE = { 2: "answers it", 1: "partly", 0: "related" };
   const BATCH = 20;
   const SEARCH_RESULTS = 20;
   const wsUrl = "/w/" + encodeURIComponent(cfg.workspace);
@@ -266,7 +264,7 @@
       q.textContent = a.item.id + ": " + a.item.question;
       const meta = document.createElement("div");
       meta.className = "tip-meta";
-      meta.textContent = "grade " + a.grade + " (" + GRADE[a.grade] + ") · " + a.item.set + " · " + a.item.state.replace("_", " ");
+      meta.textContent = "grade " + a.grade + " (" + G.words.grade(a.grade) + ") · " + a.item.set + " · " + G.words.state(a.item.state);
       const list = document.createElement("ul");
       list.className = "badges";
       for (const p of cfg.parses) {
@@ -274,7 +272,7 @@
         const li = document.createElement("li");
         const status = r ? r.status : "pending";
         li.className = "badge " + status;
-        li.textContent = BADGE[status] || status;
+        li.textContent = G.words.resolution(status);
         const parser = document.createElement("span");
         parser.className = "parser";
         parser.textContent = p.parser + (p.version ? " " + p.version : "") + (p.id === cfg.reference ? " (ref)" : "");
