@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
-from evalsets.models import ItemState, ResolutionStatus
+from evalsets.models import FOUND_STATUSES, ItemState, ResolutionStatus
 
 #: One colour per workflow state (charts, progress bars, state pills).
 STATE_COLOURS = {
@@ -50,6 +50,8 @@ LABELS: dict[str, dict] = {
     "states": _entries(ItemState, STATE_COLOURS),
     "resolutions": _entries(ResolutionStatus, RESOLUTION_COLOURS),
     "grades": {str(grade): words for grade, words in GRADE_WORDS.items()},
+    #: The statuses that place an anchor on a span (a script draws those).
+    "found": [status.value for status in FOUND_STATUSES],
 }
 
 
