@@ -9,8 +9,9 @@ transaction as the change it describes, so it can never disagree with the data.
 
 What editing does, by state: a ``draft``, ``submitted`` or ``changes_requested`` item can be
 edited (an edit bumps ``row_version``, so a reviewer who opened the older version cannot
-approve it); an ``approved`` item cannot: edits and anchor changes are refused with 409 until
-an owner reopens it, which sends it back to ``draft`` and out of any future release.
+approve it); an ``approved`` item cannot: edits, anchor changes and deleting it are refused
+with 409 until an owner reopens it, which sends it back to ``draft`` and out of any future
+release.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from evalsets import selectors
-from evalsets.errors import Conflict, GroundworkError, InvalidInput
+from evalsets import access, selectors
+from evalsets.errors import Conflict, Forbidden, InvalidInput
 from evalsets.models import (
     AssignmentKind,
     Comment,
@@ -36,18 +37,11 @@ from evalsets.models import (
     ItemEvent,
     ItemState,
     Membership,
-    Role,
 )
 
 User = get_user_model()
 
 MAX_COMMENT_CHARS = 10_000
-
-
-class Forbidden(GroundworkError):
-    """The caller may not do this to this object, whatever its state (HTTP 403)."""
-
-    status_code = 403
 
 
 # -- the audit trail --------------------------------------------------------------------------
@@ -171,8 +165,9 @@ def record_anchor(*, anchor: GoldAnchor, kind: str, user, **data: Any) -> None:
 # -- editing rules -----------------------------------------------------------------------------
 
 
-def check_editable(item: EvalItem) -> None:
-    """Refuse (409) to change an approved item; lock its row so an approval waits for us."""
+def check_editable(item: EvalItem, change: str = "edited") -> None:
+    """Refuse (409) to change or delete an approved item, whoever asks; lock its row so an
+    approval waits for us. ``change`` says what was refused ("edited", "deleted")."""
     state = (
         EvalItem.objects.select_for_update()
         .filter(pk=item.pk)
@@ -182,7 +177,7 @@ def check_editable(item: EvalItem) -> None:
     if state == ItemState.APPROVED:
         raise Conflict(
             f"eval item {item.item_id!r} is approved; an owner must reopen it before it is "
-            "edited (reopening takes it out of future releases until it is approved again)",
+            f"{change} (reopening takes it out of future releases until it is approved again)",
             field="state",
             extra={"state": state},
         )
@@ -448,8 +443,6 @@ def comment_add(
 
 # -- assignment --------------------------------------------------------------------------------
 
-_ROLE_FOR = {AssignmentKind.ANNOTATE: Role.ANNOTATOR, AssignmentKind.REVIEW: Role.REVIEWER}
-
 
 def _members_for(evalset: EvalSet, usernames: Sequence[str], kind: str) -> list:
     if not usernames:
@@ -467,10 +460,10 @@ def _members_for(evalset: EvalSet, usernames: Sequence[str], kind: str) -> list:
             raise InvalidInput(
                 f"{name!r} is not a member of {evalset.workspace.slug!r}", field="users"
             )
-        if not membership.allows(_ROLE_FOR[kind]):
+        if not membership.allows(access.WORK[kind]):
             raise InvalidInput(
                 f"{name!r} has the {membership.role} role; to {kind} they need the "
-                f"{_ROLE_FOR[kind]} role or above",
+                f"{access.WORK[kind]} role or above",
                 field="users",
             )
         users.append(membership.user)

@@ -32,6 +32,7 @@ from django.db.models.functions import Greatest, Substr
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from evalsets import access
 from evalsets.errors import InvalidInput
 from evalsets.models import (
     FOUND_STATUSES,
@@ -86,17 +87,9 @@ def evalset_in(workspace, slug: str) -> EvalSet:
     return get_object_or_404(evalsets(workspace), slug=slug)
 
 
-def evalset_for(user, workspace_slug: str, slug: str) -> tuple[Membership, EvalSet]:
-    """The caller's membership and the workspace's eval set ``slug``, or 404 for either."""
-    membership = membership_for(user, workspace_slug)
-    return membership, evalset_in(membership.workspace, slug)
-
-
-def document_for(user, workspace_slug: str, source_id: str) -> tuple[Membership, Document]:
-    """The caller's membership and the workspace's document ``source_id``, or 404."""
-    membership = membership_for(user, workspace_slug)
-    document = get_object_or_404(documents(membership.workspace), source_id=source_id)
-    return membership, document
+def document_in(workspace, source_id: str) -> Document:
+    """The workspace's document ``source_id`` (with its parses), or 404."""
+    return get_object_or_404(documents(workspace), source_id=source_id)
 
 
 def documents(workspace) -> QuerySet[Document]:
@@ -420,13 +413,20 @@ def writers(item: EvalItem) -> set[int]:
 
 
 def queue(*, evalset: EvalSet, user, role: str) -> QuerySet[ItemAssignment]:
-    """My open assignments in ``evalset`` whose item is waiting for that kind of work."""
+    """My open assignments in ``evalset`` whose item is waiting for that kind of work.
+
+    Asking for a kind of work needs the role that does it (``access.WORK``), as being
+    assigned it does.
+    """
     if role == AssignmentKind.ANNOTATE:
         waiting = Q(item__state__in=[ItemState.DRAFT, ItemState.CHANGES_REQUESTED])
     elif role == AssignmentKind.REVIEW:
         waiting = Q(item__state=ItemState.SUBMITTED)
     else:
         raise InvalidInput(f"role must be annotate or review, got {role!r}", field="role")
+    access.check_user(
+        user=user, workspace=evalset.workspace, needed=access.WORK[role], what="this", field="role"
+    )
     return (
         ItemAssignment.objects.filter(
             waiting, item__evalset=evalset, user=user, kind=role, done_at__isnull=True

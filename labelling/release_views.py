@@ -7,22 +7,25 @@ polls their build and previews and commits imports through the same API everyone
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from evalsets import releases, selectors
+from evalsets.api.permissions import may
 from evalsets.api.release_serializers import ReleaseSerializer
+from evalsets.api.release_views import ImportCommitView, ReleaseListView
 from evalsets.formats import FORMATS
-from evalsets.models import ItemState
+from evalsets.models import ItemState, Role
+from labelling.permissions import requires
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
-    membership, evalset = selectors.evalset_for(request.user, ws, set)
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set)
     listed = selectors.releases_of(evalset)
     parsers = selectors.ready_parsers(membership.workspace)
     counts = releases.release_states(evalset)
@@ -42,7 +45,7 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
         {
             "workspace": membership.workspace,
             "evalset": evalset,
-            "is_owner": membership.allows("owner"),
+            "is_owner": may(membership, ReleaseListView, "post"),
             "formats": formats,
             "parsers": parsers,
             "approved": counts[ItemState.APPROVED],
@@ -55,9 +58,10 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def import_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
-    membership, evalset = selectors.evalset_for(request.user, ws, set)
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set)
     kwargs = {"ws": ws, "set": set}
     return render(
         request,
@@ -65,7 +69,7 @@ def import_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
         {
             "workspace": membership.workspace,
             "evalset": evalset,
-            "is_owner": membership.allows("owner"),
+            "is_owner": may(membership, ImportCommitView, "post"),
             "formats": [(slug, f.label) for slug, f in FORMATS.items() if f.reader is not None],
             "api_preview": reverse("import-preview", kwargs=kwargs),
             "api_commit": reverse("import-commit", kwargs=kwargs),

@@ -9,14 +9,16 @@ dashboard's figures from ``evalsets.dashboard`` and its drawing from ``labelling
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
 from evalsets import dashboard, selectors
-from evalsets.models import ItemState
+from evalsets.api.permissions import may
+from evalsets.api.review_views import WorkflowViewSet
+from evalsets.models import ItemState, Role
 from labelling import charts
+from labelling.permissions import requires
 
 #: The review page renders at most this many items; the rest follow on the next visit.
 PAGE_ITEMS = 200
@@ -25,9 +27,10 @@ CONTEXT = 160
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
-    membership, evalset = selectors.evalset_for(request.user, ws, set_slug)
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set_slug)
     state = request.GET.get("state", ItemState.SUBMITTED)
     if state not in ItemState.values:
         raise Http404(f"no state {state!r}")
@@ -35,7 +38,7 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     items = selectors.review_items(
         evalset, user=request.user, state=state, mine=mine, limit=PAGE_ITEMS, context=CONTEXT
     )
-    can_review = membership.allows("reviewer")
+    can_review = may(membership, WorkflowViewSet, "approve")
     cards = []
     for item in items:
         barred = request.user.pk in item.writers
@@ -68,9 +71,10 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def dashboard_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
-    membership, evalset = selectors.evalset_for(request.user, ws, set_slug)
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set_slug)
     data = dashboard.evalset_dashboard(evalset)
     return render(
         request,

@@ -1,24 +1,28 @@
 """Server-rendered pages for annotators: home, workspace, eval set, item editor, document view.
 
-Each page view resolves the caller's membership first (``selectors.membership_for`` and its
-``*_for`` siblings: a 404 for anyone who is not a member, so another workspace's pages look
-exactly like missing ones), reads through ``evalsets.selectors`` only, and renders. Writes go
-through the JSON API from the page's script, so the rules and error messages live in one
-place; the scripts read the API too (the document page's anchors and item search).
+Each page view declares the role it needs (``@requires``, ``labelling.permissions``), which
+resolves the caller's membership first (a 404 for anyone who is not a member, so another
+workspace's pages look exactly like missing ones) onto ``request.membership``; the view reads
+through ``evalsets.selectors`` only, inside that workspace, and renders. Writes go through the
+JSON API from the page's script, so the rules and error messages live in one place; the
+scripts read the API too (the document page's anchors and item search).
 """
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
-from evalsets import selectors
+from evalsets import access, selectors
+from evalsets.api.permissions import may
+from evalsets.api.release_views import ImportCommitView
 from evalsets.api.serializers import ItemSerializer
-from evalsets.models import ItemState, ParseStatus
+from evalsets.api.views import AnchorViewSet, DocumentViewSet, EvalSetViewSet, ItemViewSet
+from evalsets.models import ItemState, ParseStatus, Role
+from labelling.permissions import requires
 
 ITEMS_PER_PAGE = 100
 
@@ -41,7 +45,7 @@ def _with_progress(evalsets: list) -> list:
 
 
 @require_safe
-@login_required
+@requires(access.SIGNED_IN)
 def home(request: HttpRequest) -> HttpResponse:
     memberships = selectors.memberships_with_counts(request.user)
     workspaces = [m.workspace for m in memberships]
@@ -59,9 +63,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
-    membership = selectors.membership_for(request.user, ws)
+    membership = request.membership
     workspace = membership.workspace
     return render(
         request,
@@ -71,16 +75,17 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
             "workspace": workspace,
             "documents": selectors.documents(workspace).select_related("uploaded_by"),
             "evalsets": _with_progress(selectors.evalsets_with_counts(workspace)),
-            "can_write": membership.allows("annotator"),
-            "is_owner": membership.allows("owner"),
+            "can_write": may(membership, DocumentViewSet, "create"),
+            "is_owner": may(membership, EvalSetViewSet, "create"),
         },
     )
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
-    membership, evalset = selectors.evalset_for(request.user, ws, set_slug)
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set_slug)
     state = request.GET.get("state", "")
     qtype = request.GET.get("qtype", "")
     items = selectors.item_list(evalset, state=state, qtype=qtype)
@@ -96,7 +101,8 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
         "qtypes": selectors.qtype_suggestions(evalset),
         "next_id": selectors.next_item_id(evalset),
         "progress": progress(selectors.state_counts([evalset])[evalset.pk]),
-        "can_write": membership.allows("annotator"),
+        "can_write": may(membership, ItemViewSet, "create"),
+        "can_import": may(membership, ImportCommitView, "post"),
     }
     if request.headers.get("X-Partial") == "items":
         return render(request, "labelling/_items_table.html", context)
@@ -104,9 +110,10 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> HttpResponse:
-    membership, evalset = selectors.evalset_for(request.user, ws, set_slug)
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set_slug)
     (item,) = selectors.with_anchors([get_object_or_404(selectors.items(evalset), item_id=item_id)])
     return render(
         request,
@@ -119,7 +126,7 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "item_json": ItemSerializer(item).data,
             "qtypes": selectors.qtype_suggestions(evalset),
             "documents": selectors.documents_to_highlight(membership.workspace),
-            "can_write": membership.allows("annotator"),
+            "can_write": may(membership, ItemViewSet, "partial_update"),
             "threads": selectors.comment_threads(item),
             "events": selectors.recent_events(item),
         },
@@ -127,9 +134,10 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
-    membership, document = selectors.document_for(request.user, ws, doc)
+    membership = request.membership
+    document = selectors.document_in(membership.workspace, doc)
     parses = list(document.parses.all())
     reference = next((p for p in parses if p.is_reference), None)
     wanted = request.GET.get("parse")
@@ -161,7 +169,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         "sets": sets,
         "set": chosen_set if chosen_set in sets else (sets[0] if sets else ""),
         "item": request.GET.get("item", ""),
-        "can_write": membership.allows("annotator"),
+        "can_write": may(membership, AnchorViewSet, "create"),
     }
     return render(
         request,
