@@ -44,6 +44,7 @@ from evalsets.models import (
     EvalSet,
     EventKind,
     GoldAnchor,
+    Invitation,
     ItemAssignment,
     ItemEvent,
     ItemState,
@@ -90,6 +91,21 @@ def evalset_in(workspace, slug: str) -> EvalSet:
 def document_in(workspace, source_id: str) -> Document:
     """The workspace's document ``source_id`` (with its parses), or 404."""
     return get_object_or_404(documents(workspace), source_id=source_id)
+
+
+def invitations_for(user) -> QuerySet[Invitation]:
+    """The invitations waiting for ``user``'s answer."""
+    return Invitation.objects.filter(username=user.get_username()).select_related(
+        "workspace", "invited_by"
+    )
+
+
+def invitation_for(user, workspace_slug: str) -> Invitation:
+    """``user``'s invitation to the workspace, or 404 (the same whether or not it exists)."""
+    invitation = invitations_for(user).filter(workspace__slug=workspace_slug).first()
+    if invitation is None:
+        raise Http404("no such invitation")
+    return invitation
 
 
 def documents(workspace) -> QuerySet[Document]:
