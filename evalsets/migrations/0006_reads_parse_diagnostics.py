@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evalsets", "0004_parse_text_length"),
+        ("evalsets", "0005_auth_invitations"),
     ]
 
     operations = [
