@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evalsets', '0005_auth_invitations'),
+        ('evalsets', '0006_reads_parse_diagnostics'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
