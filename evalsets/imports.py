@@ -28,7 +28,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 
 from evalsets import services, validation
 from evalsets.errors import Conflict, GroundworkError, InvalidInput
-from evalsets.formats import FORMATS, ImportResult, Problem, guess_format
+from evalsets.formats import FORMATS, ImportResult, PendingLabel, Problem, guess_format
 from evalsets.models import (
     Document,
     EvalItem,
@@ -215,13 +215,14 @@ def set_fingerprint(evalset: EvalSet | None) -> str:
     return digest.hexdigest()[:32]
 
 
-def _check_item(item: cg.EvalItem, problems: list[Problem]) -> str | None:
+def _check_item(item: cg.EvalItem, problems: list[Problem], line: int | None) -> str | None:
     """The item's id when Groundwork can hold it; otherwise a located problem and ``None``."""
     try:
         item_id = validation.check_item_id(item.id)
         validation.check_question(item_id, item.question)
         if item.qtype is not None and len(item.qtype) > 64:
             raise InvalidInput("qtype must be at most 64 characters", field="qtype")
+        _check_storable_item(item)
         for anchor in item.anchors:
             validation.check_quote(anchor.quote)
             validation.check_grade(anchor.grade)
@@ -231,10 +232,88 @@ def _check_item(item: cg.EvalItem, problems: list[Problem]) -> str | None:
                 raise InvalidInput("source_id must be at most 255 characters", field="source_id")
     except InvalidInput as exc:
         problems.append(
-            Problem(None, item.id, exc.field, exc.message, "error", "This item was not imported.")
+            Problem(line, item.id, exc.field, exc.message, "error", "This item was not imported.")
         )
         return None
     return item_id
+
+
+def _check_storable_item(item: cg.EvalItem) -> None:
+    """Every text, JSON and integer an item carries fits the columns it will be written to."""
+    for name in ("id", "question", "qtype", "answer"):
+        value = getattr(item, name)
+        if value is not None:
+            validation.check_storable(str(value), name)
+    validation.check_storable_json(item.meta, "meta")
+    for anchor in item.anchors:
+        _check_storable_anchor(anchor)
+
+
+def _check_storable_anchor(anchor: cg.GoldAnchor) -> None:
+    validation.check_storable(anchor.source_id, "source_id")
+    validation.check_storable(anchor.quote, "quote")
+    for name in ("grade", "page_hint", "occurrence"):
+        value = getattr(anchor, name)
+        if value is not None:
+            validation.check_storable(value, name, validation.column_range(GoldAnchor, name))
+
+
+def _check_storable_pending(label: PendingLabel) -> None:
+    validation.check_storable(label.item, "id")
+    validation.check_storable(label.file_name, "file_name")
+    if label.anchor is not None:
+        _check_storable_anchor(label.anchor)
+    for name, value in (("start", (label.span or (0, 0))[0]), ("end", (label.span or (0, 0))[1])):
+        validation.check_storable(value, name, validation.column_range(PendingImportLabel, name))
+    validation.check_storable(label.grade, "grade", validation.column_range(GoldAnchor, "grade"))
+
+
+def _check_storable_header(result: ImportResult) -> None:
+    """The set's own id, source, version and meta, as the header (or the format) gives them."""
+    header = result.header
+    if header is not None:
+        validation.check_storable(header.id, "id")
+        validation.check_storable(header.source, "source")
+        validation.check_storable(
+            header.version, "version", validation.column_range(EvalSet, "version")
+        )
+        validation.check_storable_json(dict(header.meta), "meta")
+    else:
+        validation.check_storable(result.source, "source")
+        validation.check_storable_json(result.meta, "meta")
+
+
+def _storable_problems(result: ImportResult) -> list[Problem]:
+    """Located errors for the set's header and the pending labels no database could hold."""
+    problems = []
+    try:
+        _check_storable_header(result)
+    except InvalidInput as exc:
+        problems.append(
+            Problem(
+                1 if result.header else None,
+                None,
+                exc.field,
+                exc.message,
+                "error",
+                "Fix the eval set's header; nothing was imported.",
+            )
+        )
+    for label in result.pending:
+        try:
+            _check_storable_pending(label)
+        except InvalidInput as exc:
+            problems.append(
+                Problem(
+                    label.line,
+                    label.item,
+                    exc.field,
+                    exc.message,
+                    "error",
+                    "This label was not imported.",
+                )
+            )
+    return problems
 
 
 def _fields(item: cg.EvalItem) -> dict[str, Any]:
@@ -268,6 +347,7 @@ def import_plan(
         result=result,
         problems=list(result.problems),
     )
+    plan.problems.extend(_storable_problems(result))
 
     existing: dict[str, EvalItem] = {}
     anchor_keys: dict[int, set[tuple]] = {}
@@ -309,7 +389,7 @@ def import_plan(
 
     with_gold = 0
     for item in result.items:
-        item_id = _check_item(item, plan.problems)
+        item_id = _check_item(item, plan.problems, result.lines.get(item.id))
         if item_id is None:
             continue
         if item.gold:

@@ -188,6 +188,12 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "evalsets.api.errors.exception_handler",
+    # NaN, Infinity and 1e999 are refused while the body is parsed (evalsets.api.storable).
+    "DEFAULT_PARSER_CLASSES": [
+        "evalsets.api.storable.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_THROTTLE_RATES": {"login": env_str("GROUNDWORK_LOGIN_RATE", "10/min")},
 }
 # The log-in page: this many failed attempts per username and address within the window, then

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404
 from django.utils.functional import cached_property
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,6 +20,7 @@ from rest_framework.views import APIView
 from evalsets import imports, releases, selectors
 from evalsets.api import release_serializers as s
 from evalsets.api.permissions import IsOwner, IsViewer, ReadOnly
+from evalsets.api.storable import StrictJSONParser
 from evalsets.api.views import WorkspaceScoped
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import Release
@@ -105,7 +106,7 @@ class ReleaseCompareView(_ReleaseBase):
 class _ImportBase(WorkspaceScoped, APIView):
     permission_classes = [IsAuthenticated, IsOwner]
     write_role = "owner"
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
     serializer_class = s.ImportSerializer
 
     def read_input(self, request):

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from evalsets.api.fast import FastRepresentation
+from evalsets.api.storable import StorableInput
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -34,12 +35,12 @@ class WorkspaceSerializer(serializers.ModelSerializer):
         return roles.get(obj.pk)
 
 
-class WorkspaceCreateSerializer(serializers.Serializer):
+class WorkspaceCreateSerializer(StorableInput, serializers.Serializer):
     slug = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
 
 
-class WorkspaceUpdateSerializer(serializers.Serializer):
+class WorkspaceUpdateSerializer(StorableInput, serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     parser_settings = serializers.JSONField(required=False)
 
@@ -52,12 +53,12 @@ class MemberSerializer(serializers.ModelSerializer):
         fields = ["username", "role", "created_at"]
 
 
-class MemberCreateSerializer(serializers.Serializer):
+class MemberCreateSerializer(StorableInput, serializers.Serializer):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=Role.choices)
 
 
-class MemberUpdateSerializer(serializers.Serializer):
+class MemberUpdateSerializer(StorableInput, serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
 
 
@@ -101,7 +102,7 @@ class ParseDetailSerializer(ParseSummarySerializer):
         return parse_health(obj)
 
 
-class ParseBlockSerializer(serializers.Serializer):
+class ParseBlockSerializer(StorableInput, serializers.Serializer):
     """One block of a context-grid ``ParsedDocument``: where it is and on which page."""
 
     start = serializers.IntegerField(min_value=0)
@@ -109,7 +110,7 @@ class ParseBlockSerializer(serializers.Serializer):
     page = serializers.IntegerField(min_value=1, required=False, allow_null=True)
 
 
-class ParseCreateSerializer(serializers.Serializer):
+class ParseCreateSerializer(StorableInput, serializers.Serializer):
     """A parse made elsewhere: ``text`` plus ``page_starts``, or context-grid style ``blocks``."""
 
     parser = serializers.CharField(max_length=64)
@@ -157,12 +158,12 @@ class DocumentSerializer(serializers.ModelSerializer):
         fields = ["source_id", "sha256", "size", "kind", "uploaded_by", "created_at", "parses"]
 
 
-class DocumentCreateSerializer(serializers.Serializer):
+class DocumentCreateSerializer(StorableInput, serializers.Serializer):
     file = serializers.FileField(allow_empty_file=False)
     source_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
 
 
-class EvalSetSerializer(serializers.ModelSerializer):
+class EvalSetSerializer(StorableInput, serializers.ModelSerializer):
     id = serializers.SlugField(source="slug", max_length=100)
     item_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
 
@@ -172,7 +173,7 @@ class EvalSetSerializer(serializers.ModelSerializer):
         read_only_fields = ["version", "source", "created_at"]
 
 
-class EvalSetUpdateSerializer(serializers.Serializer):
+class EvalSetUpdateSerializer(StorableInput, serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     meta = serializers.DictField(required=False)
 
@@ -235,8 +236,10 @@ class AnchorSerializer(FastRepresentation, serializers.ModelSerializer):
         return obj.document_id is None
 
 
-class AnchorCreateSerializer(serializers.Serializer):
+class AnchorCreateSerializer(StorableInput, serializers.Serializer):
     """Either a highlight (``parse``, ``start``, ``end``) or a typed ``source_id`` + ``quote``."""
+
+    storable_model = GoldAnchor
 
     parse = serializers.UUIDField(required=False)
     start = serializers.IntegerField(required=False, min_value=0)
@@ -274,7 +277,9 @@ class AnchorCreateSerializer(serializers.Serializer):
         return attrs
 
 
-class AnchorUpdateSerializer(serializers.Serializer):
+class AnchorUpdateSerializer(StorableInput, serializers.Serializer):
+    storable_model = GoldAnchor
+
     grade = serializers.IntegerField()
 
 
@@ -344,7 +349,9 @@ class _UsernameField(serializers.SlugRelatedField):
         super().__init__(slug_field="username", queryset=User.objects.all(), **kwargs)
 
 
-class ItemCreateSerializer(serializers.Serializer):
+class ItemCreateSerializer(StorableInput, serializers.Serializer):
+    storable_model = EvalItem
+
     id = serializers.CharField(max_length=128)
     question = serializers.CharField(allow_blank=True, trim_whitespace=False)
     qtype = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True)
@@ -353,7 +360,9 @@ class ItemCreateSerializer(serializers.Serializer):
     assignee = _UsernameField(required=False, allow_null=True)
 
 
-class ItemUpdateSerializer(serializers.Serializer):
+class ItemUpdateSerializer(StorableInput, serializers.Serializer):
+    storable_model = EvalItem
+
     row_version = serializers.IntegerField(
         help_text="the row_version you read; a stale one is refused with 409"
     )

@@ -16,7 +16,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
@@ -24,6 +24,7 @@ from rest_framework.throttling import ScopedRateThrottle
 from evalsets import ingest, selectors, services
 from evalsets.api import serializers as s
 from evalsets.api.permissions import IsAnnotator, IsOwner, IsViewer, ReadOnly
+from evalsets.api.storable import StrictJSONParser
 from evalsets.models import EvalItem, ItemState, Membership, Workspace
 from evalsets.portability import evalset_portability
 
@@ -189,7 +190,7 @@ class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.DocumentSerializer
     action_roles = {"destroy": "owner"}
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
 
     def get_queryset(self):
         if self._fake():

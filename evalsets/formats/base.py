@@ -161,6 +161,8 @@ class ImportResult:
     pending: list[PendingLabel] = field(default_factory=list)
     source: str = "import"
     meta: dict[str, Any] = field(default_factory=dict)
+    #: The line each item in `items` starts on, by item id, where the format has lines.
+    lines: dict[str, int | None] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Problem]:
@@ -236,6 +238,7 @@ def check_duplicates(
             )
             continue
         seen[item.id] = line
+        result.lines[item.id] = line
         kept.append(item)
     return kept
 

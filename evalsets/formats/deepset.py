@@ -443,6 +443,7 @@ def read(
             meta["contexts"] = group.contexts
         if group.filters:
             meta["filters"] = group.filters
+        result.lines[item_id] = group.line
         try:
             result.items.append(
                 EvalItem(
