@@ -27,6 +27,7 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
 
 from evalsets import services, validation
+from evalsets.archive import ArchiveTooLarge
 from evalsets.errors import Conflict, GroundworkError, InvalidInput
 from evalsets.formats import FORMATS, ImportResult, PendingLabel, Problem, guess_format
 from evalsets.models import (
@@ -180,6 +181,8 @@ def _read(fmt: str, data: bytes, filename: str, workspace, evalset_id: str) -> I
     texts = reference_texts(workspace) if FORMATS[fmt].needs_documents else None
     try:
         return FORMATS[fmt].reader(data, filename=filename, documents=texts, evalset_id=evalset_id)
+    except ArchiveTooLarge:
+        raise  # the one refusal a reader lets through: the whole file is refused
     except Exception as exc:  # readers never raise on bad input; if one does, say so, no 500
         log.exception("the %s reader raised on %s", fmt, filename)
         result = ImportResult(format=fmt, filename=filename)
@@ -336,8 +339,13 @@ def import_plan(
 ) -> ImportPlan:
     """What importing ``data`` would do, without writing anything."""
     _check_upload(data, filename)
-    fmt = choose_format(fmt, data, filename)
-    result = _read(fmt, data, filename, workspace, evalset_id)
+    try:
+        fmt = choose_format(fmt, data, filename)
+        result = _read(fmt, data, filename, workspace, evalset_id)
+    except ArchiveTooLarge as exc:
+        raise InvalidInput(
+            f"{exc.message}; it was refused, nothing was imported", field="file"
+        ) from None
     plan = ImportPlan(
         format=fmt,
         filename=filename,
