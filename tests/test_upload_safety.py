@@ -173,7 +173,9 @@ def test_a_docx_with_thousands_of_members_is_refused_at_upload(annotator_client)
     response = _upload(annotator_client, "handbook.docx", bomb)
 
     assert response.status_code == 400
-    assert f"more than the limit of {LIMITS.max_members:,} separate files" in response.json()["detail"]
+    assert (
+        f"more than the limit of {LIMITS.max_members:,} separate files" in response.json()["detail"]
+    )
 
 
 def test_a_zip_claiming_gigabytes_unpacked_is_refused_from_its_directory_alone(
