@@ -290,3 +290,23 @@ def test_an_unexpected_error_on_a_page_is_still_the_html_500(monkeypatch, owner,
 def test_the_database_is_the_one_configured(settings):
     """The same tests run on PostgreSQL in CI's service run (DATABASE_URL)."""
     assert connection.vendor in ("sqlite", "postgresql")
+
+
+# -- URLs ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "where"),
+    [
+        ("/api/workspaces/acme/evalsets/quiz/items/?qtype=a%00b", "query parameter 'qtype'"),
+        ("/api/workspaces/acme/evalsets/quiz/items/q%001/", "the URL's path"),
+        ("/w/acme/sets/quiz/search.json?q=a%00b", "query parameter 'q'"),
+        ("/w/acme/sets/quiz/items/q%001/", "the URL's path"),
+    ],
+)
+def test_a_nul_in_a_url_is_a_400_before_any_lookup(owner, item, url, where):
+    client = APIClient()
+    client.force_login(owner)
+    response = client.get(url)
+    assert response.status_code == 400
+    assert f"{where} contains a NUL character" in response.content.decode()
