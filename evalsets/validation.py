@@ -193,8 +193,9 @@ def check_db_int(value: int, field: str, bounds: tuple[int, int] = DEFAULT_INT_R
     """``value`` unchanged if an integer column of ``bounds`` holds it, else ``InvalidInput``."""
     low, high = bounds
     if not low <= value <= high:
+        shown = value if value.bit_length() <= 128 else f"a number of {value.bit_length()} bits"
         raise InvalidInput(
-            f"{field} must be between {low} and {high} to be stored, got {value}", field=field
+            f"{field} must be between {low} and {high} to be stored, got {shown}", field=field
         )
     return value
 

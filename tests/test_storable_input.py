@@ -149,6 +149,23 @@ def test_meta_nested_past_the_depth_limit_is_refused(annotator_client, evalset):
     assert "nests deeper than" in response.json()["detail"]
 
 
+def test_a_body_nested_past_the_parsers_recursion_is_a_400(annotator_client, evalset):
+    deep = "[" * 100_000 + "]" * 100_000
+    response = _send(
+        annotator_client,
+        "post",
+        f"{SET}/items/",
+        f'{{"id": "q9", "question": "?", "meta": {deep}}}',
+    )
+    assert response.status_code == 400
+    assert "nests too deeply" in response.json()["detail"]
+
+
+def test_a_huge_integer_is_refused_without_echoing_all_its_digits():
+    with pytest.raises(InvalidInput, match="got a number of 3322 bits"):
+        check_db_int(10**1000, "occurrence")
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [("occurrence", 2**40), ("page_hint", 2**31), ("grade", 2**15), ("occurrence", -(2**63) - 1)],

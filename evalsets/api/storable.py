@@ -39,17 +39,20 @@ def _finite_float(text: str) -> float:
 
 
 class StrictJSONParser(JSONParser):
-    """DRF's JSON parser, refusing non-finite numbers with a 400 that says so."""
+    """DRF's JSON parser, refusing non-finite numbers (and bodies nested past Python's
+    recursion limit) with a 400 that says so."""
 
     def parse(self, stream, media_type=None, parser_context=None):
         encoding = (parser_context or {}).get("encoding") or "utf-8"
         try:
             decoded = codecs.getreader(encoding)(stream)
             return json.load(decoded, parse_constant=_refuse_constant, parse_float=_finite_float)
-        except _NonFinite as exc:
+        except ValueError as exc:  # _NonFinite included
             raise ParseError(f"JSON parse error - {exc}") from None
-        except ValueError as exc:
-            raise ParseError(f"JSON parse error - {exc}") from None
+        except RecursionError:
+            raise ParseError(
+                "JSON parse error - the body nests too deeply to read; flatten it"
+            ) from None
 
 
 class StorableInput:
