@@ -13,9 +13,10 @@ import pytest
 
 from evalsets.parsers import ParseError, get_parser
 from evalsets.parsers.html import MAX_DEPTH, html_to_text, nesting_depth
+from tests.test_upload_safety import PAGE_TEXT
+from tests.test_upload_safety import _pdf as one_page_pdf
 
 MB = 1024 * 1024
-PAGE_TEXT = b"BT /F1 12 Tf 72 720 Td (Leave accrues monthly.) Tj ET\n"
 
 
 # -- HTML --------------------------------------------------------------------------------------
@@ -75,28 +76,10 @@ def test_a_table_row_of_a_hundred_thousand_cells_is_read_in_one_pass():
 
 
 def _pdf(stream: bytes, filters: str) -> bytes:
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        f"<< /Length {len(stream)} /Filter {filters} >>\nstream\n".encode()
-        + stream
-        + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    for offset in offsets:
-        out += f"{offset:010d} 00000 n \n".encode()
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\n".encode()
-    out += f"startxref\n{xref}\n%%EOF\n".encode()
-    return bytes(out)
+    """The one-page PDF of the upload-safety tests, its content stream under ``filters``."""
+    return one_page_pdf(stream, compress=False).replace(
+        b"/Length", f"/Filter {filters} /Length".encode(), 1
+    )
 
 
 def _lzw_run(byte: int, blocks: int) -> bytes:
