@@ -22,14 +22,28 @@ from django.db.models.functions import Substr
 
 
 class Role(models.TextChoices):
+    """A member's role in one workspace, declared highest first.
+
+    Each role may do everything the roles below it may, so a rule names the least role it
+    needs and ``at_least`` compares: ``Role.REVIEWER.at_least(Role.ANNOTATOR)`` is true.
+    Which role each action needs is declared on the views (``required_roles``, ``@requires``)
+    and, for single fields, in ``evalsets.access``.
+    """
+
     OWNER = "owner", "Owner"
     REVIEWER = "reviewer", "Reviewer"
     ANNOTATOR = "annotator", "Annotator"
     VIEWER = "viewer", "Viewer"
 
+    @property
+    def rank(self) -> int:
+        """0 for a viewer, up to 3 for an owner."""
+        members = list(type(self))
+        return len(members) - 1 - members.index(self)
 
-#: Each role can do everything the roles below it can.
-ROLE_RANK = {Role.VIEWER: 0, Role.ANNOTATOR: 1, Role.REVIEWER: 2, Role.OWNER: 3}
+    def at_least(self, other: Role | str) -> bool:
+        """True when this role is ``other`` or above it."""
+        return self.rank >= Role(other).rank
 
 
 class Workspace(models.Model):
@@ -67,9 +81,9 @@ class Membership(models.Model):
     def __str__(self) -> str:
         return f"{self.user} in {self.workspace} as {self.role}"
 
-    def allows(self, role: str) -> bool:
+    def allows(self, role: Role | str) -> bool:
         """True when this member's role is ``role`` or above it."""
-        return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
+        return Role(self.role).at_least(role)
 
 
 def document_upload_to(instance: Document, filename: str) -> str:

@@ -8,8 +8,9 @@ transaction as the change it describes, so it can never disagree with the data.
 
 What editing does, by state: a ``draft``, ``submitted`` or ``changes_requested`` item can be
 edited (an edit bumps ``row_version``, so a reviewer who opened the older version cannot
-approve it); an ``approved`` item cannot: edits and anchor changes are refused with 409 until
-an owner reopens it, which sends it back to ``draft`` and out of any future release.
+approve it); an ``approved`` item cannot: edits, anchor changes and deleting it are refused
+with 409 until an owner reopens it, which sends it back to ``draft`` and out of any future
+release.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from evalsets.errors import Conflict, GroundworkError, InvalidInput
+from evalsets import access
+from evalsets.errors import Conflict, Forbidden, InvalidInput
 from evalsets.models import (
     AssignmentKind,
     Comment,
@@ -34,7 +36,6 @@ from evalsets.models import (
     ItemEvent,
     ItemState,
     Membership,
-    Role,
 )
 
 User = get_user_model()
@@ -47,12 +48,6 @@ ANCHOR_EVENTS = (
     EventKind.ANCHOR_GRADE_CHANGED,
     EventKind.ANCHOR_DELETED,
 )
-
-
-class Forbidden(GroundworkError):
-    """The caller may not do this to this object, whatever its state (HTTP 403)."""
-
-    status_code = 403
 
 
 # -- the audit trail --------------------------------------------------------------------------
@@ -199,8 +194,9 @@ def changes_since(item: EvalItem, row_version: int) -> list[dict]:
 # -- editing rules -----------------------------------------------------------------------------
 
 
-def check_editable(item: EvalItem) -> None:
-    """Refuse (409) to change an approved item; lock its row so an approval waits for us."""
+def check_editable(item: EvalItem, change: str = "edited") -> None:
+    """Refuse (409) to change or delete an approved item, whoever asks; lock its row so an
+    approval waits for us. ``change`` says what was refused ("edited", "deleted")."""
     state = (
         EvalItem.objects.select_for_update()
         .filter(pk=item.pk)
@@ -210,7 +206,7 @@ def check_editable(item: EvalItem) -> None:
     if state == ItemState.APPROVED:
         raise Conflict(
             f"eval item {item.item_id!r} is approved; an owner must reopen it before it is "
-            "edited (reopening takes it out of future releases until it is approved again)",
+            f"{change} (reopening takes it out of future releases until it is approved again)",
             field="state",
             extra={"state": state},
         )
@@ -490,8 +486,6 @@ def comment_add(
 
 # -- assignment --------------------------------------------------------------------------------
 
-_ROLE_FOR = {AssignmentKind.ANNOTATE: Role.ANNOTATOR, AssignmentKind.REVIEW: Role.REVIEWER}
-
 
 def _members_for(evalset: EvalSet, usernames: Sequence[str], kind: str) -> list:
     if not usernames:
@@ -509,10 +503,10 @@ def _members_for(evalset: EvalSet, usernames: Sequence[str], kind: str) -> list:
             raise InvalidInput(
                 f"{name!r} is not a member of {evalset.workspace.slug!r}", field="users"
             )
-        if not membership.allows(_ROLE_FOR[kind]):
+        if not membership.allows(access.WORK[kind]):
             raise InvalidInput(
                 f"{name!r} has the {membership.role} role; to {kind} they need the "
-                f"{_ROLE_FOR[kind]} role or above",
+                f"{access.WORK[kind]} role or above",
                 field="users",
             )
         users.append(membership.user)
@@ -630,13 +624,20 @@ def assignment_delete(*, assignment: ItemAssignment, by) -> None:
 
 
 def queue(*, evalset: EvalSet, user, role: str):
-    """My open assignments in ``evalset`` whose item is waiting for that kind of work."""
+    """My open assignments in ``evalset`` whose item is waiting for that kind of work.
+
+    Asking for a kind of work needs the role that does it (``access.WORK``), as being
+    assigned it does.
+    """
     if role == AssignmentKind.ANNOTATE:
         waiting = Q(item__state__in=[ItemState.DRAFT, ItemState.CHANGES_REQUESTED])
     elif role == AssignmentKind.REVIEW:
         waiting = Q(item__state=ItemState.SUBMITTED)
     else:
         raise InvalidInput(f"role must be annotate or review, got {role!r}", field="role")
+    access.check_user(
+        user=user, workspace=evalset.workspace, needed=access.WORK[role], what="this", field="role"
+    )
     return (
         ItemAssignment.objects.filter(
             waiting, item__evalset=evalset, user=user, kind=role, done_at__isnull=True

@@ -7,13 +7,14 @@ the API (which holds every rule: four eyes, row versions, legal transitions).
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.db.models import Prefetch
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
-from evalsets import dashboard, review, selectors
+from evalsets import dashboard, review
+from evalsets.api.permissions import may
+from evalsets.api.review_views import WorkflowViewSet
 from evalsets.models import (
     FOUND_STATUSES,
     AnchorResolution,
@@ -24,7 +25,9 @@ from evalsets.models import (
     GoldAnchor,
     ItemState,
     ParseVersion,
+    Role,
 )
+from labelling.permissions import requires
 
 #: The review page renders at most this many items; the rest follow on the next visit.
 PAGE_ITEMS = 200
@@ -33,7 +36,7 @@ CONTEXT = 160
 
 
 def _scope(request: HttpRequest, ws: str, set_slug: str):
-    membership = selectors.membership_for(request.user, ws)
+    membership = request.membership
     evalset = get_object_or_404(EvalSet, workspace=membership.workspace, slug=set_slug)
     return membership, evalset
 
@@ -60,7 +63,7 @@ def _in_context(anchor: GoldAnchor, texts: dict[int, str], reference: dict[int, 
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership, evalset = _scope(request, ws, set_slug)
     state = request.GET.get("state", ItemState.SUBMITTED)
@@ -90,7 +93,7 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     ).only("pk", "document_id", "text")
     texts = {p.pk: p.text for p in reference_parses}
     reference = {p.document_id: p.pk for p in reference_parses}
-    can_review = membership.allows("reviewer")
+    can_review = may(membership, WorkflowViewSet, "approve")
     cards = []
     for item in items:
         barred = request.user.pk in review.writers(item)
@@ -123,7 +126,7 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def dashboard_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership, evalset = _scope(request, ws, set_slug)
     data = dashboard.evalset_dashboard(evalset)

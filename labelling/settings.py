@@ -183,7 +183,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Every API view declares the role each action needs (``required_roles``); a view without
+    # a declaration fails closed.
+    "DEFAULT_PERMISSION_CLASSES": ["evalsets.api.permissions.RoleRequired"],
     "DEFAULT_PAGINATION_CLASS": "evalsets.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],

@@ -1,7 +1,8 @@
 """Server-rendered pages for annotators: home, workspace, eval set, item editor, document view.
 
-Each page view resolves the caller's membership first (``membership_for``: a 404 for anyone
-who is not a member, so another workspace's pages look exactly like missing ones) and reads
+Each page view declares the role it needs (``@requires``, ``labelling.permissions``), which
+resolves the caller's membership first (a 404 for anyone who is not a member, so another
+workspace's pages look exactly like missing ones) onto ``request.membership``; the view reads
 only through that workspace. Writes go through the JSON API from the page's small script,
 so the rules and error messages live in one place. The two ``.json`` views are partials the
 scripts fetch: item search for the highlight popover, and a document's anchors.
@@ -10,7 +11,6 @@ scripts fetch: item search for the highlight popover, and a document's anchors.
 from __future__ import annotations
 
 from contextgrid import QuestionType
-from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db import connection
 from django.db.models import Count, Q
@@ -18,8 +18,11 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
-from evalsets import selectors
+from evalsets import access, selectors
+from evalsets.api.permissions import may
+from evalsets.api.release_views import ImportCommitView
 from evalsets.api.serializers import ItemSerializer
+from evalsets.api.views import AnchorViewSet, DocumentViewSet, EvalSetViewSet, ItemViewSet
 from evalsets.models import (
     AnchorResolution,
     Comment,
@@ -32,7 +35,9 @@ from evalsets.models import (
     Membership,
     ParseStatus,
     ResolutionStatus,
+    Role,
 )
+from labelling.permissions import requires
 
 ITEMS_PER_PAGE = 100
 SEARCH_RESULTS = 20
@@ -65,7 +70,7 @@ def _set_progress(evalsets) -> dict[int, dict]:
 
 
 @require_safe
-@login_required
+@requires(access.SIGNED_IN)
 def home(request: HttpRequest) -> HttpResponse:
     memberships = list(
         Membership.objects.filter(user=request.user)
@@ -98,9 +103,9 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
-    membership = selectors.membership_for(request.user, ws)
+    membership = request.membership
     workspace = membership.workspace
     documents = selectors.documents(workspace).select_related("uploaded_by")
     sets = list(selectors.evalsets(workspace).annotate(item_count=Count("items")))
@@ -115,14 +120,14 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
             "workspace": workspace,
             "documents": documents,
             "evalsets": sets,
-            "can_write": membership.allows("annotator"),
-            "is_owner": membership.allows("owner"),
+            "can_write": may(membership, DocumentViewSet, "create"),
+            "is_owner": may(membership, EvalSetViewSet, "create"),
         },
     )
 
 
 def _evalset_for(request: HttpRequest, ws: str, set_slug: str) -> tuple[Membership, EvalSet]:
-    membership = selectors.membership_for(request.user, ws)
+    membership = request.membership
     evalset = get_object_or_404(selectors.evalsets(membership.workspace), slug=set_slug)
     return membership, evalset
 
@@ -146,7 +151,7 @@ def _next_item_id(evalset: EvalSet) -> str:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership, evalset = _evalset_for(request, ws, set_slug)
     state = request.GET.get("state", "")
@@ -175,7 +180,8 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
         "qtypes": _qtype_suggestions(evalset),
         "next_id": _next_item_id(evalset),
         "progress": _set_progress([evalset])[evalset.pk],
-        "can_write": membership.allows("annotator"),
+        "can_write": may(membership, ItemViewSet, "create"),
+        "can_import": may(membership, ImportCommitView, "post"),
     }
     if request.headers.get("X-Partial") == "items":
         return render(request, "labelling/_items_table.html", context)
@@ -183,7 +189,7 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def item_search(request: HttpRequest, ws: str, set_slug: str) -> JsonResponse:
     """Items of a set whose id or question contains ``q``, for the highlight popover."""
     _, evalset = _evalset_for(request, ws, set_slug)
@@ -209,7 +215,7 @@ def item_search(request: HttpRequest, ws: str, set_slug: str) -> JsonResponse:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> HttpResponse:
     membership, evalset = _evalset_for(request, ws, set_slug)
     (item,) = selectors.with_anchors([get_object_or_404(selectors.items(evalset), item_id=item_id)])
@@ -229,7 +235,7 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "item_json": ItemSerializer(item).data,
             "qtypes": _qtype_suggestions(evalset),
             "documents": documents,
-            "can_write": membership.allows("annotator"),
+            "can_write": may(membership, ItemViewSet, "partial_update"),
             "threads": _comment_threads(item),
             "events": ItemEvent.objects.filter(item=item).order_by("-at", "-id")[:200],
         },
@@ -348,13 +354,13 @@ def _document_anchors(document: Document) -> list[dict]:
 
 
 def _document_for(request: HttpRequest, ws: str, source_id: str) -> tuple[Membership, Document]:
-    membership = selectors.membership_for(request.user, ws)
+    membership = request.membership
     document = get_object_or_404(selectors.documents(membership.workspace), source_id=source_id)
     return membership, document
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def document_anchors(request: HttpRequest, ws: str) -> JsonResponse:
     """The anchors on ``?doc=<source_id>``, refreshed by the document view after a save."""
     _, document = _document_for(request, ws, request.GET.get("doc", ""))
@@ -362,7 +368,7 @@ def document_anchors(request: HttpRequest, ws: str) -> JsonResponse:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
     membership, document = _document_for(request, ws, doc)
     parses = list(document.parses.all())
@@ -395,7 +401,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         "sets": sets,
         "set": chosen_set if chosen_set in sets else (sets[0] if sets else ""),
         "item": request.GET.get("item", ""),
-        "can_write": membership.allows("annotator"),
+        "can_write": may(membership, AnchorViewSet, "create"),
         "anchors": _document_anchors(document),
     }
     return render(

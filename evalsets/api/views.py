@@ -1,4 +1,5 @@
-"""The REST API. Views are short: resolve the workspace role, validate input, call a service.
+"""The REST API. Views are short: declare the role each action needs, validate input, call a
+service. ``required_roles`` on each view is read by ``evalsets.api.permissions.RoleRequired``.
 
 URLs use natural keys (workspace slug, document source id, eval-set id, item id), mirroring
 context-grid's ids; parses and anchors, which have no natural key, use public UUIDs.
@@ -17,15 +18,13 @@ from rest_framework import status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
-from evalsets import ingest, selectors, services
+from evalsets import access, ingest, selectors, services
 from evalsets.api import serializers as s
-from evalsets.api.permissions import IsAnnotator, IsOwner, IsViewer, ReadOnly
 from evalsets.api.storable import StrictJSONParser
-from evalsets.models import EvalItem, ItemState, Membership, Workspace
+from evalsets.models import EvalItem, ItemState, Membership, Role, Workspace
 from evalsets.portability import evalset_portability
 
 
@@ -49,38 +48,17 @@ class TokenView(ObtainAuthToken):
 
 
 class WorkspaceScoped:
-    """Resolves ``self.membership`` from the URL's workspace; 404 for non-members."""
+    """Resolves ``self.membership`` from the URL's workspace; 404 for non-members.
 
-    permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsAnnotator]
-    #: The role that writes need; names it in the 403 message.
-    write_role = "annotator"
-    #: Actions that need more than ``write_role`` (checked in the action with ``require``),
-    #: so a refusal names the role that will actually do.
-    action_roles: dict[str, str] = {}
+    Each subclass declares ``required_roles`` (action -> least ``Role``), checked by
+    ``RoleRequired`` (the default permission class) before the action runs.
+    """
 
-    def permission_denied(self, request, message=None, code=None):
-        if message is None and request.user.is_authenticated:
-            role = self.action_roles.get(getattr(self, "action", None), self.write_role)
-            message = (
-                f"your role in {self.membership.workspace.slug!r} is {self.membership.role}; "
-                f"this needs the {role} role or above"
-            )
-        super().permission_denied(request, message=message, code=code)
+    required_roles: dict[str, Role | None]
 
     @cached_property
     def membership(self) -> Membership:
         return selectors.membership_for(self.request.user, self.kwargs["ws"])
-
-    def require(self, role: str) -> None:
-        """Refuse with 403, naming the role needed, unless the caller has ``role`` or above."""
-        if not self.membership.allows(role):
-            self.permission_denied(
-                self.request,
-                message=(
-                    f"your role in {self.membership.workspace.slug!r} is "
-                    f"{self.membership.role}; this needs the {role} role or above"
-                ),
-            )
 
     @property
     def workspace(self) -> Workspace:
@@ -90,8 +68,15 @@ class WorkspaceScoped:
         return getattr(self, "swagger_fake_view", False)
 
 
-class WorkspaceViewSet(viewsets.GenericViewSet):
+class WorkspaceViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.WorkspaceSerializer
+    required_roles = {
+        "list": access.SIGNED_IN,
+        "create": access.SIGNED_IN,
+        "retrieve": Role.VIEWER,
+        "partial_update": Role.OWNER,
+        "resolve": Role.OWNER,
+    }
     lookup_field = "slug"
     lookup_url_kwarg = "ws"
 
@@ -119,15 +104,13 @@ class WorkspaceViewSet(viewsets.GenericViewSet):
         return Response(out, status=status.HTTP_201_CREATED)
 
     def retrieve(self, request, *args, **kwargs):
-        membership = selectors.membership_for(request.user, kwargs["ws"])
+        membership = self.membership
         context = {"roles": {membership.workspace_id: membership.role}}
         return Response(s.WorkspaceSerializer(membership.workspace, context=context).data)
 
     @extend_schema(request=s.WorkspaceUpdateSerializer, responses=s.WorkspaceSerializer)
     def partial_update(self, request, *args, **kwargs):
-        membership = selectors.membership_for(request.user, kwargs["ws"])
-        if not membership.allows("owner"):
-            self.permission_denied(request, message=IsOwner.message_for(membership))
+        membership = self.membership
         data = s.WorkspaceUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = services.workspace_update(workspace=membership.workspace, **data.validated_data)
@@ -138,17 +121,19 @@ class WorkspaceViewSet(viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def resolve(self, request, *args, **kwargs):
         """Re-resolve every anchor in every parse of this workspace (after a resolver upgrade)."""
-        membership = selectors.membership_for(request.user, kwargs["ws"])
-        if not membership.allows("owner"):
-            self.permission_denied(request, message=IsOwner.message_for(membership))
-        queued = services.workspace_resolve_all(workspace=membership.workspace)
+        queued = services.workspace_resolve_all(workspace=self.workspace)
         return Response({"queued_parses": queued}, status=status.HTTP_202_ACCEPTED)
 
 
 class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.MemberSerializer
-    permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsOwner]
-    write_role = "owner"
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        "create": Role.OWNER,
+        "partial_update": Role.OWNER,
+        "destroy": Role.OWNER,
+    }
     lookup_url_kwarg = "username"
 
     def get_queryset(self):
@@ -189,7 +174,13 @@ class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 
 class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.DocumentSerializer
-    action_roles = {"destroy": "owner"}
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        "create": Role.ANNOTATOR,
+        "reparse": Role.ANNOTATOR,
+        "destroy": Role.OWNER,
+    }
     parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
 
     def get_queryset(self):
@@ -222,7 +213,6 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         return Response(s.DocumentSerializer(self.get_object()).data)
 
     def destroy(self, request, *args, **kwargs):
-        self.require("owner")
         services.document_delete(document=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -238,7 +228,14 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 
 class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.ParseSummarySerializer
-    action_roles = {"destroy": "owner", "reference": "owner"}
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        # Adding a parse is an annotator's; making it the reference (make_reference) is not.
+        "create": Role.ANNOTATOR,
+        "destroy": Role.OWNER,
+        "reference": access.CHOOSE_REFERENCE,
+    }
     lookup_url_kwarg = "parse"
 
     @cached_property
@@ -264,7 +261,9 @@ class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     def create(self, request, *args, **kwargs):
         data = s.ParseCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        parse = services.parse_version_add(document=self.document, **data.validated_data)
+        parse = services.parse_version_add(
+            document=self.document, user=request.user, **data.validated_data
+        )
         return Response(s.ParseDetailSerializer(parse).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=s.ParseDetailSerializer)
@@ -272,7 +271,6 @@ class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         return Response(s.ParseDetailSerializer(self.get_object()).data)
 
     def destroy(self, request, *args, **kwargs):
-        self.require("owner")
         services.parse_delete(parse=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -280,15 +278,19 @@ class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def reference(self, request, *args, **kwargs):
         """Make this parse the one annotators read and highlight."""
-        self.require("owner")
         parse = services.parse_make_reference(parse=self.get_object())
         return Response(s.ParseSummarySerializer(parse).data)
 
 
 class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.EvalSetSerializer
-    permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsOwner]
-    write_role = "owner"
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        "create": Role.OWNER,
+        "partial_update": Role.OWNER,
+        "destroy": Role.OWNER,
+    }
 
     def get_queryset(self):
         if self._fake():
@@ -357,6 +359,16 @@ class _InSet(WorkspaceScoped):
 class ItemViewSet(_InSet, viewsets.GenericViewSet):
     serializer_class = s.ItemSerializer
     filterset_class = ItemFilter
+    # Setting ``assignee`` needs access.ASSIGN, and an approved item refuses every change
+    # until it is reopened: both are checked by the services, on every path.
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        "create": Role.ANNOTATOR,
+        "update": Role.ANNOTATOR,
+        "partial_update": Role.ANNOTATOR,
+        "destroy": Role.ANNOTATOR,
+    }
     lookup_url_kwarg = "item"
 
     def get_queryset(self):
@@ -414,6 +426,13 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
 class AnchorViewSet(_InSet, viewsets.GenericViewSet):
     serializer_class = s.AnchorSerializer
     lookup_url_kwarg = "anchor"
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        "create": Role.ANNOTATOR,
+        "partial_update": Role.ANNOTATOR,
+        "destroy": Role.ANNOTATOR,
+    }
 
     @cached_property
     def item(self):
