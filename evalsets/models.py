@@ -86,6 +86,39 @@ class Membership(models.Model):
         return Role(self.role).at_least(role)
 
 
+class Invitation(models.Model):
+    """An owner's offer of a role in a workspace, waiting for the invitee to accept it.
+
+    Nobody becomes a member without consent: adding someone by username only invites them,
+    and they see and accept (or decline) it themselves. The invitee is a username, not a
+    user row, so inviting a name nobody holds looks exactly like inviting a real user (the
+    owner learns nothing about which usernames exist); the name is NFKC-normalised as Django
+    normalises user names, and an account later created with it sees the invitation.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    username = models.CharField(max_length=150)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace_id", "username"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "username"], name="one_invitation_per_name"
+            ),
+            models.CheckConstraint(
+                condition=Q(role__in=[r.value for r in Role]), name="invitation_role_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.username} invited to {self.workspace} as {self.role}"
+
+
 def document_upload_to(instance: Document, filename: str) -> str:
     return f"documents/{instance.workspace.slug}/{instance.sha256[:2]}/{instance.sha256}"
 

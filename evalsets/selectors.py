@@ -14,6 +14,7 @@ from evalsets.models import (
     EvalItem,
     EvalSet,
     GoldAnchor,
+    Invitation,
     Membership,
     ParseVersion,
 )
@@ -34,6 +35,21 @@ def membership_for(user, workspace_slug: str) -> Membership:
         raise Http404("no such workspace")
     membership.user = user
     return membership
+
+
+def invitations_for(user) -> QuerySet[Invitation]:
+    """The invitations waiting for ``user``'s answer."""
+    return Invitation.objects.filter(username=user.get_username()).select_related(
+        "workspace", "invited_by"
+    )
+
+
+def invitation_for(user, workspace_slug: str) -> Invitation:
+    """``user``'s invitation to the workspace, or 404 (the same whether or not it exists)."""
+    invitation = invitations_for(user).filter(workspace__slug=workspace_slug).first()
+    if invitation is None:
+        raise Http404("no such invitation")
+    return invitation
 
 
 def documents(workspace) -> QuerySet[Document]:

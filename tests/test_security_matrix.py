@@ -28,7 +28,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from evalsets import review
+from evalsets import review, services
 from tests.conftest import PASSWORD
 from tests.world import World, import_file, upload
 
@@ -44,6 +44,7 @@ SKIPPED = {
     "admin/": "Django's admin: staff-only by Django's own checks; no app model is registered",
     "api/schema/": "the public OpenAPI description; it holds no workspace data",
     "api/docs/": "the public Swagger UI page for that description; no workspace data",
+    "api/redoc/": "the public Redoc page for that description; no workspace data",
 }
 
 
@@ -127,6 +128,21 @@ def _row_version(world: World) -> int:
     return world.item.row_version
 
 
+def _invite(username: str) -> Callable[[World], None]:
+    def setup(world: World) -> None:
+        services.member_invite(
+            workspace=world.workspace, username=username, role=VIEWER, by=world.users[OWNER]
+        )
+
+    return setup
+
+
+#: Only the invitee (the outsider, invited) may answer an invitation; for anyone else it is
+#: missing, as it is for a workspace nobody holds.
+def invitee(ok: int) -> dict[str, object]:
+    return {**{role: 404 for role in ROLES}, "outsider": ok, "anonymous": REFUSED}
+
+
 PAGE = Rule(members(VIEWER, 200))
 READ = Rule(members(VIEWER, 200))
 
@@ -168,6 +184,13 @@ MATRIX: dict[str, dict[str, Rule]] = {
         "GET": READ,
         "POST": Rule(members(OWNER, 201), body=lambda w: {"username": "newbie", "role": "viewer"}),
     },
+    "workspace-invitation-list": {"GET": Rule(members(OWNER, 200), setup=_invite("newbie"))},
+    "workspace-invitation-detail": {
+        "DELETE": Rule(members(OWNER, 204), kwargs={"username": "newbie"}, setup=_invite("newbie"))
+    },
+    "invitation-list": {"GET": Rule(signed_in(200))},
+    "invitation-accept": {"POST": Rule(invitee(200), setup=_invite("otto"))},
+    "invitation-decline": {"POST": Rule(invitee(204), setup=_invite("otto"))},
     "member-detail": {
         "GET": READ,
         "PATCH": Rule(members(OWNER, 200), body=lambda w: {"role": "annotator"}),

@@ -13,6 +13,7 @@ from evalsets.models import (
     EvalItem,
     EvalSet,
     GoldAnchor,
+    Invitation,
     Membership,
     ParseVersion,
     Role,
@@ -56,6 +57,43 @@ class MemberSerializer(serializers.ModelSerializer):
 class MemberCreateSerializer(StorableInput, serializers.Serializer):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=Role.choices)
+
+
+class InvitationSerializer(serializers.ModelSerializer):
+    """What adding a member answers: the invitation, waiting for the invitee to accept.
+
+    The same fields whether or not a user by that name exists (no timestamps, no ids)."""
+
+    status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Invitation
+        fields = ["username", "role", "status"]
+
+    def get_status(self, invitation) -> str:
+        return "invited"
+
+
+class PendingInvitationSerializer(serializers.ModelSerializer):
+    """A workspace's invitations as its owners see them."""
+
+    invited_by = serializers.CharField(source="invited_by.username", default=None)
+
+    class Meta:
+        model = Invitation
+        fields = ["username", "role", "invited_by", "created_at"]
+
+
+class MyInvitationSerializer(serializers.ModelSerializer):
+    """An invitation as the invitee sees it."""
+
+    workspace = serializers.CharField(source="workspace.slug")
+    workspace_name = serializers.CharField(source="workspace.name")
+    invited_by = serializers.CharField(source="invited_by.username", default=None)
+
+    class Meta:
+        model = Invitation
+        fields = ["workspace", "workspace_name", "role", "invited_by", "created_at"]
 
 
 class MemberUpdateSerializer(StorableInput, serializers.Serializer):
@@ -345,8 +383,25 @@ class ItemSerializer(FastRepresentation, serializers.ModelSerializer):
 
 
 class _UsernameField(serializers.SlugRelatedField):
+    """A member of the context's ``workspace``, by username.
+
+    Anyone else gets one answer, whether or not a user by that name exists, so the field
+    cannot be used to find out which usernames exist.
+    """
+
     def __init__(self, **kwargs):
         super().__init__(slug_field="username", queryset=User.objects.all(), **kwargs)
+
+    def get_queryset(self):
+        return User.objects.filter(memberships__workspace=self.context["workspace"])
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            raise serializers.ValidationError(
+                f"{str(data)!r} is not a member of {self.context['workspace'].slug!r}"
+            ) from None
 
 
 class ItemCreateSerializer(StorableInput, serializers.Serializer):
