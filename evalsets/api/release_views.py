@@ -29,7 +29,7 @@ class _ReleaseBase(WorkspaceScoped, APIView):
 
     @cached_property
     def evalset(self):
-        return get_object_or_404(selectors.evalsets(self.workspace), slug=self.kwargs["set"])
+        return selectors.evalset_in(self.workspace, self.kwargs["set"])
 
     def releases(self):
         return (
@@ -128,7 +128,7 @@ class _ImportBase(WorkspaceScoped, APIView):
 
     @cached_property
     def evalset(self):
-        return get_object_or_404(selectors.evalsets(self.workspace), slug=self.kwargs["set"])
+        return selectors.evalset_in(self.workspace, self.kwargs["set"])
 
 
 class ImportPreviewView(_ImportBase):

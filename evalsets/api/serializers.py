@@ -19,6 +19,7 @@ from evalsets.models import (
     Role,
     Workspace,
 )
+from evalsets.portability import item_portability
 
 User = get_user_model()
 
@@ -104,6 +105,15 @@ class ParseSummarySerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     page_count = serializers.IntegerField(read_only=True)
     progress = serializers.SerializerMethodField()
+    diagnostics = serializers.JSONField(
+        read_only=True,
+        help_text="what the parser noted: failed_pages, empty_pages (from 1), encoding, pages",
+    )
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="the diagnostics a reader should know, as sentences",
+    )
 
     class Meta:
         model = ParseVersion
@@ -115,6 +125,8 @@ class ParseSummarySerializer(serializers.ModelSerializer):
             "status",
             "error",
             "error_code",
+            "diagnostics",
+            "warnings",
             "progress",
             "is_reference",
             "page_count",
@@ -274,6 +286,24 @@ class AnchorSerializer(FastRepresentation, serializers.ModelSerializer):
         return obj.document_id is None
 
 
+class AnchorItemSerializer(serializers.Serializer):
+    """The item an anchor is evidence for, as a document's anchor list names it."""
+
+    set = serializers.CharField(source="evalset.slug")
+    id = serializers.CharField(source="item_id")
+    question = serializers.CharField()
+    state = serializers.CharField()
+
+
+class DocumentAnchorSerializer(AnchorSerializer):
+    """An anchor on a document, with the item it answers (the document page draws these)."""
+
+    item = AnchorItemSerializer(read_only=True)
+
+    class Meta(AnchorSerializer.Meta):
+        fields = [*AnchorSerializer.Meta.fields, "item"]
+
+
 class AnchorCreateSerializer(StorableInput, serializers.Serializer):
     """Either a highlight (``parse``, ``start``, ``end``) or a typed ``source_id`` + ``quote``."""
 
@@ -358,28 +388,7 @@ class ItemSerializer(FastRepresentation, serializers.ModelSerializer):
 
     def get_portability(self, obj) -> list[dict]:
         """Per parse version seen: how many of this item's anchors it found."""
-        per_parse: dict[str, dict] = {}
-        for anchor in obj.prefetched_anchors:
-            for res in anchor.prefetched_resolutions:
-                row = per_parse.setdefault(
-                    str(res.parse.public_id),
-                    {
-                        "parse": str(res.parse.public_id),
-                        "parser": res.parse.parser,
-                        "parser_version": res.parse.parser_version,
-                        "source_id": anchor.source_id,
-                        "found": 0,
-                        "lost": 0,
-                        "ambiguous": 0,
-                    },
-                )
-                if res.is_found:
-                    row["found"] += 1
-                elif res.status == "ambiguous":
-                    row["ambiguous"] += 1
-                elif res.status == "not_found":
-                    row["lost"] += 1
-        return sorted(per_parse.values(), key=lambda r: (r["source_id"], r["parser"]))
+        return item_portability(obj)
 
 
 class _UsernameField(serializers.SlugRelatedField):

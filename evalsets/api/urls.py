@@ -93,6 +93,7 @@ urlpatterns = [
     ),
     path(f"{doc}/parses/", v.ParseViewSet.as_view(LIST), name="parse-list"),
     path(f"{doc}/parses/<uuid:parse>/pages/", DocumentPagesView.as_view(), name="parse-pages"),
+    path(f"{doc}/anchors/", v.DocumentViewSet.as_view({"get": "anchors"}), name="document-anchors"),
     path(
         f"{doc}/reparse/",
         # Answers the queued parses as a plain list, not a page of them.

@@ -229,6 +229,7 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     required_roles = {
         "list": Role.VIEWER,
         "retrieve": Role.VIEWER,
+        "anchors": Role.VIEWER,
         "create": Role.ANNOTATOR,
         "reparse": Role.ANNOTATOR,
         "destroy": Role.OWNER,
@@ -267,6 +268,14 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     def destroy(self, request, *args, **kwargs):
         services.document_delete(document=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses=s.DocumentAnchorSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def anchors(self, request, *args, **kwargs):
+        """Every anchor on this document, in reading order, with its item and where it lies
+        in each parse."""
+        page = self.paginate_queryset(selectors.document_anchors(self.get_object()))
+        return self.get_paginated_response(s.DocumentAnchorSerializer(page, many=True).data)
 
     @extend_schema(request=None, responses={202: s.ParseSummarySerializer(many=True)})
     @action(detail=True, methods=["post"])
@@ -378,6 +387,7 @@ class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         evalset = self.get_object()
         data = s.EvalSetSerializer(evalset).data
         data["portability"] = evalset_portability(evalset)
+        data["next_item_id"] = selectors.next_item_id(evalset)
         return Response(data)
 
     @extend_schema(request=s.EvalSetUpdateSerializer, responses=s.EvalSetSerializer)
@@ -396,16 +406,22 @@ class ItemFilter(django_filters.FilterSet):
     state = django_filters.ChoiceFilter(choices=ItemState.choices)
     qtype = django_filters.CharFilter()
     assignee = django_filters.CharFilter(field_name="assignee__username")
+    q = django_filters.CharFilter(
+        method="search", label="words in the item's id or question (any case)"
+    )
 
     class Meta:
         model = EvalItem
-        fields = ["state", "qtype", "assignee"]
+        fields = ["state", "qtype", "assignee", "q"]
+
+    def search(self, queryset, name, value):
+        return selectors.search_items(queryset, value)
 
 
 class _InSet(WorkspaceScoped):
     @cached_property
     def evalset(self):
-        return get_object_or_404(selectors.evalsets(self.workspace), slug=self.kwargs["set"])
+        return selectors.evalset_in(self.workspace, self.kwargs["set"])
 
 
 class ItemViewSet(_InSet, viewsets.GenericViewSet):
