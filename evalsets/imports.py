@@ -37,6 +37,7 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
 
 from evalsets import resolution, review, services, validation
+from evalsets.archive import ArchiveTooLarge
 from evalsets.errors import Conflict, GroundworkError, InvalidInput
 from evalsets.formats import FORMATS, ImportResult, PendingLabel, Problem, guess_format
 from evalsets.models import (
@@ -306,6 +307,8 @@ def _read(fmt: str, data: bytes, filename: str, workspace, evalset_id: str) -> I
     texts = reference_texts(workspace) if FORMATS[fmt].needs_documents else None
     try:
         return FORMATS[fmt].reader(data, filename=filename, documents=texts, evalset_id=evalset_id)
+    except ArchiveTooLarge:
+        raise  # the one refusal a reader lets through: the whole file is refused
     except Exception as exc:  # readers never raise on bad input; if one does, say so, no 500
         log.exception("the %s reader raised on %s", fmt, filename)
         result = ImportResult(format=fmt, filename=filename)
@@ -341,13 +344,14 @@ def set_fingerprint(evalset: EvalSet | None) -> str:
     return digest.hexdigest()[:32]
 
 
-def _check_item(item: cg.EvalItem, problems: list[Problem]) -> str | None:
+def _check_item(item: cg.EvalItem, problems: list[Problem], line: int | None) -> str | None:
     """The item's id when Groundwork can hold it; otherwise a located problem and ``None``."""
     try:
         item_id = validation.check_item_id(item.id)
         validation.check_question(item_id, item.question)
         if item.qtype is not None and len(item.qtype) > 64:
             raise InvalidInput("qtype must be at most 64 characters", field="qtype")
+        _check_storable_item(item)
         for anchor in item.anchors:
             validation.check_quote(anchor.quote)
             validation.check_grade(anchor.grade)
@@ -357,10 +361,90 @@ def _check_item(item: cg.EvalItem, problems: list[Problem]) -> str | None:
                 raise InvalidInput("source_id must be at most 255 characters", field="source_id")
     except InvalidInput as exc:
         problems.append(
-            Problem(None, item.id, exc.field, exc.message, "error", "This item was not imported.")
+            Problem(line, item.id, exc.field, exc.message, "error", "This item was not imported.")
         )
         return None
     return item_id
+
+
+def _check_storable_item(item: cg.EvalItem) -> None:
+    """Every text, JSON and integer an item carries fits the columns it will be written to."""
+    for name in ("id", "question", "qtype", "answer"):
+        value = getattr(item, name)
+        if value is not None:
+            validation.check_storable(str(value), name)
+    validation.check_storable_json(item.meta, "meta")
+    for anchor in item.anchors:
+        _check_storable_anchor(anchor)
+
+
+def _check_storable_anchor(anchor: cg.GoldAnchor) -> None:
+    validation.check_storable(anchor.source_id, "source_id")
+    validation.check_storable(anchor.quote, "quote")
+    for name in ("grade", "page_hint", "occurrence"):
+        value = getattr(anchor, name)
+        if value is not None:
+            validation.check_storable(value, name, validation.column_range(GoldAnchor, name))
+
+
+def _check_storable_pending(label: PendingLabel) -> None:
+    validation.check_storable(label.item, "id")
+    validation.check_storable(label.file_name, "file_name")
+    validation.check_storable(label.context, "context")
+    validation.check_storable(label.expected, "answer")
+    if label.anchor is not None:
+        _check_storable_anchor(label.anchor)
+    for name, value in (("start", (label.span or (0, 0))[0]), ("end", (label.span or (0, 0))[1])):
+        validation.check_storable(value, name, validation.column_range(PendingImportLabel, name))
+    validation.check_storable(label.grade, "grade", validation.column_range(GoldAnchor, "grade"))
+
+
+def _check_storable_header(result: ImportResult) -> None:
+    """The set's own id, source, version and meta, as the header (or the format) gives them."""
+    header = result.header
+    if header is not None:
+        validation.check_storable(header.id, "id")
+        validation.check_storable(header.source, "source")
+        validation.check_storable(
+            header.version, "version", validation.column_range(EvalSet, "version")
+        )
+        validation.check_storable_json(dict(header.meta), "meta")
+    else:
+        validation.check_storable(result.source, "source")
+        validation.check_storable_json(result.meta, "meta")
+
+
+def _storable_problems(result: ImportResult) -> list[Problem]:
+    """Located errors for the set's header and the pending labels no database could hold."""
+    problems = []
+    try:
+        _check_storable_header(result)
+    except InvalidInput as exc:
+        problems.append(
+            Problem(
+                1 if result.header else None,
+                None,
+                exc.field,
+                exc.message,
+                "error",
+                "Fix the eval set's header; nothing was imported.",
+            )
+        )
+    for label in result.pending:
+        try:
+            _check_storable_pending(label)
+        except InvalidInput as exc:
+            problems.append(
+                Problem(
+                    label.line,
+                    label.item,
+                    exc.field,
+                    exc.message,
+                    "error",
+                    "This label was not imported.",
+                )
+            )
+    return problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -676,8 +760,13 @@ def import_plan(
     owner imports it (otherwise each such item gets a warning and stays as it is).
     """
     _check_upload(data, filename)
-    fmt = choose_format(fmt, data, filename)
-    result = _read(fmt, data, filename, workspace, evalset_id)
+    try:
+        fmt = choose_format(fmt, data, filename)
+        result = _read(fmt, data, filename, workspace, evalset_id)
+    except ArchiveTooLarge as exc:
+        raise InvalidInput(
+            f"{exc.message}; it was refused, nothing was imported", field="file"
+        ) from None
     plan = ImportPlan(
         format=fmt,
         filename=filename,
@@ -688,6 +777,7 @@ def import_plan(
         carries=CARRIES[fmt].narrowed(result.absent),
         problems=list(result.problems),
     )
+    plan.problems.extend(_storable_problems(result))
     existing = Existing.load(evalset)
     documents = set(
         Document.objects.filter(workspace=workspace).values_list("source_id", flat=True)
@@ -696,7 +786,7 @@ def import_plan(
     evidence = Evidence(workspace)
     may_approve = user is None or _is_owner(workspace, user)
     for item in result.items:
-        item_id = _check_item(item, plan.problems)
+        item_id = _check_item(item, plan.problems, result.lines.get(item.id))
         if item_id is None:
             continue
         if plan.carries.anchors:

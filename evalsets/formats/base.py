@@ -186,6 +186,8 @@ class ImportResult:
     #: How each file name in the file was matched to a document: `{"file", "source_id",
     #: "how"}` with `how` one of `exact`, `suffix` (LegalBench-RAG's corpus-relative paths).
     matches: list[dict[str, str]] = field(default_factory=list)
+    #: The line each item in `items` starts on, by item id, where the format has lines.
+    lines: dict[str, int | None] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Problem]:
@@ -261,6 +263,7 @@ def check_duplicates(
             )
             continue
         seen[item.id] = line
+        result.lines[item.id] = line
         kept.append(item)
     return kept
 

@@ -466,6 +466,7 @@ def read(
         meta: dict[str, Any] = {}
         if group.filters:
             meta["filters"] = group.filters
+        result.lines[item_id] = group.line
         try:
             result.items.append(
                 EvalItem(
