@@ -219,6 +219,7 @@ def run_parse(lease: ParseLease) -> ParseVersion:
         text=result.text,
         text_length=len(result.text),
         page_starts=result.page_starts,
+        diagnostics=result.meta,  # failed and empty pages, the encoding: kept, and shown
         status=ParseStatus.READY,
         error="",
         error_code="",

@@ -1,5 +1,6 @@
 """Review and collaboration services: workflow transitions, four eyes, comments, the audit
-trail and assignment queues.
+trail and assignments. Writes only: what pages and the API read about reviews (history,
+changes since a version, an item's writers, my queue) is in ``evalsets.selectors``.
 
 Every transition is one conditional ``UPDATE`` that names the state it leaves (and, for a
 reviewer's decision, the ``row_version`` they looked at), so two reviewers racing get exactly
@@ -20,10 +21,10 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
-from evalsets import access
+from evalsets import access, selectors
 from evalsets.errors import Conflict, Forbidden, InvalidInput
 from evalsets.models import (
     AssignmentKind,
@@ -41,13 +42,6 @@ from evalsets.models import (
 User = get_user_model()
 
 MAX_COMMENT_CHARS = 10_000
-#: Item fields whose edit makes the editor one of the item's writers (four eyes).
-CONTENT_FIELDS = ("question", "qtype", "answer")
-ANCHOR_EVENTS = (
-    EventKind.ANCHOR_CREATED,
-    EventKind.ANCHOR_GRADE_CHANGED,
-    EventKind.ANCHOR_DELETED,
-)
 
 
 # -- the audit trail --------------------------------------------------------------------------
@@ -168,29 +162,6 @@ def record_anchor(*, anchor: GoldAnchor, kind: str, user, **data: Any) -> None:
     )
 
 
-def history(*, workspace, evalset_slug: str, item_id: str):
-    """Every event of one item, oldest first, whether or not the item still exists."""
-    return ItemEvent.objects.filter(
-        workspace=workspace, evalset_slug=evalset_slug, item_key=item_id
-    ).order_by("at", "id")
-
-
-def changes_since(item: EvalItem, row_version: int) -> list[dict]:
-    """What happened to ``item`` after the reader saw ``row_version``."""
-    out = []
-    for event in ItemEvent.objects.filter(item=item).order_by("at", "id"):
-        seen = event.data.get("row_version")
-        if seen is not None and seen > row_version:
-            entry = {"kind": event.kind, "by": event.actor_name, "at": event.at.isoformat()}
-            if event.kind == EventKind.EDITED:
-                entry["fields"] = sorted(event.data.get("changes", {}))
-            if event.anchor_uuid:
-                entry["anchor"] = str(event.anchor_uuid)
-                entry["quote"] = event.data.get("quote")
-            out.append(entry)
-    return out
-
-
 # -- editing rules -----------------------------------------------------------------------------
 
 
@@ -215,22 +186,8 @@ def check_editable(item: EvalItem, change: str = "edited") -> None:
 # -- four eyes ---------------------------------------------------------------------------------
 
 
-def writers(item: EvalItem) -> set[int]:
-    """Users who wrote the item: its author, whoever edited its question, answer or type,
-    and whoever created, regraded or deleted one of its anchors."""
-    ids = {item.author_id} if item.author_id else set()
-    # ``item.anchors.all()`` uses a prefetch where the caller made one (the review page).
-    ids.update(a.created_by_id for a in item.anchors.all() if a.created_by_id)
-    for kind, actor, data in ItemEvent.objects.filter(
-        item=item, actor__isnull=False, kind__in=[EventKind.EDITED, *ANCHOR_EVENTS]
-    ).values_list("kind", "actor", "data"):
-        if kind != EventKind.EDITED or set(data.get("changes", {})) & set(CONTENT_FIELDS):
-            ids.add(actor)
-    return ids
-
-
 def check_four_eyes(item: EvalItem, user) -> None:
-    if user.pk in writers(item):
+    if user.pk in selectors.writers(item):
         raise Forbidden(
             f"you wrote or anchored eval item {item.item_id!r}; someone else must approve it "
             "(four eyes)",
@@ -281,7 +238,7 @@ def _refuse(item: EvalItem, action: str, row_version: int | None) -> None:
         extra={
             "state": current.state,
             "current_row_version": current.row_version,
-            "changed": changes_since(current, row_version or 0),
+            "changed": selectors.changes_since(current, row_version or 0),
         },
     )
 
@@ -370,6 +327,42 @@ def item_approve(*, item: EvalItem, user, row_version: int, comment: str = "") -
     if comment:
         _comment_create(item=item, user=user, body=comment, kind="approved")
     return item
+
+
+@transaction.atomic
+def item_approve_imported(
+    *, item: EvalItem, user, filename: str, reviewed_by: str = "", reviewed_at: str = ""
+) -> EvalItem:
+    """Approve ``item`` because the file an owner imported says it was reviewed.
+
+    A release carries each approved item's review (context-grid's ``meta.reviewed``, with
+    ``reviewed_by`` and ``reviewed_at``); importing it back restores the approval from any
+    state instead of leaving the item a draft. The audit entry says the approval came from
+    the import, by whom and when the file says it was reviewed.
+    """
+    current = EvalItem.objects.select_for_update().filter(pk=item.pk).first()
+    if current is None:
+        raise Conflict(f"eval item {item.item_id!r} was deleted by someone else")
+    if current.state == ItemState.APPROVED:
+        return current
+    before = current.state
+    EvalItem.objects.filter(pk=item.pk).update(
+        state=ItemState.APPROVED, row_version=F("row_version") + 1, updated_at=timezone.now()
+    )
+    current.refresh_from_db()
+    who = f" by {reviewed_by}" if reviewed_by else ""
+    when = f" at {reviewed_at}" if reviewed_at else ""
+    record(
+        item=current,
+        kind=EventKind.APPROVED,
+        actor=user,
+        reason=f"approved by importing {filename}, which says it was reviewed{who}{when}",
+        from_state=before,
+        to_state=ItemState.APPROVED,
+        data={"import": filename, "reviewed_by": reviewed_by, "reviewed_at": reviewed_at},
+        row_version=current.row_version,
+    )
+    return current
 
 
 @transaction.atomic
@@ -566,10 +559,11 @@ def assignments_create(
     created: list[ItemAssignment] = []
     skipped: list[dict] = []
     cursor = 0
+    who_wrote = selectors.writers_of(items) if kind == AssignmentKind.REVIEW else {}
     for item in items:
         have = existing.get(item.pk, set())
         needed = overlap - len(have)
-        barred = writers(item) if kind == AssignmentKind.REVIEW else set()
+        barred = who_wrote.get(item.pk, set())
         tried = 0
         while needed > 0 and tried < len(users):
             user = users[cursor % len(users)]
@@ -621,27 +615,3 @@ def assignment_delete(*, assignment: ItemAssignment, by) -> None:
     if assignment.kind == AssignmentKind.ANNOTATE:
         EvalItem.objects.filter(pk=item.pk, assignee=assignment.user_id).update(assignee=None)
     assignment.delete()
-
-
-def queue(*, evalset: EvalSet, user, role: str):
-    """My open assignments in ``evalset`` whose item is waiting for that kind of work.
-
-    Asking for a kind of work needs the role that does it (``access.WORK``), as being
-    assigned it does.
-    """
-    if role == AssignmentKind.ANNOTATE:
-        waiting = Q(item__state__in=[ItemState.DRAFT, ItemState.CHANGES_REQUESTED])
-    elif role == AssignmentKind.REVIEW:
-        waiting = Q(item__state=ItemState.SUBMITTED)
-    else:
-        raise InvalidInput(f"role must be annotate or review, got {role!r}", field="role")
-    access.check_user(
-        user=user, workspace=evalset.workspace, needed=access.WORK[role], what="this", field="role"
-    )
-    return (
-        ItemAssignment.objects.filter(
-            waiting, item__evalset=evalset, user=user, kind=role, done_at__isnull=True
-        )
-        .select_related("item")
-        .order_by("item__created_at", "item__id")
-    )

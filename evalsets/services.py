@@ -15,6 +15,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -26,6 +27,7 @@ from evalsets.models import (
     EvalItem,
     EvalSet,
     GoldAnchor,
+    Invitation,
     Membership,
     ParseStatus,
     ParseVersion,
@@ -66,17 +68,40 @@ def _check_role(role: str) -> str:
 
 
 @transaction.atomic
-def member_add(*, workspace: Workspace, username: str, role: str) -> Membership:
+def member_invite(*, workspace: Workspace, username: str, role: str, by) -> Invitation:
+    """Invite ``username`` to ``workspace`` as ``role`` (again: the new role replaces the old).
+
+    Nobody joins without consent: the invitee accepts with ``invitation_accept``. The answer
+    is the same whether or not a user by that name exists (see ``Invitation``).
+    """
     _check_role(role)
-    user = User.objects.filter(username=username).first()
-    if user is None:
-        raise InvalidInput(f"there is no user called {username!r}", field="username")
-    if Membership.objects.filter(workspace=workspace, user=user).exists():
+    username = AbstractBaseUser.normalize_username(username.strip())
+    if not username:
+        raise InvalidInput("name the user to invite", field="username")
+    if Membership.objects.filter(workspace=workspace, user__username=username).exists():
         raise Conflict(
             f"{username!r} is already a member of {workspace.slug!r}; change their role instead",
             field="username",
         )
-    return Membership.objects.create(workspace=workspace, user=user, role=role)
+    invitation, _ = Invitation.objects.update_or_create(
+        workspace=workspace, username=username, defaults={"role": role, "invited_by": by}
+    )
+    return invitation
+
+
+@transaction.atomic
+def invitation_accept(*, invitation: Invitation, user) -> Membership:
+    """The invitee says yes: a member with the invited role from now on."""
+    membership, _ = Membership.objects.get_or_create(
+        workspace=invitation.workspace, user=user, defaults={"role": invitation.role}
+    )
+    invitation.delete()
+    return membership
+
+
+def invitation_decline(*, invitation: Invitation) -> None:
+    """The invitee says no (or the owner withdraws it): the invitation is gone."""
+    invitation.delete()
 
 
 def _ensure_another_owner(membership: Membership) -> None:

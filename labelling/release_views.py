@@ -8,7 +8,7 @@ polls their build and previews and commits imports through the same API everyone
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
@@ -17,32 +17,17 @@ from evalsets.api.permissions import may
 from evalsets.api.release_serializers import ReleaseSerializer
 from evalsets.api.release_views import ImportCommitView, ReleaseListView
 from evalsets.formats import FORMATS
-from evalsets.models import ItemState, ParseStatus, ParseVersion, Release, Role
+from evalsets.models import ItemState, Role
 from labelling.permissions import requires
-
-
-def _evalset_for(request: HttpRequest, ws: str, set: str):
-    membership = request.membership
-    evalset = get_object_or_404(selectors.evalsets(membership.workspace), slug=set)
-    return membership, evalset
 
 
 @require_safe
 @requires(Role.VIEWER)
 def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
-    membership, evalset = _evalset_for(request, ws, set)
-    listed = (
-        Release.objects.filter(evalset=evalset)
-        .select_related("evalset__workspace", "created_by")
-        .prefetch_related("files")
-    )
-    parsers = sorted(
-        ParseVersion.objects.filter(
-            document__workspace=membership.workspace, status=ParseStatus.READY
-        )
-        .values_list("parser", flat=True)
-        .distinct()
-    )
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set)
+    listed = selectors.releases_of(evalset)
+    parsers = selectors.ready_parsers(membership.workspace)
     counts = releases.release_states(evalset)
     formats = [
         {"slug": slug, "label": FORMATS[slug].label, "default": slug.startswith("contextgrid")}
@@ -75,7 +60,8 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
 @require_safe
 @requires(Role.VIEWER)
 def import_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
-    membership, evalset = _evalset_for(request, ws, set)
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set)
     kwargs = {"ws": ws, "set": set}
     return render(
         request,

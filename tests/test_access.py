@@ -11,7 +11,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 
-from evalsets import review, services
+from evalsets import review, selectors, services
 from evalsets.errors import Conflict, Forbidden
 from evalsets.models import EvalItem, ItemState, Role
 from labelling.permissions import requires
@@ -91,8 +91,8 @@ def test_an_approved_item_is_deleted_only_after_it_is_reopened(item, owner):
 
 def test_asking_for_review_work_needs_the_reviewer_role(evalset, annotator, reviewer):
     with pytest.raises(Forbidden, match="is annotator; this needs the reviewer role"):
-        review.queue(evalset=evalset, user=annotator, role="review")
-    assert list(review.queue(evalset=evalset, user=reviewer, role="review")) == []
+        selectors.queue(evalset=evalset, user=annotator, role="review")
+    assert list(selectors.queue(evalset=evalset, user=reviewer, role="review")) == []
 
 
 def test_a_page_needing_a_role_sends_strangers_to_log_in_outsiders_404_and_low_roles_403(

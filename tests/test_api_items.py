@@ -113,7 +113,7 @@ def test_assigning_someone_outside_the_workspace_is_refused(client_for, item, ow
         f"{ITEMS}q1/", {"row_version": 1, "assignee": "otto"}, format="json"
     )
     assert response.status_code == 400
-    assert response.json()["detail"] == "'otto' is not a member of 'acme'"
+    assert response.json()["detail"] == "assignee: 'otto' is not a member of 'acme'"
 
 
 def test_items_filter_by_state_qtype_and_assignee(client_for, evalset, owner, annotator, reviewer):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import pickle
 import re
-import time
 import unicodedata
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from evalsets.parsers import (
     sanitize_html,
     sniff,
 )
+from evalsets.parsers.html import MAX_DEPTH
 from tests.documents import (
     encrypt_pdf,
     make_docx,
@@ -272,7 +272,9 @@ def test_html_in_a_legacy_encoding_is_decoded_from_its_meta_charset():
 
 
 def test_deeply_nested_html_does_not_hit_the_recursion_limit():
-    text = html_to_text("<div>" * 5000 + "deep text" + "</div>" * 5000)
+    # As deep as a page may nest (deeper is refused: tests/test_parser_bounds.py), which is
+    # also past Python's default recursion limit.
+    text = html_to_text("<div>" * MAX_DEPTH + "deep text" + "</div>" * MAX_DEPTH)
     assert text == "deep text"
 
 
@@ -507,7 +509,6 @@ def test_parse_isolated_passes_the_parsers_own_failure_through(report_pdf):
 
 def test_a_hanging_parse_is_cut_off_by_the_timeout_and_the_caller_lives():
     calls: list[tuple[int, int]] = []
-    started = time.monotonic()
     with pytest.raises(ParseError) as caught:
         parse_isolated(
             "evalsets.parsers.diagnostic:HangingParser",
@@ -517,10 +518,8 @@ def test_a_hanging_parse_is_cut_off_by_the_timeout_and_the_caller_lives():
             max_pages=10,
             progress=lambda done, total: calls.append((done, total)),
         )
-    elapsed = time.monotonic() - started
     assert caught.value.code == "timeout"
     assert caught.value.reason == "Parsing took longer than 1.5 s and was stopped."
-    assert 1.4 < elapsed < 5
     assert calls == [(1, 3)]  # progress arrived before the hang
 
 

@@ -28,7 +28,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from evalsets import review
+from evalsets import review, services
 from tests.conftest import PASSWORD
 from tests.world import World, import_file, upload
 
@@ -44,6 +44,7 @@ SKIPPED = {
     "admin/": "Django's admin: staff-only by Django's own checks; no app model is registered",
     "api/schema/": "the public OpenAPI description; it holds no workspace data",
     "api/docs/": "the public Swagger UI page for that description; no workspace data",
+    "api/redoc/": "the public Redoc page for that description; no workspace data",
 }
 
 
@@ -127,6 +128,21 @@ def _row_version(world: World) -> int:
     return world.item.row_version
 
 
+def _invite(username: str) -> Callable[[World], None]:
+    def setup(world: World) -> None:
+        services.member_invite(
+            workspace=world.workspace, username=username, role=VIEWER, by=world.users[OWNER]
+        )
+
+    return setup
+
+
+#: Only the invitee (the outsider, invited) may answer an invitation; for anyone else it is
+#: missing, as it is for a workspace nobody holds.
+def invitee(ok: int) -> dict[str, object]:
+    return {**{role: 404 for role in ROLES}, "outsider": ok, "anonymous": REFUSED}
+
+
 PAGE = Rule(members(VIEWER, 200))
 READ = Rule(members(VIEWER, 200))
 
@@ -140,11 +156,10 @@ MATRIX: dict[str, dict[str, Rule]] = {
     },
     "logout": {"POST": Rule(public(302))},
     "healthz": {"GET": Rule(public(200))},
+    "labels-css": {"GET": Rule(public(200))},
     "workspace": {"GET": PAGE},
-    "document-anchors": {"GET": Rule(members(VIEWER, 200), query="?doc=handbook.txt")},
     "document": {"GET": PAGE},
     "evalset": {"GET": PAGE},
-    "item-search": {"GET": Rule(members(VIEWER, 200), query="?q=leave")},
     "item": {"GET": PAGE},
     "review-page": {"GET": PAGE},
     "dashboard-page": {"GET": PAGE},
@@ -168,6 +183,13 @@ MATRIX: dict[str, dict[str, Rule]] = {
         "GET": READ,
         "POST": Rule(members(OWNER, 201), body=lambda w: {"username": "newbie", "role": "viewer"}),
     },
+    "workspace-invitation-list": {"GET": Rule(members(OWNER, 200), setup=_invite("newbie"))},
+    "workspace-invitation-detail": {
+        "DELETE": Rule(members(OWNER, 204), kwargs={"username": "newbie"}, setup=_invite("newbie"))
+    },
+    "invitation-list": {"GET": Rule(signed_in(200))},
+    "invitation-accept": {"POST": Rule(invitee(200), setup=_invite("otto"))},
+    "invitation-decline": {"POST": Rule(invitee(204), setup=_invite("otto"))},
     "member-detail": {
         "GET": READ,
         "PATCH": Rule(members(OWNER, 200), body=lambda w: {"role": "annotator"}),
@@ -184,6 +206,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
     },
     "document-detail": {"GET": READ, "DELETE": Rule(members(OWNER, 204))},
     "document-reparse": {"POST": Rule(members(ANNOTATOR, 202))},
+    "document-anchors": {"GET": READ},
     "parse-list": {
         "GET": READ,
         "POST": Rule(
@@ -477,6 +500,7 @@ UNDECLARED = {
     "login": "the log-in page itself, before anyone is signed in",
     "logout": "ends whatever session there is; it touches no workspace data",
     "healthz": "a liveness probe for the proxy; it reads no data",
+    "labels-css": "the colours of workflow states and statuses; no workspace data",
     "api-token": "exchanges a password for a token, before anyone is signed in",
 }
 

@@ -38,7 +38,7 @@ class _ReviewScoped(WorkspaceScoped):
 
     @cached_property
     def evalset(self):
-        return get_object_or_404(selectors.evalsets(self.workspace), slug=self.kwargs["set"])
+        return selectors.evalset_in(self.workspace, self.kwargs["set"])
 
     @cached_property
     def item(self) -> EvalItem:
@@ -193,7 +193,7 @@ class HistoryViewSet(_ReviewScoped, viewsets.GenericViewSet):
     def get_queryset(self):
         if self._fake():
             return ItemEvent.objects.none()
-        return review.history(
+        return selectors.history(
             workspace=self.workspace,
             evalset_slug=self.kwargs["set"],
             item_id=self.kwargs["item"],
@@ -285,7 +285,7 @@ class NextItemViewSet(_ReviewScoped, viewsets.GenericViewSet):
         query = rs.NextItemQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         role = query.validated_data["role"]
-        mine = review.queue(evalset=self.evalset, user=request.user, role=role)
+        mine = selectors.queue(evalset=self.evalset, user=request.user, role=role)
         first = mine.first()
         item = None
         if first is not None:

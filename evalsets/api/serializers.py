@@ -6,17 +6,20 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from evalsets.api.fast import FastRepresentation
+from evalsets.api.storable import StorableInput
 from evalsets.models import (
     AnchorResolution,
     Document,
     EvalItem,
     EvalSet,
     GoldAnchor,
+    Invitation,
     Membership,
     ParseVersion,
     Role,
     Workspace,
 )
+from evalsets.portability import item_portability
 from evalsets.resolution import parse_health
 
 User = get_user_model()
@@ -35,12 +38,12 @@ class WorkspaceSerializer(serializers.ModelSerializer):
         return roles.get(obj.pk)
 
 
-class WorkspaceCreateSerializer(serializers.Serializer):
+class WorkspaceCreateSerializer(StorableInput, serializers.Serializer):
     slug = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
 
 
-class WorkspaceUpdateSerializer(serializers.Serializer):
+class WorkspaceUpdateSerializer(StorableInput, serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     parser_settings = serializers.JSONField(required=False)
 
@@ -53,12 +56,49 @@ class MemberSerializer(serializers.ModelSerializer):
         fields = ["username", "role", "created_at"]
 
 
-class MemberCreateSerializer(serializers.Serializer):
+class MemberCreateSerializer(StorableInput, serializers.Serializer):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=Role.choices)
 
 
-class MemberUpdateSerializer(serializers.Serializer):
+class InvitationSerializer(serializers.ModelSerializer):
+    """What adding a member answers: the invitation, waiting for the invitee to accept.
+
+    The same fields whether or not a user by that name exists (no timestamps, no ids)."""
+
+    status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Invitation
+        fields = ["username", "role", "status"]
+
+    def get_status(self, invitation) -> str:
+        return "invited"
+
+
+class PendingInvitationSerializer(serializers.ModelSerializer):
+    """A workspace's invitations as its owners see them."""
+
+    invited_by = serializers.CharField(source="invited_by.username", default=None)
+
+    class Meta:
+        model = Invitation
+        fields = ["username", "role", "invited_by", "created_at"]
+
+
+class MyInvitationSerializer(serializers.ModelSerializer):
+    """An invitation as the invitee sees it."""
+
+    workspace = serializers.CharField(source="workspace.slug")
+    workspace_name = serializers.CharField(source="workspace.name")
+    invited_by = serializers.CharField(source="invited_by.username", default=None)
+
+    class Meta:
+        model = Invitation
+        fields = ["workspace", "workspace_name", "role", "invited_by", "created_at"]
+
+
+class MemberUpdateSerializer(StorableInput, serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
 
 
@@ -66,6 +106,15 @@ class ParseSummarySerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     page_count = serializers.IntegerField(read_only=True)
     progress = serializers.SerializerMethodField()
+    diagnostics = serializers.JSONField(
+        read_only=True,
+        help_text="what the parser noted: failed_pages, empty_pages (from 1), encoding, pages",
+    )
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="the diagnostics a reader should know, as sentences",
+    )
 
     class Meta:
         model = ParseVersion
@@ -77,6 +126,8 @@ class ParseSummarySerializer(serializers.ModelSerializer):
             "status",
             "error",
             "error_code",
+            "diagnostics",
+            "warnings",
             "progress",
             "is_reference",
             "page_count",
@@ -100,7 +151,7 @@ class ParseDetailSerializer(ParseSummarySerializer):
         return parse_health(obj)
 
 
-class ParseBlockSerializer(serializers.Serializer):
+class ParseBlockSerializer(StorableInput, serializers.Serializer):
     """One block of a context-grid ``ParsedDocument``: where it is and on which page."""
 
     start = serializers.IntegerField(min_value=0)
@@ -108,7 +159,7 @@ class ParseBlockSerializer(serializers.Serializer):
     page = serializers.IntegerField(min_value=1, required=False, allow_null=True)
 
 
-class ParseCreateSerializer(serializers.Serializer):
+class ParseCreateSerializer(StorableInput, serializers.Serializer):
     """A parse made elsewhere: ``text`` plus ``page_starts``, or context-grid style ``blocks``."""
 
     parser = serializers.CharField(max_length=64)
@@ -156,12 +207,12 @@ class DocumentSerializer(serializers.ModelSerializer):
         fields = ["source_id", "sha256", "size", "kind", "uploaded_by", "created_at", "parses"]
 
 
-class DocumentCreateSerializer(serializers.Serializer):
+class DocumentCreateSerializer(StorableInput, serializers.Serializer):
     file = serializers.FileField(allow_empty_file=False)
     source_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
 
 
-class EvalSetSerializer(serializers.ModelSerializer):
+class EvalSetSerializer(StorableInput, serializers.ModelSerializer):
     id = serializers.SlugField(source="slug", max_length=100)
     item_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
 
@@ -171,7 +222,7 @@ class EvalSetSerializer(serializers.ModelSerializer):
         read_only_fields = ["version", "source", "created_at"]
 
 
-class EvalSetUpdateSerializer(serializers.Serializer):
+class EvalSetUpdateSerializer(StorableInput, serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     meta = serializers.DictField(required=False)
 
@@ -234,8 +285,28 @@ class AnchorSerializer(FastRepresentation, serializers.ModelSerializer):
         return obj.document_id is None
 
 
-class AnchorCreateSerializer(serializers.Serializer):
+class AnchorItemSerializer(serializers.Serializer):
+    """The item an anchor is evidence for, as a document's anchor list names it."""
+
+    set = serializers.CharField(source="evalset.slug")
+    id = serializers.CharField(source="item_id")
+    question = serializers.CharField()
+    state = serializers.CharField()
+
+
+class DocumentAnchorSerializer(AnchorSerializer):
+    """An anchor on a document, with the item it answers (the document page draws these)."""
+
+    item = AnchorItemSerializer(read_only=True)
+
+    class Meta(AnchorSerializer.Meta):
+        fields = [*AnchorSerializer.Meta.fields, "item"]
+
+
+class AnchorCreateSerializer(StorableInput, serializers.Serializer):
     """Either a highlight (``parse``, ``start``, ``end``) or a typed ``source_id`` + ``quote``."""
+
+    storable_model = GoldAnchor
 
     parse = serializers.UUIDField(required=False)
     start = serializers.IntegerField(required=False, min_value=0)
@@ -273,7 +344,9 @@ class AnchorCreateSerializer(serializers.Serializer):
         return attrs
 
 
-class AnchorUpdateSerializer(serializers.Serializer):
+class AnchorUpdateSerializer(StorableInput, serializers.Serializer):
+    storable_model = GoldAnchor
+
     grade = serializers.IntegerField()
 
 
@@ -314,36 +387,34 @@ class ItemSerializer(FastRepresentation, serializers.ModelSerializer):
 
     def get_portability(self, obj) -> list[dict]:
         """Per parse version seen: how many of this item's anchors it found."""
-        per_parse: dict[str, dict] = {}
-        for anchor in obj.prefetched_anchors:
-            for res in anchor.prefetched_resolutions:
-                row = per_parse.setdefault(
-                    str(res.parse.public_id),
-                    {
-                        "parse": str(res.parse.public_id),
-                        "parser": res.parse.parser,
-                        "parser_version": res.parse.parser_version,
-                        "source_id": anchor.source_id,
-                        "found": 0,
-                        "lost": 0,
-                        "ambiguous": 0,
-                    },
-                )
-                if res.is_found:
-                    row["found"] += 1
-                elif res.status == "ambiguous":
-                    row["ambiguous"] += 1
-                elif res.status == "not_found":
-                    row["lost"] += 1
-        return sorted(per_parse.values(), key=lambda r: (r["source_id"], r["parser"]))
+        return item_portability(obj)
 
 
 class _UsernameField(serializers.SlugRelatedField):
+    """A member of the context's ``workspace``, by username.
+
+    Anyone else gets one answer, whether or not a user by that name exists, so the field
+    cannot be used to find out which usernames exist.
+    """
+
     def __init__(self, **kwargs):
         super().__init__(slug_field="username", queryset=User.objects.all(), **kwargs)
 
+    def get_queryset(self):
+        return User.objects.filter(memberships__workspace=self.context["workspace"])
 
-class ItemCreateSerializer(serializers.Serializer):
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            raise serializers.ValidationError(
+                f"{str(data)!r} is not a member of {self.context['workspace'].slug!r}"
+            ) from None
+
+
+class ItemCreateSerializer(StorableInput, serializers.Serializer):
+    storable_model = EvalItem
+
     id = serializers.CharField(max_length=128)
     question = serializers.CharField(allow_blank=True, trim_whitespace=False)
     qtype = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True)
@@ -352,7 +423,9 @@ class ItemCreateSerializer(serializers.Serializer):
     assignee = _UsernameField(required=False, allow_null=True)
 
 
-class ItemUpdateSerializer(serializers.Serializer):
+class ItemUpdateSerializer(StorableInput, serializers.Serializer):
+    storable_model = EvalItem
+
     row_version = serializers.IntegerField(
         help_text="the row_version you read; a stale one is refused with 409"
     )

@@ -7,8 +7,6 @@ context-grid's ids; parses and anchors, which have no natural key, use public UU
 
 from __future__ import annotations
 
-import hashlib
-
 import django_filters
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
@@ -17,33 +15,26 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 
 from evalsets import access, ingest, selectors, services
 from evalsets.api import serializers as s
-from evalsets.models import EvalItem, ItemState, Membership, Role, Workspace
+from evalsets.api.storable import StrictJSONParser
+from evalsets.models import EvalItem, Invitation, ItemState, Membership, Role, Workspace
 from evalsets.portability import evalset_portability
 
 
-class LoginThrottle(ScopedRateThrottle):
-    """The token endpoint's rate (scope ``login``), counted per username and address."""
-
-    scope_attr = "throttle_scope"
-
-    def get_cache_key(self, request, view):
-        data = request.data
-        username = str(data.get("username", "")) if isinstance(data, dict) else ""
-        digest = hashlib.sha256(f"{username.casefold()}\x00{self.get_ident(request)}".encode())
-        return self.cache_format % {"scope": self.scope, "ident": digest.hexdigest()}
-
-
 class TokenView(ObtainAuthToken):
-    """Exchange a username and password for an API token."""
+    """Exchange a username and password for an API token.
 
-    throttle_classes = [LoginThrottle]
-    throttle_scope = "login"
+    Failures count towards the same log-in limit as the log-in page (labelling.login_limit):
+    ``authenticate()`` gets Django's own request, on which axes marks a lock-out, and axes'
+    middleware then answers 429 in the API's error shape instead of this view's 400.
+    """
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "request": self.request._request}
 
 
 class WorkspaceScoped:
@@ -147,12 +138,15 @@ class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(s.MemberSerializer(page, many=True).data)
 
-    @extend_schema(request=s.MemberCreateSerializer, responses={201: s.MemberSerializer})
+    @extend_schema(request=s.MemberCreateSerializer, responses={201: s.InvitationSerializer})
     def create(self, request, *args, **kwargs):
+        """Invite a user by username; they become a member when they accept."""
         data = s.MemberCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        member = services.member_add(workspace=self.workspace, **data.validated_data)
-        return Response(s.MemberSerializer(member).data, status=status.HTTP_201_CREATED)
+        invitation = services.member_invite(
+            workspace=self.workspace, by=request.user, **data.validated_data
+        )
+        return Response(s.InvitationSerializer(invitation).data, status=status.HTTP_201_CREATED)
 
     def retrieve(self, request, *args, **kwargs):
         return Response(s.MemberSerializer(self.get_object()).data)
@@ -171,16 +165,76 @@ class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class WorkspaceInvitationViewSet(WorkspaceScoped, viewsets.GenericViewSet):
+    """A workspace's pending invitations: its owners list and withdraw them."""
+
+    serializer_class = s.PendingInvitationSerializer
+    required_roles = {"list": Role.OWNER, "destroy": Role.OWNER}
+
+    def get_queryset(self):
+        if self._fake():
+            return Invitation.objects.none()
+        return self.workspace.invitations.select_related("invited_by")
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.PendingInvitationSerializer(page, many=True).data)
+
+    def destroy(self, request, *args, **kwargs):
+        invitation = get_object_or_404(self.get_queryset(), username=self.kwargs["username"])
+        services.invitation_decline(invitation=invitation)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InvitationViewSet(viewsets.GenericViewSet):
+    """The caller's own invitations: list them, accept or decline one (by workspace slug).
+
+    These are about the caller, not a workspace they belong to: the URL names the workspace
+    as ``workspace`` (not ``ws``), and another person's invitation is missing (404).
+    """
+
+    serializer_class = s.MyInvitationSerializer
+    required_roles = {
+        "list": access.SIGNED_IN,
+        "accept": access.SIGNED_IN,
+        "decline": access.SIGNED_IN,
+    }
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Invitation.objects.none()
+        return selectors.invitations_for(self.request.user)
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.MyInvitationSerializer(page, many=True).data)
+
+    @extend_schema(request=None, responses={200: s.MemberSerializer})
+    @action(detail=True, methods=["post"])
+    def accept(self, request, *args, **kwargs):
+        invitation = selectors.invitation_for(request.user, kwargs["workspace"])
+        membership = services.invitation_accept(invitation=invitation, user=request.user)
+        return Response(s.MemberSerializer(membership).data)
+
+    @extend_schema(request=None, responses={204: None})
+    @action(detail=True, methods=["post"])
+    def decline(self, request, *args, **kwargs):
+        invitation = selectors.invitation_for(request.user, kwargs["workspace"])
+        services.invitation_decline(invitation=invitation)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.DocumentSerializer
     required_roles = {
         "list": Role.VIEWER,
         "retrieve": Role.VIEWER,
+        "anchors": Role.VIEWER,
         "create": Role.ANNOTATOR,
         "reparse": Role.ANNOTATOR,
         "destroy": Role.OWNER,
     }
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
 
     def get_queryset(self):
         if self._fake():
@@ -214,6 +268,14 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     def destroy(self, request, *args, **kwargs):
         services.document_delete(document=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses=s.DocumentAnchorSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def anchors(self, request, *args, **kwargs):
+        """Every anchor on this document, in reading order, with its item and where it lies
+        in each parse."""
+        page = self.paginate_queryset(selectors.document_anchors(self.get_object()))
+        return self.get_paginated_response(s.DocumentAnchorSerializer(page, many=True).data)
 
     @extend_schema(request=None, responses={202: s.ParseSummarySerializer(many=True)})
     @action(detail=True, methods=["post"])
@@ -325,6 +387,7 @@ class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         evalset = self.get_object()
         data = s.EvalSetSerializer(evalset).data
         data["portability"] = evalset_portability(evalset)
+        data["next_item_id"] = selectors.next_item_id(evalset)
         return Response(data)
 
     @extend_schema(request=s.EvalSetUpdateSerializer, responses=s.EvalSetSerializer)
@@ -343,16 +406,22 @@ class ItemFilter(django_filters.FilterSet):
     state = django_filters.ChoiceFilter(choices=ItemState.choices)
     qtype = django_filters.CharFilter()
     assignee = django_filters.CharFilter(field_name="assignee__username")
+    q = django_filters.CharFilter(
+        method="search", label="words in the item's id or question (any case)"
+    )
 
     class Meta:
         model = EvalItem
-        fields = ["state", "qtype", "assignee"]
+        fields = ["state", "qtype", "assignee", "q"]
+
+    def search(self, queryset, name, value):
+        return selectors.search_items(queryset, value)
 
 
 class _InSet(WorkspaceScoped):
     @cached_property
     def evalset(self):
-        return get_object_or_404(selectors.evalsets(self.workspace), slug=self.kwargs["set"])
+        return selectors.evalset_in(self.workspace, self.kwargs["set"])
 
 
 class ItemViewSet(_InSet, viewsets.GenericViewSet):
@@ -390,7 +459,7 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
 
     @extend_schema(request=s.ItemCreateSerializer, responses={201: s.ItemSerializer})
     def create(self, request, *args, **kwargs):
-        data = s.ItemCreateSerializer(data=request.data)
+        data = s.ItemCreateSerializer(data=request.data, context={"workspace": self.workspace})
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         item = services.item_create(
@@ -404,7 +473,7 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
 
     @extend_schema(request=s.ItemUpdateSerializer, responses=s.ItemSerializer)
     def partial_update(self, request, *args, **kwargs):
-        data = s.ItemUpdateSerializer(data=request.data)
+        data = s.ItemUpdateSerializer(data=request.data, context={"workspace": self.workspace})
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
         row_version = changes.pop("row_version")
