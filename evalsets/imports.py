@@ -36,7 +36,7 @@ import contextgrid as cg
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
 
-from evalsets import queue, resolution, review, services, validation
+from evalsets import queue, resolution, services, validation
 from evalsets.archive import ArchiveTooLarge
 from evalsets.errors import Conflict, GroundworkError, InvalidInput
 from evalsets.formats import FORMATS, ImportResult, PendingLabel, Problem, guess_format
@@ -56,6 +56,7 @@ from evalsets.models import (
     Workspace,
 )
 from evalsets.releases import ParseTexts
+from evalsets.review import workflow
 
 log = logging.getLogger(__name__)
 
@@ -1018,7 +1019,7 @@ def _apply_item(planned: PlannedItem, evalset: EvalSet, user, filename: str) -> 
     if planned.new_pending:
         services.item_touch(item=item)
     if planned.approve is not None:
-        review.item_approve_imported(item=item, user=user, filename=filename, **planned.approve)
+        workflow.item_approve_imported(item=item, user=user, filename=filename, **planned.approve)
 
 
 # -- pending labels -------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from evalsets import access, ingest, parsers, queue, review, validation
+from evalsets import access, ingest, parsers, queue, validation
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
     Document,
@@ -37,6 +37,7 @@ from evalsets.models import (
     Role,
     Workspace,
 )
+from evalsets.review import audit, workflow
 
 User = get_user_model()
 
@@ -393,7 +394,7 @@ def item_create(
         author=user,
         assignee=assignee,
     )
-    review.record_item_created(item=item, user=user)
+    audit.record_item_created(item=item, user=user)
     return item
 
 
@@ -408,16 +409,16 @@ def item_update(*, item: EvalItem, user, row_version: int, **changes: Any) -> Ev
         _check_assignee(item.evalset, changes["assignee"], user)
     if "qtype" in changes:
         changes["qtype"] = changes["qtype"] or None
-    before = review.snapshot(item, changes)
+    before = audit.snapshot(item, changes)
     with transaction.atomic():
-        review.check_editable(item)
+        workflow.check_editable(item)
         updated = EvalItem.objects.filter(pk=item.pk, row_version=row_version).update(
             row_version=F("row_version") + 1, **changes
         )
         if updated == 0:
             _raise_stale(item, row_version)
         item.refresh_from_db()
-        review.record_item_edited(item=item, user=user, before=before, fields=changes)
+        audit.record_item_edited(item=item, user=user, before=before, fields=changes)
     return item
 
 
@@ -446,8 +447,8 @@ def item_touch(*, item: EvalItem) -> None:
 @transaction.atomic
 def item_delete(*, item: EvalItem, user=None) -> None:
     """Delete an item (and its anchors); an approved one must be reopened first, as for edits."""
-    review.check_editable(item, "deleted")
-    review.record_item_deleted(item=item, user=user)
+    workflow.check_editable(item, "deleted")
+    audit.record_item_deleted(item=item, user=user)
     item.delete()
 
 
@@ -475,7 +476,7 @@ def anchor_create_from_highlight(
     *, item: EvalItem, user, parse: ParseVersion, start: int, end: int, grade: int = 2
 ) -> GoldAnchor:
     """Turn a selection in a parse into an anchor: the server takes the quote and context."""
-    review.check_editable(item)
+    workflow.check_editable(item)
     if parse.document.workspace_id != item.evalset.workspace_id:
         raise InvalidInput("that parse is not in this workspace", field="parse")
     if parse.status != ParseStatus.READY:
@@ -515,7 +516,7 @@ def anchor_create_from_highlight(
         created_by=user,
     )
     item_touch(item=item)
-    review.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
+    audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
     queue.after_commit("resolve_anchor", anchor.pk)
     return anchor
 
@@ -533,7 +534,7 @@ def anchor_create_typed(
     allow_pending: bool = False,
 ) -> GoldAnchor:
     """An anchor typed in (or imported): a quote and the file it comes from."""
-    review.check_editable(item)
+    workflow.check_editable(item)
     quote = validation.check_quote(quote)
     validation.check_grade(grade)
     validation.check_occurrence(occurrence)
@@ -561,7 +562,7 @@ def anchor_create_typed(
         created_by=user,
     )
     item_touch(item=item)
-    review.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
+    audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
     if document is not None:
         queue.after_commit("resolve_anchor", anchor.pk)
     return anchor
@@ -570,13 +571,13 @@ def anchor_create_typed(
 @transaction.atomic
 def anchor_update_grade(*, anchor: GoldAnchor, grade: int, user=None) -> GoldAnchor:
     validation.check_grade(grade)
-    review.check_editable(anchor.item)
+    workflow.check_editable(anchor.item)
     before = anchor.grade
     anchor.grade = grade
     anchor.save(update_fields=["grade"])
     item_touch(item=anchor.item)
     if before != grade:
-        review.record_anchor(
+        audit.record_anchor(
             anchor=anchor,
             kind="anchor_grade_changed",
             user=user,
@@ -588,10 +589,10 @@ def anchor_update_grade(*, anchor: GoldAnchor, grade: int, user=None) -> GoldAnc
 @transaction.atomic
 def anchor_delete(*, anchor: GoldAnchor, user=None) -> None:
     item = anchor.item
-    review.check_editable(item)
+    workflow.check_editable(item)
     anchor.delete()
     item_touch(item=item)
-    review.record_anchor(anchor=anchor, kind="anchor_deleted", user=user)
+    audit.record_anchor(anchor=anchor, kind="anchor_deleted", user=user)
 
 
 # -- later additions: workspace settings, eval-set edits ---------------------------------------

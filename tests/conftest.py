@@ -15,6 +15,7 @@ from rest_framework.test import APIClient
 
 from evalsets import services
 from evalsets.models import Document, Membership, Role
+from evalsets.review import workflow
 from labelling.celery import app as celery_app
 
 pytest_plugins = ["tests.browser", "tests.services"]
@@ -175,15 +176,13 @@ def changes_requested(item, annotator, reviewer, reference):
     Returns ``(item, anchor, start)``: the item as it is now, the anchor the request is about,
     and where that anchor was highlighted in the reference parse.
     """
-    from evalsets import review
-
     start = HANDBOOK.index("Remote work")
     anchor = services.anchor_create_from_highlight(
         item=item, user=annotator, parse=reference, start=start, end=start + 11
     )
     item.refresh_from_db()
-    item, _ = review.item_submit(item=item, user=annotator, row_version=item.row_version)
-    item = review.item_request_changes(
+    item, _ = workflow.item_submit(item=item, user=annotator, row_version=item.row_version)
+    item = workflow.item_request_changes(
         item=item,
         user=reviewer,
         row_version=item.row_version,

@@ -11,9 +11,10 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 
-from evalsets import review, selectors, services
+from evalsets import selectors, services
 from evalsets.errors import Conflict, Forbidden
 from evalsets.models import EvalItem, ItemState, Role
+from evalsets.review import workflow
 from labelling.permissions import requires
 
 pytestmark = pytest.mark.django_db
@@ -84,7 +85,7 @@ def test_an_approved_item_is_deleted_only_after_it_is_reopened(item, owner):
         services.item_delete(item=item, user=owner)
     assert EvalItem.objects.filter(pk=item.pk).exists()
 
-    review.item_reopen(item=item, user=owner)
+    workflow.item_reopen(item=item, user=owner)
     services.item_delete(item=item, user=owner)
     assert not EvalItem.objects.filter(pk=item.pk).exists()
 

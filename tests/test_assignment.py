@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import review, services
+from evalsets import services
 from evalsets.models import EvalItem, ItemAssignment, Membership, Role
+from evalsets.review import workflow
 
 pytestmark = pytest.mark.django_db
 
@@ -106,7 +107,7 @@ def test_next_item_takes_the_first_open_one_from_my_queue(client_for, items, own
     ann = client_for(items[0].author)
     first = ann.get(f"{SET}next/", {"role": "annotate"}).json()
     assert (first["item"]["id"], first["remaining"]) == ("q1", 3)
-    review.item_submit(item=items[0], user=items[0].author)
+    workflow.item_submit(item=items[0], user=items[0].author)
     second = ann.get(f"{SET}next/", {"role": "annotate"}).json()
     assert (second["item"]["id"], second["remaining"]) == ("q3", 2)
 
@@ -129,12 +130,12 @@ def test_the_review_queue_holds_submitted_items_until_decided_and_again_when_res
     rita = client_for(reviewer)
     assert rita.get(f"{SET}next/", {"role": "review"}).json()["remaining"] == 0
     q1 = items[0]
-    review.item_submit(item=q1, user=annotator)
+    workflow.item_submit(item=q1, user=annotator)
     q1.refresh_from_db()
     assert rita.get(f"{SET}next/", {"role": "review"}).json()["item"]["id"] == "q1"
-    review.item_request_changes(item=q1, user=reviewer, row_version=q1.row_version, comment="x")
+    workflow.item_request_changes(item=q1, user=reviewer, row_version=q1.row_version, comment="x")
     assert rita.get(f"{SET}next/", {"role": "review"}).json()["remaining"] == 0
-    review.item_submit(item=q1, user=annotator)
+    workflow.item_submit(item=q1, user=annotator)
     assert rita.get(f"{SET}next/", {"role": "review"}).json()["item"]["id"] == "q1"
 
 
@@ -175,7 +176,7 @@ def test_an_owner_removes_an_assignment(client_for, items, owner):
 
 def test_assignments_list_filters_by_person_kind_and_open(client_for, items, owner, bob):
     client_for(owner).post(ASSIGN, {"users": ["ann", "bob"], "kind": "annotate"}, format="json")
-    review.item_submit(item=items[0], user=items[0].author)
+    workflow.item_submit(item=items[0], user=items[0].author)
     client = client_for(owner)
     assert client.get(ASSIGN, {"user": "bob"}).json()["count"] == 2
     assert client.get(ASSIGN, {"user": "ann", "open": "true"}).json()["count"] == 2

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import review, services
+from evalsets import services
 from evalsets.errors import Conflict
 from evalsets.models import AuditTrailIsAppendOnly, ItemEvent
+from evalsets.review import comments, workflow
 
 pytestmark = pytest.mark.django_db
 
@@ -30,18 +31,18 @@ def test_a_whole_review_cycle_is_in_the_history_in_order(
     services.anchor_update_grade(anchor=anchor, grade=1, user=annotator)
     item.refresh_from_db()
     services.item_update(item=item, user=annotator, row_version=item.row_version, answer="1.5")
-    review.comment_add(item=item, user=annotator, body="Ready for a look.", anchor=anchor)
-    review.item_submit(item=item, user=annotator)
+    comments.comment_add(item=item, user=annotator, body="Ready for a look.", anchor=anchor)
+    workflow.item_submit(item=item, user=annotator)
     item.refresh_from_db()
-    review.item_request_changes(
+    workflow.item_request_changes(
         item=item, user=reviewer, row_version=item.row_version, comment="Say 'days'."
     )
     item.refresh_from_db()
     services.item_update(item=item, user=annotator, row_version=item.row_version, answer="1.5 d")
-    review.item_submit(item=item, user=annotator)
+    workflow.item_submit(item=item, user=annotator)
     item.refresh_from_db()
-    review.item_approve(item=item, user=reviewer, row_version=item.row_version)
-    review.item_reopen(item=item, user=owner, reason="policy changed in May")
+    workflow.item_approve(item=item, user=reviewer, row_version=item.row_version)
+    workflow.item_reopen(item=item, user=owner, reason="policy changed in May")
     item.refresh_from_db()
     services.anchor_delete(anchor=anchor, user=annotator)
 
@@ -147,7 +148,7 @@ def test_a_refused_change_leaves_no_event(item, annotator, reviewer):
     with pytest.raises(Conflict, match="changed since you read it"):
         services.item_update(item=item, user=annotator, row_version=99, answer="x")
     with pytest.raises(Conflict, match="only a submitted item can be approved"):
-        review.item_approve(item=item, user=reviewer, row_version=item.row_version)
+        workflow.item_approve(item=item, user=reviewer, row_version=item.row_version)
     assert ItemEvent.objects.count() == before
 
 

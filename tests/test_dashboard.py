@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from contextgrid.evalset.quality import minimum_detectable_difference
 
-from evalsets import dashboard, review, services
+from evalsets import dashboard, services
 from evalsets.models import AnchorResolution, Membership, ParseStatus, Role
+from evalsets.review import workflow
 from labelling import charts
 
 pytestmark = pytest.mark.django_db
@@ -47,10 +48,10 @@ def _fill(evalset, annotator, reviewer, reference):
         question="how much leave do employees accrue per month",
         qtype="factoid",
     )
-    review.item_submit(item=q1, user=annotator)
+    workflow.item_submit(item=q1, user=annotator)
     q1.refresh_from_db()
-    review.item_approve(item=q1, user=reviewer, row_version=q1.row_version)
-    review.item_submit(item=q2, user=annotator)
+    workflow.item_approve(item=q1, user=reviewer, row_version=q1.row_version)
+    workflow.item_submit(item=q2, user=annotator)
     return evalset
 
 

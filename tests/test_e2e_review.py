@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from evalsets import review, services
+from evalsets import services
 from evalsets.models import Comment, EvalItem
+from evalsets.review import workflow
 from tests.browser import log_in
 from tests.conftest import PASSWORD
 
@@ -26,7 +27,7 @@ def queue(evalset, annotator, reference, background):
         services.anchor_create_from_highlight(
             item=item, user=annotator, parse=reference, start=19, end=64
         )
-        review.item_submit(item=item, user=annotator)
+        workflow.item_submit(item=item, user=annotator)
     return evalset
 
 
@@ -69,7 +70,7 @@ def test_a_reviewer_cannot_approve_an_item_they_wrote_and_the_page_says_why(
     page, live_server, queue, reviewer
 ):
     mine = services.item_create(evalset=queue, user=reviewer, item_id="q3", question="Mine?")
-    review.item_submit(item=mine, user=reviewer)
+    workflow.item_submit(item=mine, user=reviewer)
     log_in(page, live_server, "rita", PASSWORD)
     page.goto(f"{live_server.url}/w/acme/sets/quiz/review/")
     expect(page.locator("#review-q1")).to_be_visible()

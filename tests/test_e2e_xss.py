@@ -20,9 +20,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from playwright.sync_api import expect
 
-from evalsets import releases, review, services
+from evalsets import releases, services
 from evalsets.formats import get_format
 from evalsets.models import EvalItem, ItemState
+from evalsets.review import comments, workflow
 from tests.browser import log_in
 from tests.conftest import HANDBOOK, PASSWORD
 
@@ -94,15 +95,15 @@ def _build(*, owner, annotator, reviewer, workspace, capture) -> list[str]:
         anchor = services.anchor_create_typed(
             item=first, user=annotator, source_id=DOC_ID, quote=f"Payload: {SCRIPT}"
         )
-        review.comment_add(item=first, user=annotator, body=f"{SVG} {ALERT} {JS_URL}")
-        review.comment_add(item=first, user=annotator, body=ALL, anchor=anchor)
+        comments.comment_add(item=first, user=annotator, body=f"{SVG} {ALERT} {JS_URL}")
+        comments.comment_add(item=first, user=annotator, body=ALL, anchor=anchor)
         second = services.item_create(
             evalset=evalset, user=annotator, item_id=ITEM_ID, question=ALL, qtype=ALERT
         )
         services.anchor_create_typed(
             item=second, user=annotator, source_id=DOC_ID, quote="1.5 days of leave per month"
         )
-    review.item_submit(item=first, user=annotator, comment=f"Please look {IMG}")
+    workflow.item_submit(item=first, user=annotator, comment=f"Please look {IMG}")
     EvalItem.objects.filter(pk=second.pk).update(state=ItemState.APPROVED)
     with capture(execute=True):
         releases.release_create(evalset=evalset, user=owner, formats=["contextgrid-jsonl"])

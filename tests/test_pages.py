@@ -286,11 +286,11 @@ def test_pages_cannot_be_written(client_for, owner, reference):
 def test_the_item_page_shows_a_request_for_changes_with_a_jump_to_its_evidence(
     web, annotator, changes_requested
 ):
-    from evalsets import review
+    from evalsets.review import comments
 
     item, _, start = changes_requested
     first = Comment.objects.get()
-    review.comment_add(item=item, user=annotator, body="Done, see the new quote.", parent=first)
+    comments.comment_add(item=item, user=annotator, body="Done, see the new quote.", parent=first)
 
     html = web(annotator).get("/w/acme/sets/quiz/items/q1/").content.decode()
     assert "changes requested" in html

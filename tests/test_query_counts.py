@@ -15,7 +15,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from evalsets import review, services
+from evalsets import services
+from evalsets.review import assignments, comments, workflow
 from tests.conftest import HANDBOOK
 
 pytestmark = pytest.mark.django_db
@@ -72,8 +73,8 @@ def grow(
             anchor = services.anchor_create_from_highlight(
                 item=item, user=annotator, parse=reference, start=start, end=start + 11
             )
-            review.comment_add(item=item, user=reviewer, body=f"check {n}", anchor=anchor)
-            review.assignments_create(
+            comments.comment_add(item=item, user=reviewer, body=f"check {n}", anchor=anchor)
+            assignments.assignments_create(
                 evalset=evalset,
                 by=owner,
                 usernames=[annotator.username, owner.username],
@@ -82,8 +83,8 @@ def grow(
                 overlap=2,
             )
             item.refresh_from_db()
-            review.item_submit(item=item, user=annotator, row_version=item.row_version)
-            review.item_submit(item=item, user=owner)  # the second annotator: now submitted
+            workflow.item_submit(item=item, user=annotator, row_version=item.row_version)
+            workflow.item_submit(item=item, user=owner)  # the second annotator: now submitted
 
     return to
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import review, services
+from evalsets import services
 from evalsets.models import EvalItem, Membership, Role
+from evalsets.review import assignments
 from tests.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +69,7 @@ MATRIX = [
 def _setup_set(workspace, creator, writer):
     evalset = services.evalset_create(workspace=workspace, user=creator, slug="quiz")
     item = services.item_create(evalset=evalset, user=writer, item_id="q1", question="Q?")
-    assignment = review.assignments_create(
+    assignment = assignments.assignments_create(
         evalset=evalset, by=creator, usernames=[writer.username], kind="annotate"
     )["created"][0]
     return item, assignment

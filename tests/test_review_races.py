@@ -11,9 +11,10 @@ import threading
 import pytest
 from django.db import connection
 
-from evalsets import review, services
+from evalsets import services
 from evalsets.errors import Conflict
 from evalsets.models import EvalItem, ItemEvent, Membership, Role
+from evalsets.review import workflow
 from tests.services import services_configured
 
 pytestmark = pytest.mark.services
@@ -50,7 +51,7 @@ def race(*contenders) -> list:
 
 @pytest.fixture
 def submitted(item, annotator, make_user, workspace):
-    review.item_submit(item=item, user=annotator)
+    workflow.item_submit(item=item, user=annotator)
     item.refresh_from_db()
     return item
 
@@ -61,10 +62,10 @@ def test_two_reviewers_approving_the_same_version_get_exactly_one_winner(
 ):
     seen = submitted.row_version
     results = race(
-        lambda: review.item_approve(
+        lambda: workflow.item_approve(
             item=EvalItem.objects.get(pk=submitted.pk), user=reviewer, row_version=seen
         ),
-        lambda: review.item_approve(
+        lambda: workflow.item_approve(
             item=EvalItem.objects.get(pk=submitted.pk), user=owner, row_version=seen
         ),
     )
@@ -83,7 +84,7 @@ def test_an_approval_racing_an_edit_of_the_same_version_gets_exactly_one_winner(
 ):
     seen = submitted.row_version
     results = race(
-        lambda: review.item_approve(
+        lambda: workflow.item_approve(
             item=EvalItem.objects.get(pk=submitted.pk), user=reviewer, row_version=seen
         ),
         lambda: services.item_update(
@@ -113,7 +114,7 @@ def test_an_anchor_added_while_a_reviewer_approves_never_lands_on_an_approved_it
             item.refresh_from_db()
         seen = item.row_version
         results = race(
-            lambda seen=seen: review.item_approve(
+            lambda seen=seen: workflow.item_approve(
                 item=EvalItem.objects.get(pk=submitted.pk), user=carol, row_version=seen
             ),
             lambda: services.anchor_create_typed(

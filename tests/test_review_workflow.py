@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import review, services
+from evalsets import services
 from evalsets.models import Comment, EvalItem
+from evalsets.review import assignments, workflow
 
 pytestmark = pytest.mark.django_db
 
@@ -27,14 +28,14 @@ def version_of(item) -> int:
 
 @pytest.fixture
 def submitted(item, annotator):
-    review.item_submit(item=item, user=annotator)
+    workflow.item_submit(item=item, user=annotator)
     item.refresh_from_db()
     return item
 
 
 @pytest.fixture
 def approved(submitted, reviewer):
-    review.item_approve(item=submitted, user=reviewer, row_version=submitted.row_version)
+    workflow.item_approve(item=submitted, user=reviewer, row_version=submitted.row_version)
     submitted.refresh_from_db()
     return submitted
 
@@ -77,7 +78,7 @@ def test_a_reviewer_requests_changes_with_a_comment(client_for, submitted, revie
 def test_an_item_with_changes_requested_is_submitted_again(
     client_for, submitted, reviewer, annotator
 ):
-    review.item_request_changes(
+    workflow.item_request_changes(
         item=submitted, user=reviewer, row_version=submitted.row_version, comment="fix it"
     )
     response = post(client_for(annotator), "submit")
@@ -93,11 +94,11 @@ def test_an_owner_reopens_an_approved_item_to_draft(client_for, approved, owner)
 
 def test_every_transition_bumps_the_row_version(item, annotator, reviewer, owner):
     versions = [item.row_version]
-    review.item_submit(item=item, user=annotator)
+    workflow.item_submit(item=item, user=annotator)
     versions.append(version_of(item))
-    review.item_approve(item=item, user=reviewer, row_version=versions[-1])
+    workflow.item_approve(item=item, user=reviewer, row_version=versions[-1])
     versions.append(version_of(item))
-    review.item_reopen(item=item, user=owner)
+    workflow.item_reopen(item=item, user=owner)
     versions.append(version_of(item))
     assert versions == sorted(set(versions))
 
@@ -167,7 +168,7 @@ def test_an_illegal_transition_is_a_409_with_the_reason(
 
 def test_nobody_approves_an_item_they_wrote(client_for, make_user, workspace, evalset, owner):
     mine = services.item_create(evalset=evalset, user=owner, item_id="q1", question="Mine?")
-    review.item_submit(item=mine, user=owner)
+    workflow.item_submit(item=mine, user=owner)
     response = post(client_for(owner), "approve", row_version=version_of(mine))
     assert response.status_code == 403
     assert "you wrote or anchored eval item 'q1'" in response.json()["detail"]
@@ -178,7 +179,7 @@ def test_nobody_approves_an_item_they_anchored(client_for, item, reviewer, annot
     services.anchor_create_typed(
         item=item, user=reviewer, source_id="handbook.txt", quote="Employees accrue"
     )
-    review.item_submit(item=item, user=annotator)
+    workflow.item_submit(item=item, user=annotator)
     response = post(client_for(reviewer), "approve", row_version=version_of(item))
     assert response.status_code == 403
     assert state_of(item) == "submitted"
@@ -190,7 +191,7 @@ def test_an_editor_of_the_question_cannot_approve_but_someone_else_can(
     services.item_update(
         item=item, user=reviewer, row_version=item.row_version, question="Reworded?"
     )
-    review.item_submit(item=item, user=annotator)
+    workflow.item_submit(item=item, user=annotator)
     version = version_of(item)
     assert post(client_for(reviewer), "approve", row_version=version).status_code == 403
     assert post(client_for(owner), "approve", row_version=version).status_code == 200
@@ -298,7 +299,7 @@ def test_editing_an_approved_item_is_refused_until_it_is_reopened(
     )
     assert response.status_code == 409
     assert "is approved; an owner must reopen it before it is edited" in response.json()["detail"]
-    review.item_reopen(item=approved, user=owner, reason="new policy")
+    workflow.item_reopen(item=approved, user=owner, reason="new policy")
     response = client.patch(
         ITEM, {"row_version": version_of(approved), "answer": "2"}, format="json"
     )
@@ -413,7 +414,7 @@ def test_the_review_page_shows_each_anchor_in_context_with_its_resolutions(
         services.anchor_create_from_highlight(
             item=item, user=annotator, parse=reference, start=19, end=64
         )
-    review.item_submit(item=item, user=annotator)
+    workflow.item_submit(item=item, user=annotator)
     html = _page(client, "rita")
     assert "<mark>Employees accrue 1.5 days of leave per month.</mark>" in html
     assert "…Employee Handbook" in html
@@ -429,8 +430,8 @@ def test_viewers_read_the_review_page_without_decision_buttons(client, submitted
 
 def test_the_review_page_can_show_only_my_assigned_queue(client, evalset, submitted, owner):
     other = services.item_create(evalset=evalset, user=owner, item_id="q2", question="Other?")
-    review.item_submit(item=other, user=owner)
-    review.assignments_create(
+    workflow.item_submit(item=other, user=owner)
+    assignments.assignments_create(
         evalset=evalset, by=owner, usernames=["rita"], kind="review", item_ids=["q2"]
     )
     html = _page(client, "rita", "?queue=mine")

@@ -28,7 +28,8 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from evalsets import review, services
+from evalsets import services
+from evalsets.review import workflow
 from tests.conftest import PASSWORD
 from tests.world import World, import_file, upload
 
@@ -119,7 +120,7 @@ class Rule:
 
 
 def _submit_q1(world: World) -> None:
-    review.item_submit(item=world.item, user=world.users[ANNOTATOR])
+    workflow.item_submit(item=world.item, user=world.users[ANNOTATOR])
     world.item.refresh_from_db()
 
 

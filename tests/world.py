@@ -16,9 +16,10 @@ from contextgrid import GoldAnchor as CgAnchor
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 
-from evalsets import releases, review, services
+from evalsets import releases, services
 from evalsets.formats import get_format
 from evalsets.models import EvalItem, ItemAssignment, ItemState
+from evalsets.review import assignments, comments
 
 RELEASE_FORMAT = "contextgrid-jsonl"
 
@@ -74,7 +75,7 @@ def build_world(
     anchor = services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote="1.5 days of leave per month"
     )
-    comment = review.comment_add(item=item, user=annotator, body="Is the quote long enough?")
+    comment = comments.comment_add(item=item, user=annotator, body="Is the quote long enough?")
     approved = services.item_create(
         evalset=evalset, user=annotator, item_id="q2", question="How long may staff work remotely?"
     )
@@ -82,7 +83,7 @@ def build_world(
         item=approved, user=annotator, source_id="handbook.txt", quote="limited to 30 days a year"
     )
     EvalItem.objects.filter(pk=approved.pk).update(state=ItemState.APPROVED)
-    review.assignments_create(
+    assignments.assignments_create(
         evalset=evalset, by=owner, usernames=["rita"], kind="review", item_ids=["q1"]
     )
     assignment = ItemAssignment.objects.get(item=item, kind="review")

@@ -7,7 +7,7 @@ from rest_framework import serializers
 from evalsets.api.serializers import ItemSerializer
 from evalsets.api.storable import StorableInput
 from evalsets.models import AssignmentKind, Comment, EventKind, ItemAssignment, ItemEvent
-from evalsets.review import MAX_COMMENT_CHARS
+from evalsets.review.comments import MAX_COMMENT_CHARS
 
 
 class SubmitSerializer(StorableInput, serializers.Serializer):

@@ -1,8 +1,9 @@
 """Review endpoints: workflow actions, comments, history, assignment queues, the dashboard.
 
 Each view declares the role each action needs (``required_roles``), checked before it
-touches anything; the services in ``evalsets.review`` hold the rules (legal transitions, four
-eyes, row versions, who may be given or ask for which kind of work).
+touches anything; the services in ``evalsets.review`` (workflow, comments, assignments) hold
+the rules (legal transitions, four eyes, row versions, who may be given or ask for which kind
+of work).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.response import Response
 
-from evalsets import access, dashboard, review, selectors
+from evalsets import access, dashboard, selectors
 from evalsets.api import review_serializers as rs
 from evalsets.api import serializers as s
 from evalsets.api.views import WorkspaceScoped
@@ -31,6 +32,7 @@ from evalsets.models import (
     ItemEvent,
     Role,
 )
+from evalsets.review import assignments, comments, workflow
 
 
 class _ReviewScoped(WorkspaceScoped):
@@ -79,7 +81,7 @@ class WorkflowViewSet(_ReviewScoped, viewsets.GenericViewSet):
         """Send the item for review (annotator or above)."""
         data = rs.SubmitSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        item, waiting = review.item_submit(
+        item, waiting = workflow.item_submit(
             item=self.item,
             user=request.user,
             row_version=data.validated_data.get("row_version"),
@@ -92,7 +94,7 @@ class WorkflowViewSet(_ReviewScoped, viewsets.GenericViewSet):
         """Approve the version you reviewed (reviewer or owner; not your own item)."""
         data = rs.ApproveSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        item = review.item_approve(
+        item = workflow.item_approve(
             item=self.item,
             user=request.user,
             row_version=data.validated_data["row_version"],
@@ -105,7 +107,7 @@ class WorkflowViewSet(_ReviewScoped, viewsets.GenericViewSet):
         """Send the item back with a comment saying what to change (reviewer or owner)."""
         data = rs.RequestChangesSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        item = review.item_request_changes(
+        item = workflow.item_request_changes(
             item=self.item,
             user=request.user,
             row_version=data.validated_data["row_version"],
@@ -119,7 +121,7 @@ class WorkflowViewSet(_ReviewScoped, viewsets.GenericViewSet):
         """Send an approved item back to draft (owner); it leaves future releases."""
         data = rs.ReopenSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        item = review.item_reopen(
+        item = workflow.item_reopen(
             item=self.item, user=request.user, reason=data.validated_data.get("reason", "")
         )
         return _result(item)
@@ -162,7 +164,7 @@ class CommentViewSet(_ReviewScoped, viewsets.GenericViewSet):
                     f"{str(data.validated_data['parent'])!r} to reply to",
                     field="parent",
                 )
-        comment = review.comment_add(
+        comment = comments.comment_add(
             item=self.item,
             user=request.user,
             body=data.validated_data["body"],
@@ -251,7 +253,7 @@ class AssignmentViewSet(_ReviewScoped, viewsets.GenericViewSet):
         """Assign the listed items (or the whole set) round-robin over ``users`` (owner)."""
         data = rs.AssignmentCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        result = review.assignments_create(
+        result = assignments.assignments_create(
             evalset=self.evalset,
             by=request.user,
             usernames=data.validated_data["users"],
@@ -263,7 +265,7 @@ class AssignmentViewSet(_ReviewScoped, viewsets.GenericViewSet):
 
     def destroy(self, request, *args, **kwargs):
         assignment = get_object_or_404(self.get_queryset(), public_id=kwargs["assignment"])
-        review.assignment_delete(assignment=assignment, by=request.user)
+        assignments.assignment_delete(assignment=assignment, by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -271,7 +273,7 @@ class NextItemViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """The next item in my queue: ``?role=annotate`` or ``?role=review``.
 
     Any member may ask; the queue itself needs the role of its kind of work (``access.WORK``),
-    checked by ``review.queue``.
+    checked by ``selectors.queue``.
     """
 
     serializer_class = s.ItemSerializer
