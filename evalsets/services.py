@@ -1,4 +1,6 @@
-"""Every write Groundwork makes, as ``<entity>_<action>(*, ...)`` functions.
+"""The writes on workspaces, members, documents and parses, eval sets, items and anchors, as
+``<entity>_<action>(*, ...)`` functions, in that order. The review workflow's writes are in
+``evalsets.review``, an import's in ``evalsets.imports``, a release's in ``evalsets.releases``.
 
 Each rule (validation with context-grid's words, optimistic locking, scheduling the
 background work that must follow a write) lives in exactly one place. Each function checks
@@ -45,7 +47,7 @@ CONTEXT_CHARS = 32
 ITEM_EDITABLE_FIELDS = ("question", "qtype", "answer", "meta", "assignee")
 
 
-# -- workspaces and members --------------------------------------------------------------
+# -- workspaces, their settings and members ----------------------------------------------
 
 
 @transaction.atomic
@@ -132,6 +134,69 @@ def member_change_role(*, membership: Membership, role: str) -> Membership:
 def member_remove(*, membership: Membership) -> None:
     _ensure_another_owner(membership)
     membership.delete()
+
+
+def _check_parser_settings(parser_settings: dict) -> dict:
+    if not isinstance(parser_settings, dict):
+        raise InvalidInput("parser_settings must be an object", field="parser_settings")
+    unknown_keys = set(parser_settings) - {"parsers", "reference"}
+    if unknown_keys:
+        raise InvalidInput(
+            f"parser_settings takes 'parsers' and 'reference', not {sorted(unknown_keys)}",
+            field="parser_settings",
+        )
+    chosen = parser_settings.get("parsers", {})
+    reference = parser_settings.get("reference", {})
+    if not isinstance(chosen, dict) or not isinstance(reference, dict):
+        raise InvalidInput(
+            'parser_settings looks like {"parsers": {"pdf": ["pypdf", "pdfminer"]}, '
+            '"reference": {"pdf": "pypdf"}}',
+            field="parser_settings",
+        )
+    for kind, names in chosen.items():
+        known = [p.name for p in parsers.parsers_for(kind)]
+        if not known:
+            raise InvalidInput(f"there are no parsers for {kind!r} files", field="parser_settings")
+        if not isinstance(names, list) or not names:
+            raise InvalidInput(
+                f"parser_settings.parsers.{kind} must list at least one of {known}",
+                field="parser_settings",
+            )
+        for name in names:
+            if name not in known:
+                raise InvalidInput(
+                    f"{name!r} does not parse {kind} files; choose from {known}",
+                    field="parser_settings",
+                )
+    for kind, name in reference.items():
+        allowed = chosen.get(kind) or [p.name for p in parsers.parsers_for(kind)]
+        if name not in allowed:
+            raise InvalidInput(
+                f"the reference parser for {kind} must be one that runs: {allowed}",
+                field="parser_settings",
+            )
+    return parser_settings
+
+
+@transaction.atomic
+def workspace_update(
+    *, workspace: Workspace, name: str | None = None, parser_settings: dict | None = None
+) -> Workspace:
+    if name is not None:
+        workspace.name = name
+    if parser_settings is not None:
+        workspace.parser_settings = _check_parser_settings(parser_settings)
+    workspace.save()
+    return workspace
+
+
+def workspace_resolve_all(*, workspace: Workspace) -> int:
+    """Queue re-resolution of every ready parse (after a resolver upgrade)."""
+    count = ParseVersion.objects.filter(
+        document__workspace=workspace, status=ParseStatus.READY
+    ).count()
+    queue.after_commit("resolve_workspace", workspace.pk)
+    return count
 
 
 # -- documents and parses ---------------------------------------------------------------
@@ -345,6 +410,28 @@ def evalset_create(
     return EvalSet.objects.create(
         workspace=workspace, slug=slug, name=name or slug, meta=meta or {}, created_by=user
     )
+
+
+@transaction.atomic
+def evalset_update(
+    *, evalset: EvalSet, name: str | None = None, meta: dict | None = None
+) -> EvalSet:
+    if name is not None:
+        evalset.name = name
+    if meta is not None:
+        evalset.meta = meta
+    evalset.save()
+    return evalset
+
+
+@transaction.atomic
+def evalset_delete(*, evalset: EvalSet) -> None:
+    """Delete a set with its items, anchors and releases. The release files leave storage
+    once the deletion has committed: exports of confidential documents must not linger."""
+    files = [row.file for row in ReleaseFile.objects.filter(release__evalset=evalset)]
+    evalset.delete()
+    for file in files:
+        transaction.on_commit(partial(file.storage.delete, file.name))
 
 
 def _check_assignee(evalset: EvalSet, assignee, user) -> None:
@@ -593,91 +680,3 @@ def anchor_delete(*, anchor: GoldAnchor, user=None) -> None:
     anchor.delete()
     item_touch(item=item)
     audit.record_anchor(anchor=anchor, kind="anchor_deleted", user=user)
-
-
-# -- later additions: workspace settings, eval-set edits ---------------------------------------
-
-
-def _check_parser_settings(parser_settings: dict) -> dict:
-    if not isinstance(parser_settings, dict):
-        raise InvalidInput("parser_settings must be an object", field="parser_settings")
-    unknown_keys = set(parser_settings) - {"parsers", "reference"}
-    if unknown_keys:
-        raise InvalidInput(
-            f"parser_settings takes 'parsers' and 'reference', not {sorted(unknown_keys)}",
-            field="parser_settings",
-        )
-    chosen = parser_settings.get("parsers", {})
-    reference = parser_settings.get("reference", {})
-    if not isinstance(chosen, dict) or not isinstance(reference, dict):
-        raise InvalidInput(
-            'parser_settings looks like {"parsers": {"pdf": ["pypdf", "pdfminer"]}, '
-            '"reference": {"pdf": "pypdf"}}',
-            field="parser_settings",
-        )
-    for kind, names in chosen.items():
-        known = [p.name for p in parsers.parsers_for(kind)]
-        if not known:
-            raise InvalidInput(f"there are no parsers for {kind!r} files", field="parser_settings")
-        if not isinstance(names, list) or not names:
-            raise InvalidInput(
-                f"parser_settings.parsers.{kind} must list at least one of {known}",
-                field="parser_settings",
-            )
-        for name in names:
-            if name not in known:
-                raise InvalidInput(
-                    f"{name!r} does not parse {kind} files; choose from {known}",
-                    field="parser_settings",
-                )
-    for kind, name in reference.items():
-        allowed = chosen.get(kind) or [p.name for p in parsers.parsers_for(kind)]
-        if name not in allowed:
-            raise InvalidInput(
-                f"the reference parser for {kind} must be one that runs: {allowed}",
-                field="parser_settings",
-            )
-    return parser_settings
-
-
-@transaction.atomic
-def workspace_update(
-    *, workspace: Workspace, name: str | None = None, parser_settings: dict | None = None
-) -> Workspace:
-    if name is not None:
-        workspace.name = name
-    if parser_settings is not None:
-        workspace.parser_settings = _check_parser_settings(parser_settings)
-    workspace.save()
-    return workspace
-
-
-def workspace_resolve_all(*, workspace: Workspace) -> int:
-    """Queue re-resolution of every ready parse (after a resolver upgrade)."""
-    count = ParseVersion.objects.filter(
-        document__workspace=workspace, status=ParseStatus.READY
-    ).count()
-    queue.after_commit("resolve_workspace", workspace.pk)
-    return count
-
-
-@transaction.atomic
-def evalset_update(
-    *, evalset: EvalSet, name: str | None = None, meta: dict | None = None
-) -> EvalSet:
-    if name is not None:
-        evalset.name = name
-    if meta is not None:
-        evalset.meta = meta
-    evalset.save()
-    return evalset
-
-
-@transaction.atomic
-def evalset_delete(*, evalset: EvalSet) -> None:
-    """Delete a set with its items, anchors and releases. The release files leave storage
-    once the deletion has committed: exports of confidential documents must not linger."""
-    files = [row.file for row in ReleaseFile.objects.filter(release__evalset=evalset)]
-    evalset.delete()
-    for file in files:
-        transaction.on_commit(partial(file.storage.delete, file.name))
