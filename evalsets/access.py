@@ -7,7 +7,7 @@ as ``POST .../reference/`` or as ``make_reference`` on a new parse; giving someo
 owner's whether it comes through the assignments endpoints or an item's ``assignee``. Those
 rules are named here once: the views declare them for their endpoints, and the services check
 them for the fields, so every path that can reach a field meets the same rule. Every refusal
-is worded by ``refusal``, whoever refuses.
+for want of a role is worded by ``refusal``, whoever refuses.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Each list costs a fixed number of queries however long it grows (``tests/test_query_counts.py``
 counts them at 5 and 25 items), and no read of a page loads a parse's whole text: a parse can
 be megabytes, and a page needs a window of it (``reference_windows``). Pages
-(``labelling/``) and the API (``evalsets/api/``) call these; writes go through ``services``
-and ``review``.
+(``labelling/``), the API (``evalsets/api/``), the dashboard's figures and the review
+services' checks (four eyes, what changed since a version) call these; writes go through
+``services`` and ``review``.
 """
 
 from __future__ import annotations

@@ -5,8 +5,9 @@ anchor x parse; a release build is claimed), acknowledged late so a worker kille
 leaves the message to be redelivered, and retried on transient database or broker errors:
 the settings for all of that live once, in ``GroundworkTask``.
 
-Nothing imports this module but the app's start-up (``EvalsetsConfig.ready``) and Celery:
-services queue work by task name through ``evalsets.queue``. Importing it registers the
+No module of the app imports this one but its start-up (``EvalsetsConfig.ready``); Celery
+runs the tasks, and tests and benchmarks call them directly. Services queue work by task name
+through ``evalsets.queue``. Importing it registers the
 tasks under ``evalsets.tasks.<name>``, the names ``evalsets.queue`` looks up.
 
 Workers also look after lost work here: they sweep (``evalsets.sweep``) when they start,

@@ -1,7 +1,8 @@
 """Load a small demo workspace so ``make run`` opens on something to label.
 
-Idempotent: running it again changes nothing. Everything goes through the services, the
-same way a user's uploads and highlights do.
+Idempotent: running it again changes nothing. Everything after the demo users goes through
+the services and the review workflow, the same way a user's invitations, uploads, highlights
+and submissions do.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from evalsets import ingest, services
-from evalsets.models import EvalItem, Membership, ParseVersion, Role, Workspace
+from evalsets.models import ParseVersion, Role, Workspace
+from evalsets.review import assignments, workflow
 
 PASSWORD = "groundwork"
 
@@ -100,8 +102,11 @@ class Command(BaseCommand):
         annotator = self._user("annotator")
         reviewer = self._user("reviewer")
         workspace = services.workspace_create(user=owner, slug="demo", name="Demo handbook")
-        Membership.objects.create(workspace=workspace, user=annotator, role=Role.ANNOTATOR)
-        Membership.objects.create(workspace=workspace, user=reviewer, role=Role.REVIEWER)
+        for member, role in ((annotator, Role.ANNOTATOR), (reviewer, Role.REVIEWER)):
+            invitation = services.member_invite(
+                workspace=workspace, username=member.username, role=role, by=owner
+            )
+            services.invitation_accept(invitation=invitation, user=member)
 
         text = "\n".join(PAGES)
         upload = SimpleUploadedFile("handbook.txt", text.encode(), content_type="text/plain")
@@ -135,11 +140,14 @@ class Command(BaseCommand):
                 question=question,
                 qtype=qtype,
                 answer=answer,
-                assignee=annotator,
             )
             if quote:
                 start = reference.text.index(quote)
                 services.anchor_create_from_highlight(
                     item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
                 )
-        EvalItem.objects.filter(evalset=evalset, item_id="q1").update(state="submitted")
+        # Giving work is an owner's decision (access.ASSIGN), so the owner assigns the items.
+        assignments.assignments_create(
+            evalset=evalset, by=owner, usernames=[annotator.username], kind="annotate"
+        )
+        workflow.item_submit(item=evalset.items.get(item_id="q1"), user=annotator)
