@@ -1,7 +1,8 @@
 """Web pages for releases and imports: server-rendered shells that static/js/releases.js drives.
 
 The pages hold no logic of their own: they read what the forms need (formats, parsers, how
-many items are in each state) and hand the API's URLs to the script, which creates releases,
+many items are in each state), embed the releases in the API's shape
+(``evalsets.representations``) and hand the API's URLs to the script, which creates releases,
 polls their build and previews and commits imports through the same API everyone else uses.
 """
 
@@ -12,9 +13,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from evalsets import releases, selectors
+from evalsets import releases, representations, selectors
 from evalsets.api.permissions import may
-from evalsets.api.release_serializers import ReleaseSerializer
 from evalsets.api.release_views import ImportCommitView, ReleaseListView
 from evalsets.formats import FORMATS
 from evalsets.models import ItemState, Role
@@ -50,7 +50,7 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
             "parsers": parsers,
             "approved": counts[ItemState.APPROVED],
             "other_states": others,
-            "releases_data": ReleaseSerializer(listed, many=True).data,
+            "releases_data": [representations.release_data(r) for r in listed],
             "api_releases": reverse("release-list", kwargs=kwargs),
             "import_url": reverse("evalset-import", kwargs=kwargs),
         },

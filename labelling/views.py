@@ -3,9 +3,11 @@
 Each page view declares the role it needs (``@requires``, ``labelling.permissions``), which
 resolves the caller's membership first (a 404 for anyone who is not a member, so another
 workspace's pages look exactly like missing ones) onto ``request.membership``; the view reads
-through ``evalsets.selectors`` only, inside that workspace, and renders. Writes go through the
-JSON API from the page's script, so the rules and error messages live in one place; the
-scripts read the API too (the document page's anchors and item search).
+through ``evalsets.selectors`` only, inside that workspace, and renders (an object a script
+needs is embedded in the API's shape by ``evalsets.representations``, never by an API
+serializer). Writes go through the JSON API from the page's script, so the rules and error
+messages live in one place; the scripts read the API too (the document page's anchors and
+item search).
 """
 
 from __future__ import annotations
@@ -16,10 +18,9 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
-from evalsets import access, selectors
+from evalsets import access, representations, selectors
 from evalsets.api.permissions import may
 from evalsets.api.release_views import ImportCommitView
-from evalsets.api.serializers import ItemSerializer
 from evalsets.api.views import AnchorViewSet, DocumentViewSet, EvalSetViewSet, ItemViewSet
 from evalsets.models import ItemState, ParseStatus, Role
 from labelling.permissions import requires
@@ -130,7 +131,7 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "workspace": membership.workspace,
             "evalset": evalset,
             "item": item,
-            "item_json": ItemSerializer(item).data,
+            "item_json": representations.item_data(item),
             "qtypes": selectors.qtype_suggestions(evalset),
             "documents": selectors.documents_to_highlight(membership.workspace),
             "can_write": may(membership, ItemViewSet, "partial_update"),

@@ -1,20 +1,26 @@
-"""The hot read serializers render exactly what DRF's generic code renders, only faster.
+"""The item, anchor, resolution and release shapes render exactly what DRF's generic code
+renders, and the pages embed exactly what the API answers.
 
-``evalsets.api.fast.FastRepresentation`` takes a shorter path through the plain fields; these
-tests put every kind of value the item, anchor and resolution shapes carry (nulls, missing
-relations, JSON, UTC and other time zones, unresolved and resolved anchors, a typed anchor
-still waiting for its file) through both and compare.
+``evalsets.representations`` renders each shape once, for the API's serializers and for the
+pages; these tests put every kind of value the shapes carry (nulls, missing relations, JSON,
+UTC and other time zones, unresolved and resolved anchors, a typed anchor still waiting for
+its file, a built release with its files) through it and through DRF's field-by-field code,
+and compare.
 """
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
+from django.test import Client
 from django.utils import timezone
 from rest_framework import serializers
 
-from evalsets import selectors, services
+from evalsets import releases, representations, selectors, services
+from evalsets.api import release_serializers as rs
 from evalsets.api import serializers as s
-from evalsets.api.fast import FastRepresentation
 from tests.conftest import HANDBOOK
 
 pytestmark = pytest.mark.django_db
@@ -58,9 +64,10 @@ def busy_item(item, annotator, reference, evalset, django_capture_on_commit_call
     return shown
 
 
-def test_every_hot_serializer_uses_the_fast_path():
-    for serializer in (s.ItemSerializer, s.AnchorSerializer, s.ResolutionSerializer):
-        assert issubclass(serializer, FastRepresentation)
+def test_the_api_serializers_render_through_the_domains_representation(busy_item):
+    assert s.ItemSerializer(busy_item).data == representations.item_data(busy_item)
+    anchor = busy_item.prefetched_anchors[0]
+    assert s.AnchorSerializer(anchor).data == representations.anchor_data(anchor)
 
 
 def test_an_item_with_anchors_and_resolutions_renders_as_drf_renders_it(busy_item):
@@ -109,3 +116,43 @@ def test_anchors_are_queried_only_for_items_that_have_some(
     with django_assert_num_queries(2):  # the anchors, then their resolutions
         shown = selectors.with_anchors(everything)
     assert [len(item.prefetched_anchors) for item in shown] == [2, 0, 0, 0]
+
+
+def _embedded(body: str, script_id: str):
+    found = re.search(
+        rf'<script id="{script_id}" type="application/json">(.*?)</script>', body, re.S
+    )
+    assert found, f"the page embeds no {script_id}"
+    return json.loads(found.group(1))
+
+
+def test_the_item_page_embeds_the_item_as_the_api_answers_it(busy_item, annotator, client_for):
+    page = Client()
+    page.force_login(annotator)
+    body = page.get("/w/acme/sets/quiz/items/q1/").content.decode()
+    api = client_for(annotator).get("/api/workspaces/acme/evalsets/quiz/items/q1/").json()
+    assert _embedded(body, "item-data") == api
+    assert len(api["anchors"]) == 2
+
+
+def test_a_release_renders_as_drf_renders_it_and_its_page_embeds_the_api_answer(
+    busy_item, evalset, owner, client_for, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):  # builds it, in-process
+        releases.release_create(
+            evalset=evalset, user=owner, formats=["contextgrid-jsonl"], include_states=["draft"]
+        )
+    (release,) = selectors.releases_of(evalset)
+    assert release.files.all(), "the release was built"
+    rendered = rs.ReleaseSerializer(release).data
+    expected = serializers.Serializer.to_representation(rs.ReleaseSerializer(), release)
+    expected["files"] = [
+        serializers.Serializer.to_representation(rs.ReleaseFileSerializer(), f)
+        for f in release.files.all()
+    ]
+    assert rendered == expected
+    page = Client()
+    page.force_login(owner)
+    body = page.get("/w/acme/sets/quiz/releases/").content.decode()
+    api = client_for(owner).get("/api/workspaces/acme/evalsets/quiz/releases/").json()
+    assert _embedded(body, "releases-data") == api["results"]

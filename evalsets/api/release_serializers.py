@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.urls import reverse
 from rest_framework import serializers
 
+from evalsets import representations
 from evalsets.api.storable import StorableInput
 from evalsets.models import Release, ReleaseFile
 
@@ -36,16 +36,10 @@ class ReleaseFileSerializer(serializers.ModelSerializer):
         ]
 
     def get_url(self, obj) -> str:
-        release = obj.release
-        return reverse(
-            "release-file",
-            kwargs={
-                "ws": release.evalset.workspace.slug,
-                "set": release.evalset.slug,
-                "version": release.version,
-                "fmt": obj.format,
-            },
-        )
+        return representations.release_file_url(obj)
+
+    def to_representation(self, instance) -> dict:
+        return representations.release_file_data(instance)
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
@@ -82,14 +76,10 @@ class ReleaseSerializer(serializers.ModelSerializer):
         ]
 
     def get_url(self, obj) -> str:
-        return reverse(
-            "release-detail",
-            kwargs={
-                "ws": obj.evalset.workspace.slug,
-                "set": obj.evalset.slug,
-                "version": obj.version,
-            },
-        )
+        return representations.release_url(obj)
+
+    def to_representation(self, instance) -> dict:
+        return representations.release_data(instance)
 
 
 class ImportSerializer(StorableInput, serializers.Serializer):

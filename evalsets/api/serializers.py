@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from evalsets.api.fast import FastRepresentation
+from evalsets import representations
 from evalsets.api.storable import StorableInput
 from evalsets.models import (
     AnchorResolution,
@@ -227,7 +227,7 @@ class EvalSetUpdateSerializer(StorableInput, serializers.Serializer):
     meta = serializers.DictField(required=False)
 
 
-class ResolutionSerializer(FastRepresentation, serializers.ModelSerializer):
+class ResolutionSerializer(serializers.ModelSerializer):
     parse = serializers.UUIDField(source="parse.public_id")
     parser = serializers.CharField(source="parse.parser")
     parser_version = serializers.CharField(source="parse.parser_version")
@@ -247,8 +247,11 @@ class ResolutionSerializer(FastRepresentation, serializers.ModelSerializer):
             "resolver_version",
         ]
 
+    def to_representation(self, instance) -> dict:
+        return representations.resolution_data(instance)
 
-class AnchorSerializer(FastRepresentation, serializers.ModelSerializer):
+
+class AnchorSerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     highlight = serializers.SerializerMethodField()
     resolutions = ResolutionSerializer(source="prefetched_resolutions", many=True, read_only=True)
@@ -271,18 +274,15 @@ class AnchorSerializer(FastRepresentation, serializers.ModelSerializer):
             "created_at",
         ]
 
+    # The method fields declare the schema; rendering is representations.anchor_data's.
     def get_highlight(self, obj) -> dict | None:
-        if obj.reference_parse_id is None:
-            return None
-        return {
-            "parse": str(obj.reference_parse.public_id),
-            "start": obj.ref_start,
-            "end": obj.ref_end,
-        }
+        return representations.highlight(obj)
 
     def get_pending(self, obj) -> bool:
-        """True while the quoted file is not in the workspace yet."""
-        return obj.document_id is None
+        return representations.is_pending(obj)
+
+    def to_representation(self, instance) -> dict:
+        return representations.anchor_data(instance)
 
 
 class AnchorItemSerializer(serializers.Serializer):
@@ -301,6 +301,10 @@ class DocumentAnchorSerializer(AnchorSerializer):
 
     class Meta(AnchorSerializer.Meta):
         fields = [*AnchorSerializer.Meta.fields, "item"]
+
+    def to_representation(self, instance) -> dict:
+        item = self.fields["item"].to_representation(instance.item)
+        return {**representations.anchor_data(instance), "item": item}
 
 
 class AnchorCreateSerializer(StorableInput, serializers.Serializer):
@@ -350,7 +354,7 @@ class AnchorUpdateSerializer(StorableInput, serializers.Serializer):
     grade = serializers.IntegerField()
 
 
-class ItemSerializer(FastRepresentation, serializers.ModelSerializer):
+class ItemSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="item_id")
     author = serializers.CharField(source="author.username", default=None, allow_null=True)
     assignee = serializers.CharField(source="assignee.username", default=None, allow_null=True)
@@ -388,6 +392,9 @@ class ItemSerializer(FastRepresentation, serializers.ModelSerializer):
     def get_portability(self, obj) -> list[dict]:
         """Per parse version seen: how many of this item's anchors it found."""
         return item_portability(obj)
+
+    def to_representation(self, instance) -> dict:
+        return representations.item_data(instance)
 
 
 class _UsernameField(serializers.SlugRelatedField):
