@@ -43,7 +43,11 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
     )
     counts = releases.release_states(evalset)
     formats = [
-        {"slug": slug, "label": FORMATS[slug].label, "default": slug.startswith("contextgrid")}
+        {
+            "slug": slug,
+            "label": FORMATS[slug].label,
+            "default": slug.startswith("contextgrid") and FORMATS[slug].for_evaluation,
+        }
         for slug in releases.exportable_formats()
     ]
     others = [
