@@ -718,6 +718,18 @@ def test_deepset_without_stored_positions_resolves_the_quote_with_the_resolver()
     assert notes.counts["unanswerable"] == 1
 
 
+def test_deepset_qa_round_trip_brings_the_answer_back_from_text():
+    """deepset's page: "text: the answer to the question". g1's answer lies inside its
+    evidence, so `text` carries it out and a reader must carry it back in."""
+    data, _ = _export_guide("deepset-qa")
+
+    result = _import("deepset-qa", data, "guide.csv", documents=GUIDE_DOCUMENTS)
+
+    g1 = next(i for i in result.items if i.id == "g1")
+    assert g1.answer == "6pm"
+    assert g1.anchors[0].source_id == "guide.txt"
+
+
 def test_deepset_qa_context_is_the_quote_alone_when_the_document_is_missing():
     data, notes = _export("deepset-qa", _set(), documents={"handbook.txt": HANDBOOK})
 
