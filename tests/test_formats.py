@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import warnings
 import zipfile
 from pathlib import Path
@@ -627,6 +626,34 @@ def test_deepset_qa_labels_each_row_of_an_item_with_several_pieces_of_evidence()
     ]
 
 
+@pytest.mark.parametrize(
+    ("evidence", "answer", "expected"),
+    [
+        ("it closes at 4pm", "4pm", (13, 16)),  # inside: the answer
+        ("Weekdays: the office", "6pm", (0, 20)),  # only after the evidence: the evidence
+        ("6pm and 6pm again", "6pm", (0, 3)),  # twice inside: the first copy
+        ("an XXXX here", None, (0, 12)),  # no answer: the evidence, whatever it holds
+    ],
+)
+def test_deepset_text_is_the_answers_first_copy_inside_the_evidence_or_the_evidence(
+    evidence, answer, expected
+):
+    text = f"{evidence} -- and 6pm after it."
+    item = EvalItem("a", "Q?", anchors=(GoldAnchor("d.txt", evidence),), answer=answer)
+    out = io.BytesIO()
+    deepset.write_qa(
+        EvalSetHeader("s"),
+        [item],
+        out,
+        documents={"d.txt": text},
+        positions=lambda _: [(0, len(evidence))],
+    )
+
+    row = _dict_rows(out.getvalue())[0]
+    assert (int(row["answer_start"]), int(row["answer_end"])) == expected
+    assert row["context"] == text
+
+
 def test_deepset_names_anchors_the_chosen_parse_does_not_contain():
     _, notes = _export_guide("deepset-qa")
 
@@ -893,14 +920,30 @@ def test_beir_ids_with_quotes_tabs_and_newlines_read_back_identically(tmp_path, 
 
 
 @pytest.mark.parametrize(
-    ("item_id", "source_id", "named"),
-    [("cr\rid", "a.txt", "the eval item id 'cr\\rid'"), ("ok", "nul\x00.txt", "document id")],
+    ("item_id", "source_id", "message"),
+    [
+        (
+            "cr\rid",
+            "a.txt",
+            "the eval item id 'cr\\rid' contains a carriage return, which BEIR's loader reads "
+            "as a line feed, so a BEIR export would point at another id; rename the eval item "
+            "id or choose another format",
+        ),
+        (
+            "ok",
+            "nul\x00.txt",
+            "the document id 'nul\\x00.txt' contains a NUL character, which BEIR's loader "
+            "(Python's csv) refuses, so a BEIR export would point at another id; rename the "
+            "document id or choose another format",
+        ),
+    ],
 )
-def test_beir_refuses_ids_its_loader_would_read_as_another_id(item_id, source_id, named):
+def test_beir_refuses_ids_its_loader_would_read_as_another_id(item_id, source_id, message):
     item = EvalItem(item_id, "Q?", anchors=(GoldAnchor(source_id, "x"),))
 
-    with pytest.raises(ExportRefused, match=re.escape(named)):
+    with pytest.raises(ExportRefused) as refused:
         _export("beir", EvalSet(id="s", items=(item,)), documents={})
+    assert str(refused.value) == message
 
 
 def test_beir_export_loads_with_contextgrid_read_beir(tmp_path):
