@@ -57,7 +57,27 @@ FUNCTIONS = (
 )
 
 
+def _metas() -> list[Path]:
+    return sorted((ROOT / "mutants" / "evalsets").rglob("*.meta"))
+
+
+def recheck_survivors() -> None:
+    """Forget every verdict but "killed", so mutants that survived meet today's tests.
+
+    mutmut keeps a verdict while the mutated function is unchanged, even when a test was
+    added since to kill it; a killed mutant stays killed when tests are only added.
+    """
+    for meta in _metas():
+        data = json.loads(meta.read_text())
+        codes = data["exit_code_by_key"]
+        for name, code in codes.items():
+            if code is not None and status_by_exit_code[code] != "killed":
+                codes[name] = None
+        meta.write_text(json.dumps(data, indent=4))
+
+
 def run() -> None:
+    recheck_survivors()
     mutmut = str(Path(sys.executable).with_name("mutmut"))
     subprocess.run([mutmut, "run", "--max-children", "2", *FUNCTIONS], cwd=ROOT, check=False)
 
@@ -65,7 +85,7 @@ def run() -> None:
 def report() -> int:
     by_function: dict[str, Counter] = {}
     survivors: list[str] = []
-    for meta in sorted((ROOT / "mutants" / "evalsets").rglob("*.meta")):
+    for meta in _metas():
         codes = json.loads(meta.read_text())["exit_code_by_key"]
         for name, code in codes.items():
             if code is None or not any(fnmatch.fnmatch(name, p) for p in FUNCTIONS):

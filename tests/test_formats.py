@@ -725,6 +725,32 @@ def test_deepset_filters_it_cannot_write_in_that_form_are_named(filters):
     assert "filters" not in next(csv.reader(io.StringIO(out.getvalue().decode())))
 
 
+def test_deepset_filters_keep_unicode_as_utf8_text():
+    item = EvalItem("u", "Q?", meta={"filters": {"ville": "Café ☕"}})
+    out = io.BytesIO()
+    deepset.write_qa(EvalSetHeader("s"), [item], out, documents={})
+
+    assert _dict_rows(out.getvalue())[0]["filters"] == '{"ville":"Café ☕"}'
+
+
+def test_deepset_without_stored_positions_honours_occurrence_and_skips_missing_documents():
+    item = EvalItem(
+        "o",
+        "Which copy?",
+        anchors=(
+            GoldAnchor("missing.txt", "gone"),
+            GoldAnchor("guide.txt", "closes at 6pm", occurrence=2),
+        ),
+    )
+    out = io.BytesIO()
+    notes = deepset.write_qa(EvalSetHeader("s"), [item], out, documents=GUIDE_DOCUMENTS)
+
+    rows = _dict_rows(out.getvalue())
+    assert rows[0]["context"] == "gone" and notes.counts["no_document_text"] == 1
+    start = GUIDE.index(rows[1]["context"]) + int(rows[1]["answer_start"])
+    assert start == _HOLIDAYS  # the third copy in the whole text: no pages without positions
+
+
 def test_only_the_question_answering_layout_carries_question_ids():
     qa, _ = _export_guide("deepset-qa")
     retrieval, notes = _export_guide("deepset-retrieval")

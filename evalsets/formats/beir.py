@@ -16,6 +16,11 @@ document counts as relevant. The zip is deterministic: fixed timestamps, fixed m
 (`queries.jsonl`, `qrels/test.tsv`, `corpus.jsonl`; queries first so items stream once, the
 corpus last so documents referenced but not supplied can be listed).
 
+Qrels are written with the `csv` dialect BEIR's `GenericDataLoader` and context-grid's
+`read_beir` read them with (tab-delimited, minimal quoting), so ids holding quotes, tabs or
+line feeds come back identical; an id BEIR would still read as another id (a carriage
+return, a NUL) is refused with `ExportRefused` naming it, and a release refuses it up front.
+
 Import reads `queries.jsonl` and the qrels (`qrels/test.tsv`, or the only `.tsv` under
 `qrels/`), also when the zip wraps everything in one top-level folder as BEIR's downloads do.
 Items are built exactly as `read_beir` builds them -- `id` the query id, judgements with

@@ -8,25 +8,33 @@ deepset Cloud takes a comma-delimited UTF-8 CSV whose columns depend on what is 
 * **document retrieval** (`deepset-retrieval`): `question, text, context, file_name, filters`
   -- `text` left empty, `context` the passage to be retrieved.
 * **RAG** (`deepset-rag`): `question` filled in, `text, context, file_name, answer_start,
-  answer_end, filters` present and empty.
+  answer_end, filters` present and empty -- filters too ("the only column that you must fill
+  in"); an item's filters are named in the notes instead.
 
-Every layout also gets a trailing `question_id` column. deepset ignores columns it does not
-know (its own Harry Potter example carries `question_id`), and it is what lets the same file
-come back into Groundwork with the same ids.
+Only the QA layout gets a trailing `question_id` column: that section says "If the file
+contains any other columns, deepset Cloud ignores them" and its example carries
+`question_id`; the retrieval and RAG sections say no such thing, so their files hold their
+own columns only (a re-import then identifies questions by their text). `filters` is written
+in the documented form `{"key1":"value1", "key1":"value2", "key2":"value3"}` (a list value
+repeats its key) and the column is left out of the QA and retrieval files when no item has
+filters ("If you don't want to use any filters, delete this column").
 
 **Export.** deepset matches labels to files by `file_name`, so `file_name` is the anchor's
-`source_id`. `context` is taken from `documents` (one chosen parse): the quote is located the
-way context-grid's resolver locates it (exact, then whitespace-collapsed, honouring
-`occurrence`) and widened to its paragraph, at most 200 characters each side, never cutting a
-word. `text` is the item's `answer` when that appears inside the context (preferring a copy
-inside the quote), otherwise the quote itself; the notes count which was used. When the
-document text is missing or the quote cannot be found in it, `context` is the quote alone and
-the notes name the items. Offsets are character offsets into `context`, `answer_end`
-exclusive (`context[answer_start:answer_end] == text`). One row per anchor; deepset groups
-rows by question. Grade-0 anchors (judged irrelevant) are not written as answers; deepset has
-no grade column, and it has no way to say "unanswerable" -- such questions are written as
-question-only rows and named in the notes. `meta["filters"]`, when it is an object, becomes
-the `filters` JSON.
+`source_id`. Evidence is placed by `positions`: where each anchor lies in the chosen parse
+whose texts `documents` holds (a release passes the stored resolutions, the highlight itself
+in the parse it was made in). The quote is never searched for again: a repeated quote with
+an `occurrence` counted on its hinted page would land on another copy. Without `positions`
+(scripts, tests) each quote is resolved with `evalsets.resolver` in the text given, which
+has no pages. `context` is the evidence's paragraph, at most 200 characters each side, never
+cutting a word. `text` lies inside the evidence: the item's `answer` when it occurs inside
+the evidence span (its first copy there), otherwise the evidence itself; the notes list the
+rows under each rule. When the document text is missing or the parse lacks the anchor,
+`context` is the quote alone and the notes name the items. Offsets are character offsets
+into `context`, `answer_end` exclusive (`context[answer_start:answer_end] == text`). One row
+per anchor; deepset groups rows by question. Grade-0 anchors (judged irrelevant) are not
+written as answers; deepset has no grade column, and it has no way to say "unanswerable" --
+such questions are written as question-only rows and named in the notes. Cells that start
+like a spreadsheet formula are written exactly and named in the notes.
 
 **Import.** One reader for all three layouts. Rows are grouped into items by `question_id`
 when the column exists, otherwise by question text; an item without an id gets
@@ -146,8 +154,11 @@ def write_rag(
     documents: DocumentTexts | None = None,
     positions: AnchorPositions | None = None,
 ) -> ExportNotes:
-    """Stream the RAG layout: questions only, every other column present and empty."""
-    return _write("rag", items, out, documents, positions)
+    """Stream the RAG layout: questions only, every other column present and empty.
+
+    No evidence is written, so `documents` and `positions` are not used.
+    """
+    return _write("rag", items, out, None, None)
 
 
 class _Tallies:
@@ -398,8 +409,7 @@ def resolved_positions(documents: DocumentTexts | None) -> AnchorPositions:
             if text is None:
                 found.append(None)
                 continue
-            res = resolve(text, anchor.quote, occurrence=anchor.occurrence)
-            found.append(res.span if res.found else None)
+            found.append(resolve(text, anchor.quote, occurrence=anchor.occurrence).span)
         return found
 
     return locate
