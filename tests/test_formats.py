@@ -751,6 +751,42 @@ def test_deepset_without_stored_positions_honours_occurrence_and_skips_missing_d
     assert start == _HOLIDAYS  # the third copy in the whole text: no pages without positions
 
 
+def test_deepset_retrieval_takes_its_passage_from_the_position_too():
+    text = "First part.\n\nThe rule applies.\n\nSecond part.\n\nThe rule applies."
+    second = text.rindex("The rule")
+    item = EvalItem("r", "Which rule?", anchors=(GoldAnchor("d.txt", "The rule applies."),))
+    out = io.BytesIO()
+    deepset.write_retrieval(
+        EvalSetHeader("s"),
+        [item],
+        out,
+        documents={"d.txt": text},
+        positions=lambda _: [(second, second + 17)],
+    )
+
+    row = _dict_rows(out.getvalue())[0]
+    assert row["context"] == "The rule applies." and text.rindex(row["context"]) == second
+    assert row["file_name"] == "d.txt" and row["text"] == ""
+
+
+def test_deepset_context_of_long_evidence_starts_where_the_evidence_starts():
+    evidence = "word " * 80 + "end."
+    text = evidence + " More text after it."
+    item = EvalItem("l", "Long?", anchors=(GoldAnchor("d.txt", evidence),))
+    out = io.BytesIO()
+    deepset.write_qa(
+        EvalSetHeader("s"),
+        [item],
+        out,
+        documents={"d.txt": text},
+        positions=lambda _: [(0, len(evidence))],
+    )
+
+    row = _dict_rows(out.getvalue())[0]
+    assert row["context"] == text
+    assert (row["answer_start"], row["answer_end"]) == ("0", str(len(evidence)))
+
+
 def test_only_the_question_answering_layout_carries_question_ids():
     qa, _ = _export_guide("deepset-qa")
     retrieval, notes = _export_guide("deepset-retrieval")

@@ -11,6 +11,7 @@ import io
 import zipfile
 from datetime import datetime
 
+import contextgrid as cg
 import pytest
 from contextgrid.evalset.io import read_beir, read_csv, read_jsonl
 from contextgrid.evalset.quality import assess
@@ -596,3 +597,10 @@ def test_a_beir_release_writes_ids_with_quotes_and_tabs_that_beir_reads_back(
     assert ('say "hi"\tthere', "guide.txt", 2) in judged
     theirs = read_beir(tmp_path / "queries.jsonl", qrels)
     assert theirs.get('say "hi"\tthere').meta["gold_documents"] == [("guide.txt", 2)]
+
+
+def test_positions_are_only_given_for_the_item_being_written():
+    frozen = releases._Frozen(Release(), progress=None)
+
+    with pytest.raises(LookupError, match="positions asked for 'x' while writing ''"):
+        frozen.positions(cg.EvalItem(id="x", question="Q?"))
