@@ -787,6 +787,34 @@ def test_deepset_context_of_long_evidence_starts_where_the_evidence_starts():
     assert (row["answer_start"], row["answer_end"]) == ("0", str(len(evidence)))
 
 
+PARA_ONE, PARA_TWO = "Para one has alpha and beta.", "Para two has gamma."
+
+
+@pytest.mark.parametrize(
+    ("layout", "expected"),
+    [
+        ("qa", [("alpha", PARA_ONE), ("beta", PARA_ONE), ("gamma", PARA_TWO)]),
+        ("retrieval", [("", PARA_ONE), ("", PARA_TWO)]),
+    ],
+)
+def test_deepset_writes_each_label_once_per_item(layout, expected):
+    text = "Para one has alpha and beta.\n\nPara two has gamma."
+    spans = [(text.index(w), text.index(w) + len(w)) for w in ("alpha", "beta", "alpha", "gamma")]
+    item = EvalItem(
+        "d",
+        "Which?",
+        anchors=tuple(GoldAnchor("d.txt", w) for w in ("alpha", "beta", "alpha", "gamma")),
+    )
+    out = io.BytesIO()
+    notes = getattr(deepset, f"write_{layout}")(
+        EvalSetHeader("s"), [item], out, documents={"d.txt": text}, positions=lambda _: spans
+    )
+
+    rows = _dict_rows(out.getvalue())
+    assert [(r["text"], r["context"]) for r in rows] == expected
+    assert notes.rows == len(expected)
+
+
 def test_only_the_question_answering_layout_carries_question_ids():
     qa, _ = _export_guide("deepset-qa")
     retrieval, notes = _export_guide("deepset-retrieval")
