@@ -815,6 +815,82 @@ def test_deepset_writes_each_label_once_per_item(layout, expected):
     assert notes.rows == len(expected)
 
 
+def test_deepset_qa_notes_count_every_caveat_of_the_golden_set():
+    _, notes = _export_guide("deepset-qa")
+
+    assert notes.counts == {
+        "unanswerable": 1,  # g4
+        "grade_zero": 1,  # g5's Hours
+        "grade_one": 1,  # g2
+        "quote_not_in_parse": 1,  # g6
+        "text_is_answer": 2,  # g1, g5
+        "text_is_evidence": 3,  # g2, g3, g6
+        "formula_like": 2,  # g4, g6
+    }
+    assert (notes.items, notes.rows) == (6, 6)
+
+
+def _qa(item: EvalItem, positions, documents=None):
+    out = io.BytesIO()
+    notes = deepset.write_qa(
+        EvalSetHeader("s"),
+        [item],
+        out,
+        documents={"d.txt": "Alpha beta.\n\nGamma delta"} if documents is None else documents,
+        positions=positions,
+    )
+    return _dict_rows(out.getvalue()), notes
+
+
+def test_deepset_grades_are_noted_whatever_order_the_anchors_come_in():
+    anchors = (
+        GoldAnchor("d.txt", "Alpha", grade=0),
+        GoldAnchor("d.txt", "beta", grade=1),
+        GoldAnchor("d.txt", "Gamma", grade=2),
+    )
+    rows, notes = _qa(EvalItem("g", "Q?", anchors=anchors), lambda _: [(0, 5), (6, 10), (13, 18)])
+
+    assert [r["text"] for r in rows] == ["beta", "Gamma"]
+    assert notes.counts["grade_zero"] == 1 and notes.counts["grade_one"] == 1
+
+
+@pytest.mark.parametrize(
+    ("positions", "placed"),
+    [
+        ([], False),  # the writer was given fewer positions than anchors
+        ([(3, 3)], False),  # an empty span places nothing
+        ([(13, 24)], True),  # a span may end at the very end of the text
+        ([(13, 25)], False),  # but not past it
+    ],
+)
+def test_deepset_uses_a_position_only_when_it_fits_the_text(positions, placed):
+    rows, notes = _qa(
+        EvalItem("p", "Q?", anchors=(GoldAnchor("d.txt", "Gamma delta"),)), lambda _: positions
+    )
+
+    assert ("quote_not_in_parse" not in notes.counts) is placed
+    assert rows[0]["context"] == "Gamma delta" and rows[0]["text"] == "Gamma delta"
+    assert rows[0]["answer_start"] == "0"
+
+
+def test_deepset_writes_gold_spans_of_items_without_anchors_and_notes_them():
+    gold = (
+        GoldSpan(Span("d.txt", 0, 5), grade=0),
+        GoldSpan(Span("d.txt", 13, 18), grade=1),
+        GoldSpan(Span("d.txt", 11, 13)),  # only the blank line: nothing to write
+        GoldSpan(Span("d.txt", 20, 99)),  # past the end of this parse
+        GoldSpan(Span("other.txt", 0, 3)),  # no text for that document
+    )
+    rows, notes = _qa(EvalItem("s", "Q?", gold=gold), lambda _: [])
+
+    assert [(r["text"], r["context"], r["file_name"]) for r in rows] == [
+        ("Gamma", "Gamma delta", "d.txt")
+    ]
+    assert notes.counts["gold_as_evidence"] == 1
+    assert notes.counts["grade_zero"] == 1 and notes.counts["grade_one"] == 1
+    assert notes.counts["no_document_text"] == 1
+
+
 def test_only_the_question_answering_layout_carries_question_ids():
     qa, _ = _export_guide("deepset-qa")
     retrieval, notes = _export_guide("deepset-retrieval")

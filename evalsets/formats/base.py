@@ -287,7 +287,7 @@ class Tally:
     and three names, not a list of 9,000 ids.
     """
 
-    __slots__ = ("_size", "count", "key", "sample", "template")
+    __slots__ = ("_last", "_size", "count", "key", "sample", "template")
 
     def __init__(self, key: str, template: str, sample_size: int = 3) -> None:
         self.key = key
@@ -295,8 +295,14 @@ class Tally:
         self.count = 0
         self.sample: list[str] = []
         self._size = sample_size
+        self._last: str | None = None
 
     def add(self, item_id: str) -> None:
+        """Count `item_id` once, however many of its anchors hit the caveat (items stream in
+        order, so a repeat is always the item just added)."""
+        if item_id == self._last:
+            return
+        self._last = item_id
         self.count += 1
         if len(self.sample) < self._size:
             self.sample.append(item_id)
