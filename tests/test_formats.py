@@ -232,6 +232,7 @@ def _export_guide(slug: str, evalset: EvalSet = GUIDE_SET):
 
 def _dict_rows(data: bytes) -> list[dict[str, str]]:
     """A deepset CSV as deepset's own ingestion reads it: UTF-8, RFC 4180, header row."""
+    csv.field_size_limit(1 << 26)  # pandas, which deepset's examples use, has no cell limit
     return list(csv.DictReader(io.StringIO(data.decode("utf-8"), newline="")))
 
 
@@ -827,7 +828,22 @@ def test_deepset_qa_notes_count_every_caveat_of_the_golden_set():
         "text_is_evidence": 3,  # g2, g3, g6
         "formula_like": 2,  # g4, g6
     }
-    assert (notes.items, notes.rows) == (6, 6)
+    assert (notes.format, notes.items, notes.rows) == ("deepset-qa", 6, 6)
+
+
+@pytest.mark.parametrize("slug", ["deepset-qa", "deepset-retrieval", "deepset-rag", "beir"])
+def test_a_large_export_spills_to_disk_and_stays_exact(slug):
+    question = "Q" + "é" * (1 << 20)  # over the 1 MiB kept in memory before spilling
+    item = EvalItem("big", question, anchors=(GoldAnchor("memo.txt", "parking is free"),))
+    evalset = EvalSet(id="s", items=(item, *GUIDE_SET.items))
+    data, notes = _export(slug, evalset, documents=GUIDE_DOCUMENTS)
+
+    if slug == "beir":
+        queries = _members(data)["queries.jsonl"].decode("utf-8").splitlines()
+        assert json.loads(queries[0])["text"] == question
+    else:
+        assert _dict_rows(data)[0]["question"] == question
+    assert notes.items == 7
 
 
 def _qa(item: EvalItem, positions, documents=None):

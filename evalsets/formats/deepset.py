@@ -266,8 +266,7 @@ def _write(
     with tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8") as spool:
         for item in items:
             notes.items += 1
-            if layout != "qa":
-                tallies.ids_dropped.add(item.id)
+            tallies.ids_dropped.add(item.id)  # rendered for the layouts without the column
             filters = _filters_cell(item, tallies)
             if layout == "rag":
                 if item.anchors or item.gold:
