@@ -283,7 +283,7 @@ def _write(
                 tallies.formulas.add(item.id)
             for row in rows:
                 cells = row.cells(layout, "" if layout == "rag" else filters, item.id)
-                spool.write(json.dumps(cells, ensure_ascii=False) + "\n")
+                spool.write(json.dumps(cells) + "\n")
                 notes.rows += 1
 
         columns = [c for c in COLUMNS[layout] if c != "filters" or any_filters or layout == "rag"]
@@ -370,19 +370,17 @@ def _filters_cell(item: EvalItem, tallies: _Tallies) -> str:
     filters = item.meta.get("filters")
     if filters is None or filters == {}:
         return ""
-    pairs: list[str] = []
-    if isinstance(filters, Mapping):
-        for key in sorted(filters, key=str):
-            value = filters[key]
-            values = list(value) if isinstance(value, (list, tuple)) else [value]
-            if not values or not all(_scalar(v) for v in values):
-                pairs = []
-                break
-            for one in values:
-                pairs.append(f"{_json(str(key))}:{_json(one)}")
-    if not pairs:
+    if not isinstance(filters, Mapping):
         tallies.bad_filters.add(item.id)
         return ""
+    pairs: list[str] = []
+    for key in sorted(filters):  # JSON object keys: always text
+        value = filters[key]
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        if not values or not all(_scalar(v) for v in values):
+            tallies.bad_filters.add(item.id)
+            return ""
+        pairs.extend(f"{_json(str(key))}:{_json(one)}" for one in values)
     return "{" + ", ".join(pairs) + "}"
 
 
