@@ -513,7 +513,12 @@ def test_csv_writes_formula_like_cells_exactly_and_names_the_items():
     assert rows[3]["question"] == "@HR: who approves leave?"
     assert rows[5]["question"] == "-1 day: what changes?"
     assert notes.counts["formula_like"] == 2
-    assert "g4, g6" in notes.notes[0] and "written exactly" in notes.notes[0]
+    assert notes.notes[0] == (
+        "2 items have a question, answer or quote starting with =, +, -, @, a tab or a "
+        "carriage return, which a spreadsheet may run as a formula; they were written exactly, "
+        "because evaluation needs the exact text. Do not open this file in a spreadsheet to "
+        "edit it (export 'context-grid CSV for spreadsheets' for that): g4, g6."
+    )
 
 
 @pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])

@@ -10,6 +10,7 @@ import hashlib
 import io
 import zipfile
 from datetime import datetime
+from types import SimpleNamespace
 
 import contextgrid as cg
 import pytest
@@ -604,3 +605,21 @@ def test_positions_are_only_given_for_the_item_being_written():
 
     with pytest.raises(LookupError, match="positions asked for 'x' while writing ''"):
         frozen.positions(cg.EvalItem(id="x", question="Q?"))
+
+
+def test_unplaced_anchors_are_counted_all_and_shown_ten_with_long_quotes_cut():
+    unplaced = releases._Unplaced()
+    assert unplaced.note() is None
+    sixty, sixty_one = "q" * 60, "r" * 61
+    unplaced.add("a", 1, SimpleNamespace(quote=sixty), "is lost")
+    unplaced.add("b", 2, SimpleNamespace(quote=sixty_one), "is lost")
+    for n in range(10):
+        unplaced.add(f"c{n}", 1, SimpleNamespace(quote="x"), "is lost")
+
+    note = unplaced.note()
+    assert note.startswith("12 anchor(s) are not found in the parse this release's files use")
+    assert (
+        f"item 'a' anchor 1 ({sixty!r}) is lost; item 'b' anchor 2 ('{'r' * 57}...') is lost"
+        in (note)
+    )
+    assert note.count("is lost") == 10 and note.endswith("is lost; and 2 more.")
