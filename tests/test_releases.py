@@ -8,8 +8,9 @@ import csv
 import dataclasses
 import hashlib
 import io
+import time
 import zipfile
-from datetime import datetime
+from datetime import UTC, datetime, timedelta, timezone
 from types import SimpleNamespace
 
 import contextgrid as cg
@@ -20,7 +21,15 @@ from django.core.files.base import ContentFile
 
 from evalsets import bridge, releases, resolution, review, services
 from evalsets.formats import FORMATS
-from evalsets.models import Document, EvalItem, EvalSet, Release, ReleaseFile, ReleaseItem
+from evalsets.models import (
+    Document,
+    EvalItem,
+    EvalSet,
+    GoldAnchor,
+    Release,
+    ReleaseFile,
+    ReleaseItem,
+)
 from evalsets.models_review import ItemEvent
 
 pytestmark = pytest.mark.django_db
@@ -623,3 +632,52 @@ def test_unplaced_anchors_are_counted_all_and_shown_ten_with_long_quotes_cut():
         in (note)
     )
     assert note.count("is lost") == 10 and note.endswith("is lost; and 2 more.")
+
+
+def test_the_unplaced_note_says_what_formats_do_with_such_an_anchor():
+    unplaced = releases._Unplaced()
+    unplaced.add("q7", 2, SimpleNamespace(quote="gone"), "is not in 'a.pdf'")
+
+    assert unplaced.note() == (
+        "1 anchor(s) are not found in the parse this release's files use, so formats that "
+        "place evidence in a document (deepset) write the quote alone as its context, and no "
+        "gold span is written: item 'q7' anchor 2 ('gone') is not in 'a.pdf'."
+    )
+
+
+def test_review_time_is_written_in_utc_whatever_the_servers_zone(monkeypatch):
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        at = datetime(2026, 11, 30, 12, 0, tzinfo=timezone(timedelta(hours=2)))
+        meta = bridge.review_meta({}, approved=True, approval=bridge.Approval("rita", at))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+    assert meta == {
+        "reviewed": True,
+        "reviewed_by": "rita",
+        "reviewed_at": "2026-11-30T10:00:00+00:00",
+    }
+
+
+def test_an_approval_without_a_recorded_name_still_says_when():
+    at = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    item = SimpleNamespace(state="approved", approved_by=None, approved_at=at)
+
+    assert releases._approval(item) == bridge.Approval(by="", at=at)
+    assert releases._approval(SimpleNamespace(state="draft", approved_at=at)) is None
+
+
+def test_in_the_parse_it_was_highlighted_in_an_anchor_is_where_it_was_highlighted(reviewed, guide):
+    anchor = reviewed["h1"].anchors.get()
+    reference = guide.parses.get(is_reference=True)
+    anchor.resolutions.filter(parse=reference).update(start=0, end=13)  # a stale resolution
+
+    fresh = GoldAnchor.objects.prefetch_related("resolutions").get(pk=anchor.pk)
+    assert bridge.anchor_span(fresh, reference) == (anchor.ref_start, anchor.ref_end)
+    theirs = guide.parses.get(parser="theirs")
+    res = fresh.resolutions.get(parse=theirs)
+    assert bridge.anchor_span(fresh, theirs) == (res.start, res.end)
+    assert bridge.anchor_span(fresh, None) is None
