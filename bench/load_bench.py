@@ -13,13 +13,14 @@ parses of its document; the same delay is also read from the database
 (resolution ``updated_at`` minus anchor ``created_at``), which is exact. A reader opens the
 1,000-page document's page and first pages once a second throughout.
 
-The peer, in the same run: the same workload against Django's ``runserver`` (one threaded
-process), the embedded-mode web server.
+A baseline, in the same run (not a peer: it is our own app on another server, so it says what
+gunicorn buys, not how Groundwork compares with another labelling tool): the same workload
+against Django's ``runserver`` (one threaded process), the embedded-mode web server.
 
 Run: ``.venv/bin/python bench/load_bench.py [--duration 60] [--think 1.0] [--annotators 20]``.
 ``--think`` is the mean pause between an annotator's actions (exponentially distributed; 0 =
-flat out). ``--skip-peer`` leaves out runserver. The client runs on the same two cores as the
-server, so its own CPU time is part of every latency measured here.
+flat out). ``--skip-peer`` leaves out the runserver baseline. The client runs on the same two
+cores as the server, so its own CPU time is part of every latency measured here.
 """
 
 from __future__ import annotations
@@ -637,9 +638,13 @@ def main() -> None:
             warm_up(peer, seeded)
             duration = args.duration
             args.duration = args.peer_duration or duration
-            print(f"running {args.duration:.0f} s against runserver (peer) ...", flush=True)
+            print(f"running {args.duration:.0f} s against runserver (baseline) ...", flush=True)
             run = run_load(
-                peer, seeded, args, "peer: Django runserver (1 process, threaded)", stack
+                peer,
+                seeded,
+                args,
+                "baseline, not a peer: our app on Django runserver (1 process, threaded)",
+                stack,
             )
             run.resolved_server_ms = server_side_latency(run.anchors)
             runs.append(run)

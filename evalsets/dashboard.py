@@ -1,10 +1,11 @@
-"""The figures an eval set's owner watches while it is built, and their charts.
+"""The figures an eval set's owner watches while it is built.
 
 ``evalset_dashboard`` answers the JSON API and feeds the page: items per state and per person,
 review throughput from the audit trail, how well each parse found the set's anchors, the
 question-type mix, unanswerable and near-duplicate questions, context-grid's own verdict on
 what a set this size can detect, and inter-annotator agreement where items were annotated by
-several people. Charts are small inline SVGs built here, so the page needs no JS library.
+several people. Numbers only: the page draws them (``labelling/charts.py``). Each figure costs
+a fixed number of queries however large the set (``tests/test_query_counts.py``).
 """
 
 from __future__ import annotations
@@ -18,12 +19,10 @@ from contextgrid.evalset.quality import assess, minimum_detectable_difference
 from django.db.models import Count, Prefetch
 from django.db.models.functions import TruncDate
 from django.utils import timezone
-from django.utils.html import escape
 from rapidfuzz import fuzz, process, utils
 
 from evalsets.bridge import evalset_to_cg
 from evalsets.models import (
-    FOUND_STATUSES,
     AnchorResolution,
     AssignmentKind,
     EvalItem,
@@ -34,8 +33,9 @@ from evalsets.models import (
     ItemEvent,
     ItemState,
     ParseVersion,
-    ResolutionStatus,
 )
+from evalsets.portability import reference_span, tally
+from evalsets.selectors import PARSE_BULK
 
 #: Questions this similar (rapidfuzz token-sort ratio, 0-100) are near-duplicates.
 NEAR_DUPLICATE_SCORE = 90
@@ -46,7 +46,11 @@ THROUGHPUT_DAYS = 30
 
 
 def _items(evalset: EvalSet) -> list[EvalItem]:
-    resolutions = AnchorResolution.objects.defer("detail")
+    # Each resolution knows whether its parse is the reference (``reference_span``), without
+    # reading the parse's text.
+    resolutions = AnchorResolution.objects.select_related("parse").defer(
+        "detail", *(f"parse__{name}" for name in PARSE_BULK)
+    )
     anchors = GoldAnchor.objects.select_related("created_by").prefetch_related(
         Prefetch("resolutions", queryset=resolutions)
     )
@@ -183,10 +187,7 @@ def _resolution(items: list[EvalItem]) -> list[dict]:
     )
     out = []
     for parse in parses:
-        counts = statuses[parse.pk]
-        total = anchors_by_doc[parse.document_id]
-        found = sum(counts[s] for s in FOUND_STATUSES)
-        tiers = {s.value: counts[s.value] for s in ResolutionStatus if s != "pending"}
+        counted = tally(statuses[parse.pk], anchors=anchors_by_doc[parse.document_id])
         out.append(
             {
                 "document": parse.document.source_id,
@@ -195,13 +196,15 @@ def _resolution(items: list[EvalItem]) -> list[dict]:
                 "parser_version": parse.parser_version,
                 "is_reference": parse.is_reference,
                 "status": parse.status,
-                "anchors": total,
-                "by_status": tiers,
-                "found": found,
-                "lost": counts[ResolutionStatus.NOT_FOUND],
-                "ambiguous": counts[ResolutionStatus.AMBIGUOUS],
-                "pending": max(0, total - sum(tiers.values())),
-                "found_rate": round(found / total, 4) if total else None,
+                "anchors": counted["anchors"],
+                "by_status": counted["by_status"],
+                "found": counted["found"],
+                "lost": counted["lost"],
+                "ambiguous": counted["ambiguous"],
+                "pending": counted["pending"],
+                "found_rate": None
+                if counted["found_rate"] is None
+                else round(counted["found_rate"], 4),
             }
         )
     return out
@@ -327,15 +330,12 @@ def span_agreement(a: dict, b: dict) -> float:
     return 1.0 if union == 0 else inter / union
 
 
-def _anchor_span(anchor: GoldAnchor, reference: dict[int, int]) -> tuple[object, int, int]:
-    """Where the anchor lies: in its document's reference parse when resolved there, else where
-    it was highlighted, else (a typed quote not placed yet) its quote text itself."""
-    ref_parse = reference.get(anchor.document_id) if anchor.document_id else None
-    for res in anchor.resolutions.all():
-        if res.parse_id == ref_parse and res.status in FOUND_STATUSES:
-            return ("parse", res.parse_id), res.start, res.end
-    if anchor.reference_parse_id is not None and anchor.ref_start is not None:
-        return ("parse", anchor.reference_parse_id), anchor.ref_start, anchor.ref_end
+def _anchor_span(anchor: GoldAnchor) -> tuple[object, int, int]:
+    """Where the anchor lies for comparing annotators: in its document's reference parse
+    (``reference_span``), else (a typed quote not placed yet) its quote text itself."""
+    span = reference_span(anchor, anchor.resolutions.all())
+    if span is not None:
+        return ("parse", span.parse_id), span.start, span.end
     return ("quote", anchor.source_id, anchor.quote), 0, len(anchor.quote)
 
 
@@ -351,19 +351,13 @@ def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
     overlapped = [item for item in items if len(annotators.get(item.pk, ())) >= 2]
     if not overlapped:
         return {"items": [], "pairs": [], "mean": None}
-    document_ids = {a.document_id for item in overlapped for a in item.anchors.all()}
-    reference = dict(
-        ParseVersion.objects.filter(document__in=document_ids, is_reference=True).values_list(
-            "document", "id"
-        )
-    )
     per_item = []
     per_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
     for item in overlapped:
         spans: dict[int, dict] = {user_pk: defaultdict(list) for user_pk, _ in annotators[item.pk]}
         for anchor in item.anchors.all():
             if anchor.created_by_id in spans:
-                key, start, end = _anchor_span(anchor, reference)
+                key, start, end = _anchor_span(anchor)
                 spans[anchor.created_by_id][key].append((start, end))
         merged = {user: {k: _merge(v) for k, v in s.items()} for user, s in spans.items()}
         scores = []
@@ -385,131 +379,4 @@ def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
             for pair, v in sorted(per_pair.items())
         ],
         "mean": round(sum(r["agreement"] for r in per_item) / len(per_item), 4),
-    }
-
-
-# -- charts (inline SVG) ---------------------------------------------------------------------------
-
-STATE_COLOURS = {
-    "draft": "#9aa3b5",
-    "submitted": "#2f5bd3",
-    "changes_requested": "#d9822b",
-    "approved": "#2b8a3e",
-}
-TIER_COLOURS = {
-    "exact": "#2b8a3e",
-    "normalised": "#5cb85c",
-    "fuzzy": "#a3d977",
-    "ambiguous": "#d9822b",
-    "not_found": "#c0392b",
-    "pending": "#c9ced8",
-}
-
-
-def bar_chart(rows: list[tuple[str, int]], *, title: str, colours: dict | None = None) -> str:
-    """Horizontal bars, one per ``(label, value)``."""
-    width, label_w, bar_h, gap = 460, 150, 18, 6
-    height = max(1, len(rows)) * (bar_h + gap) + 4
-    top = max([v for _, v in rows] + [1])
-    parts = [
-        f'<svg class="chart" role="img" aria-label="{escape(title)}" viewBox="0 0 {width} '
-        f'{height}" width="{width}" height="{height}"><title>{escape(title)}</title>'
-    ]
-    for index, (label, value) in enumerate(rows):
-        y = index * (bar_h + gap) + 2
-        w = int((width - label_w - 50) * value / top)
-        colour = (colours or {}).get(label, "#2f5bd3")
-        parts.append(
-            f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{escape(label)}</text>'
-            f'<rect x="{label_w}" y="{y}" width="{w}" height="{bar_h}" fill="{colour}"/>'
-            f'<text x="{label_w + w + 4}" y="{y + 13}">{value}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def stacked_bars(rows: list[tuple[str, list[tuple[str, int]]]], *, title: str) -> str:
-    """One horizontal bar per row, split into coloured segments (resolution tiers)."""
-    width, label_w, bar_h, gap = 560, 220, 18, 6
-    height = max(1, len(rows)) * (bar_h + gap) + 4
-    parts = [
-        f'<svg class="chart" role="img" aria-label="{escape(title)}" viewBox="0 0 {width} '
-        f'{height}" width="{width}" height="{height}"><title>{escape(title)}</title>'
-    ]
-    span = width - label_w - 10
-    for index, (label, segments) in enumerate(rows):
-        y = index * (bar_h + gap) + 2
-        total = sum(v for _, v in segments) or 1
-        x = float(label_w)
-        parts.append(
-            f'<text x="{label_w - 6}" y="{y + 13}" text-anchor="end">{escape(label)}</text>'
-        )
-        for name, value in segments:
-            if not value:
-                continue
-            w = span * value / total
-            parts.append(
-                f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{bar_h}" '
-                f'fill="{TIER_COLOURS.get(name, "#888")}"><title>{escape(name)}: {value}'
-                "</title></rect>"
-            )
-            x += w
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def column_chart(days: list[dict], series: list[str], *, title: str) -> str:
-    """Grouped columns per day (review throughput)."""
-    width, height, bottom = 640, 160, 20
-    top = max([d[s] for d in days for s in series] + [1])
-    slot = width / max(1, len(days))
-    bar_w = max(1.0, (slot - 2) / len(series))
-    colours = {"submitted": "#2f5bd3", "approved": "#2b8a3e", "changes_requested": "#d9822b"}
-    parts = [
-        f'<svg class="chart" role="img" aria-label="{escape(title)}" viewBox="0 0 {width} '
-        f'{height}" width="{width}" height="{height}"><title>{escape(title)}</title>'
-    ]
-    for index, day in enumerate(days):
-        for k, name in enumerate(series):
-            value = day[name]
-            if not value:
-                continue
-            h = (height - bottom - 4) * value / top
-            x = index * slot + k * bar_w
-            parts.append(
-                f'<rect x="{x:.1f}" y="{height - bottom - h:.1f}" width="{bar_w:.1f}" '
-                f'height="{h:.1f}" fill="{colours.get(name, "#888")}"><title>{day["date"]} '
-                f"{escape(name)}: {value}</title></rect>"
-            )
-    if days:
-        parts.append(
-            f'<text x="0" y="{height - 4}">{days[0]["date"]}</text>'
-            f'<text x="{width}" y="{height - 4}" text-anchor="end">{days[-1]["date"]}</text>'
-        )
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def charts(data: dict) -> dict[str, str]:
-    """The dashboard's SVG charts, from ``evalset_dashboard``'s figures."""
-    return {
-        "states": bar_chart(
-            list(data["states"].items()), title="Items per state", colours=STATE_COLOURS
-        ),
-        "qtypes": bar_chart(list(data["qtypes"].items()), title="Question types"),
-        "throughput": column_chart(
-            data["throughput"],
-            ["submitted", "approved", "changes_requested"],
-            title=f"Review throughput, last {len(data['throughput'])} days",
-        ),
-        "resolution": stacked_bars(
-            [
-                (
-                    f"{r['document']} · {r['parser']} {r['parser_version']}".strip(),
-                    [*r["by_status"].items(), ("pending", r["pending"])],
-                )
-                for r in data["resolution"]
-            ],
-            title="Anchors found per parse, by tier",
-        ),
     }

@@ -27,3 +27,10 @@ class Conflict(GroundworkError):
     """The request is well formed but collides with the current state (HTTP 409)."""
 
     status_code = 409
+
+
+class Forbidden(GroundworkError):
+    """The caller may not do this, whatever the object's state (HTTP 403): their role is
+    too low (``evalsets.access``), or four eyes bars them."""
+
+    status_code = 403

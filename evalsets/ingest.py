@@ -137,6 +137,7 @@ def run_parse(parse: ParseVersion) -> ParseVersion:
         text=result.text,
         text_length=len(result.text),
         page_starts=result.page_starts,
+        diagnostics=result.meta,  # failed and empty pages, the encoding: kept, and shown
         status=ParseStatus.READY,
         error="",
         error_code="",

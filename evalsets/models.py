@@ -22,14 +22,28 @@ from django.db.models.functions import Substr
 
 
 class Role(models.TextChoices):
+    """A member's role in one workspace, declared highest first.
+
+    Each role may do everything the roles below it may, so a rule names the least role it
+    needs and ``at_least`` compares: ``Role.REVIEWER.at_least(Role.ANNOTATOR)`` is true.
+    Which role each action needs is declared on the views (``required_roles``, ``@requires``)
+    and, for single fields, in ``evalsets.access``.
+    """
+
     OWNER = "owner", "Owner"
     REVIEWER = "reviewer", "Reviewer"
     ANNOTATOR = "annotator", "Annotator"
     VIEWER = "viewer", "Viewer"
 
+    @property
+    def rank(self) -> int:
+        """0 for a viewer, up to 3 for an owner."""
+        members = list(type(self))
+        return len(members) - 1 - members.index(self)
 
-#: Each role can do everything the roles below it can.
-ROLE_RANK = {Role.VIEWER: 0, Role.ANNOTATOR: 1, Role.REVIEWER: 2, Role.OWNER: 3}
+    def at_least(self, other: Role | str) -> bool:
+        """True when this role is ``other`` or above it."""
+        return self.rank >= Role(other).rank
 
 
 class Workspace(models.Model):
@@ -67,9 +81,42 @@ class Membership(models.Model):
     def __str__(self) -> str:
         return f"{self.user} in {self.workspace} as {self.role}"
 
-    def allows(self, role: str) -> bool:
+    def allows(self, role: Role | str) -> bool:
         """True when this member's role is ``role`` or above it."""
-        return ROLE_RANK[Role(self.role)] >= ROLE_RANK[Role(role)]
+        return Role(self.role).at_least(role)
+
+
+class Invitation(models.Model):
+    """An owner's offer of a role in a workspace, waiting for the invitee to accept it.
+
+    Nobody becomes a member without consent: adding someone by username only invites them,
+    and they see and accept (or decline) it themselves. The invitee is a username, not a
+    user row, so inviting a name nobody holds looks exactly like inviting a real user (the
+    owner learns nothing about which usernames exist); the name is NFKC-normalised as Django
+    normalises user names, and an account later created with it sees the invitation.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    username = models.CharField(max_length=150)
+    role = models.CharField(max_length=16, choices=Role.choices)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["workspace_id", "username"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["workspace", "username"], name="one_invitation_per_name"
+            ),
+            models.CheckConstraint(
+                condition=Q(role__in=[r.value for r in Role]), name="invitation_role_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.username} invited to {self.workspace} as {self.role}"
 
 
 def document_upload_to(instance: Document, filename: str) -> str:
@@ -114,6 +161,16 @@ class ParseStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+def _pages(numbers: list[int], shown: int = 10) -> str:
+    """``page 3``, ``pages 12, 40``, ``pages 1, 2, ... (120 in all)``."""
+    if len(numbers) == 1:
+        return f"page {numbers[0]}"
+    listed = ", ".join(str(n) for n in numbers[:shown])
+    if len(numbers) > shown:
+        listed += f", … ({len(numbers)} in all)"
+    return f"pages {listed}"
+
+
 class ParseVersion(models.Model):
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="parses")
@@ -125,6 +182,9 @@ class ParseVersion(models.Model):
     #: ``len(text)`` in code points, kept beside it so a view never reads megabytes to know it.
     text_length = models.PositiveIntegerField(default=0)
     page_starts = models.JSONField(default=list, blank=True)
+    #: What the parser noted about the file (``ParsedText.meta``): ``failed_pages`` and
+    #: ``empty_pages`` (numbers from 1), ``encoding``, page counts. ``warnings`` words them.
+    diagnostics = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=ParseStatus.choices, default="queued")
     error = models.TextField(blank=True)
     error_code = models.CharField(max_length=32, blank=True)
@@ -164,6 +224,20 @@ class ParseVersion(models.Model):
     @property
     def page_count(self) -> int:
         return len(self.page_starts or [0])
+
+    @property
+    def warnings(self) -> list[str]:
+        """What a reader of this parse should know about pages it lost, as sentences."""
+        found = self.diagnostics or {}
+        out = []
+        if found.get("failed_pages"):
+            out.append(f"{_pages(found['failed_pages'])} could not be read")
+        if found.get("empty_pages"):
+            out.append(f"{_pages(found['empty_pages'])} had no text")
+        encoding = str(found.get("encoding") or "")
+        if encoding and encoding.replace("_", "-").lower() not in ("utf-8", "ascii"):
+            out.append(f"the text was decoded as {encoding}, not UTF-8")
+        return out
 
     def text_between(self, start: int, end: int) -> str:
         """``text[start:end]``, read from the database alone when the text was not loaded

@@ -17,13 +17,13 @@ from django.db.models import Count
 
 from evalsets import resolver
 from evalsets.models import (
-    FOUND_STATUSES,
     AnchorResolution,
     GoldAnchor,
     ParseStatus,
     ParseVersion,
     ResolutionStatus,
 )
+from evalsets.portability import tally
 
 BATCH = 500
 UPDATE_FIELDS = ["status", "start", "end", "score", "candidates", "detail", "resolver_version"]
@@ -159,23 +159,22 @@ def resolve_anchor(anchor: GoldAnchor) -> int:
 
 
 def parse_health(parse: ParseVersion) -> dict:
-    """How many anchors this parse found by each tier, and which it lost."""
+    """How many anchors this parse found by each tier, and which it could not place (lost,
+    or ambiguous: seen more than once with nothing to tell the copies apart)."""
     counts = dict(
         parse.resolutions.values_list("status").annotate(n=Count("pk")).values_list("status", "n")
     )
-    anchors_total = GoldAnchor.objects.filter(document=parse.document_id).count()
-    resolved = sum(counts.values())
-    lost = list(
+    counted = tally(counts, anchors=GoldAnchor.objects.filter(document=parse.document_id).count())
+    unplaced = list(
         parse.resolutions.filter(
             status__in=[ResolutionStatus.NOT_FOUND, ResolutionStatus.AMBIGUOUS]
         ).values_list("anchor__public_id", flat=True)[:200]
     )
-    found = sum(counts.get(s, 0) for s in FOUND_STATUSES)
     return {
-        "anchors": anchors_total,
-        "pending": max(0, anchors_total - resolved),
-        "by_status": {s.value: counts.get(s.value, 0) for s in ResolutionStatus if s != "pending"},
-        "found": found,
-        "found_rate": (found / anchors_total) if anchors_total else None,
-        "lost_anchors": [str(pk) for pk in lost],
+        "anchors": counted["anchors"],
+        "pending": counted["pending"],
+        "by_status": counted["by_status"],
+        "found": counted["found"],
+        "found_rate": counted["found_rate"],
+        "lost_anchors": [str(pk) for pk in unplaced],
     }

@@ -1,5 +1,6 @@
 """Review and collaboration services: workflow transitions, four eyes, comments, the audit
-trail and assignment queues.
+trail and assignments. Writes only: what pages and the API read about reviews (history,
+changes since a version, an item's writers, my queue) is in ``evalsets.selectors``.
 
 Every transition is one conditional ``UPDATE`` that names the state it leaves (and, for a
 reviewer's decision, the ``row_version`` they looked at), so two reviewers racing get exactly
@@ -8,8 +9,9 @@ transaction as the change it describes, so it can never disagree with the data.
 
 What editing does, by state: a ``draft``, ``submitted`` or ``changes_requested`` item can be
 edited (an edit bumps ``row_version``, so a reviewer who opened the older version cannot
-approve it); an ``approved`` item cannot: edits and anchor changes are refused with 409 until
-an owner reopens it, which sends it back to ``draft`` and out of any future release.
+approve it); an ``approved`` item cannot: edits, anchor changes and deleting it are refused
+with 409 until an owner reopens it, which sends it back to ``draft`` and out of any future
+release.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
-from evalsets.errors import Conflict, GroundworkError, InvalidInput
+from evalsets import access, selectors
+from evalsets.errors import Conflict, Forbidden, InvalidInput
 from evalsets.models import (
     AssignmentKind,
     Comment,
@@ -34,25 +37,11 @@ from evalsets.models import (
     ItemEvent,
     ItemState,
     Membership,
-    Role,
 )
 
 User = get_user_model()
 
 MAX_COMMENT_CHARS = 10_000
-#: Item fields whose edit makes the editor one of the item's writers (four eyes).
-CONTENT_FIELDS = ("question", "qtype", "answer")
-ANCHOR_EVENTS = (
-    EventKind.ANCHOR_CREATED,
-    EventKind.ANCHOR_GRADE_CHANGED,
-    EventKind.ANCHOR_DELETED,
-)
-
-
-class Forbidden(GroundworkError):
-    """The caller may not do this to this object, whatever its state (HTTP 403)."""
-
-    status_code = 403
 
 
 # -- the audit trail --------------------------------------------------------------------------
@@ -173,34 +162,12 @@ def record_anchor(*, anchor: GoldAnchor, kind: str, user, **data: Any) -> None:
     )
 
 
-def history(*, workspace, evalset_slug: str, item_id: str):
-    """Every event of one item, oldest first, whether or not the item still exists."""
-    return ItemEvent.objects.filter(
-        workspace=workspace, evalset_slug=evalset_slug, item_key=item_id
-    ).order_by("at", "id")
-
-
-def changes_since(item: EvalItem, row_version: int) -> list[dict]:
-    """What happened to ``item`` after the reader saw ``row_version``."""
-    out = []
-    for event in ItemEvent.objects.filter(item=item).order_by("at", "id"):
-        seen = event.data.get("row_version")
-        if seen is not None and seen > row_version:
-            entry = {"kind": event.kind, "by": event.actor_name, "at": event.at.isoformat()}
-            if event.kind == EventKind.EDITED:
-                entry["fields"] = sorted(event.data.get("changes", {}))
-            if event.anchor_uuid:
-                entry["anchor"] = str(event.anchor_uuid)
-                entry["quote"] = event.data.get("quote")
-            out.append(entry)
-    return out
-
-
 # -- editing rules -----------------------------------------------------------------------------
 
 
-def check_editable(item: EvalItem) -> None:
-    """Refuse (409) to change an approved item; lock its row so an approval waits for us."""
+def check_editable(item: EvalItem, change: str = "edited") -> None:
+    """Refuse (409) to change or delete an approved item, whoever asks; lock its row so an
+    approval waits for us. ``change`` says what was refused ("edited", "deleted")."""
     state = (
         EvalItem.objects.select_for_update()
         .filter(pk=item.pk)
@@ -210,7 +177,7 @@ def check_editable(item: EvalItem) -> None:
     if state == ItemState.APPROVED:
         raise Conflict(
             f"eval item {item.item_id!r} is approved; an owner must reopen it before it is "
-            "edited (reopening takes it out of future releases until it is approved again)",
+            f"{change} (reopening takes it out of future releases until it is approved again)",
             field="state",
             extra={"state": state},
         )
@@ -219,22 +186,8 @@ def check_editable(item: EvalItem) -> None:
 # -- four eyes ---------------------------------------------------------------------------------
 
 
-def writers(item: EvalItem) -> set[int]:
-    """Users who wrote the item: its author, whoever edited its question, answer or type,
-    and whoever created, regraded or deleted one of its anchors."""
-    ids = {item.author_id} if item.author_id else set()
-    # ``item.anchors.all()`` uses a prefetch where the caller made one (the review page).
-    ids.update(a.created_by_id for a in item.anchors.all() if a.created_by_id)
-    for kind, actor, data in ItemEvent.objects.filter(
-        item=item, actor__isnull=False, kind__in=[EventKind.EDITED, *ANCHOR_EVENTS]
-    ).values_list("kind", "actor", "data"):
-        if kind != EventKind.EDITED or set(data.get("changes", {})) & set(CONTENT_FIELDS):
-            ids.add(actor)
-    return ids
-
-
 def check_four_eyes(item: EvalItem, user) -> None:
-    if user.pk in writers(item):
+    if user.pk in selectors.writers(item):
         raise Forbidden(
             f"you wrote or anchored eval item {item.item_id!r}; someone else must approve it "
             "(four eyes)",
@@ -285,7 +238,7 @@ def _refuse(item: EvalItem, action: str, row_version: int | None) -> None:
         extra={
             "state": current.state,
             "current_row_version": current.row_version,
-            "changed": changes_since(current, row_version or 0),
+            "changed": selectors.changes_since(current, row_version or 0),
         },
     )
 
@@ -490,8 +443,6 @@ def comment_add(
 
 # -- assignment --------------------------------------------------------------------------------
 
-_ROLE_FOR = {AssignmentKind.ANNOTATE: Role.ANNOTATOR, AssignmentKind.REVIEW: Role.REVIEWER}
-
 
 def _members_for(evalset: EvalSet, usernames: Sequence[str], kind: str) -> list:
     if not usernames:
@@ -509,10 +460,10 @@ def _members_for(evalset: EvalSet, usernames: Sequence[str], kind: str) -> list:
             raise InvalidInput(
                 f"{name!r} is not a member of {evalset.workspace.slug!r}", field="users"
             )
-        if not membership.allows(_ROLE_FOR[kind]):
+        if not membership.allows(access.WORK[kind]):
             raise InvalidInput(
                 f"{name!r} has the {membership.role} role; to {kind} they need the "
-                f"{_ROLE_FOR[kind]} role or above",
+                f"{access.WORK[kind]} role or above",
                 field="users",
             )
         users.append(membership.user)
@@ -572,10 +523,11 @@ def assignments_create(
     created: list[ItemAssignment] = []
     skipped: list[dict] = []
     cursor = 0
+    who_wrote = selectors.writers_of(items) if kind == AssignmentKind.REVIEW else {}
     for item in items:
         have = existing.get(item.pk, set())
         needed = overlap - len(have)
-        barred = writers(item) if kind == AssignmentKind.REVIEW else set()
+        barred = who_wrote.get(item.pk, set())
         tried = 0
         while needed > 0 and tried < len(users):
             user = users[cursor % len(users)]
@@ -627,20 +579,3 @@ def assignment_delete(*, assignment: ItemAssignment, by) -> None:
     if assignment.kind == AssignmentKind.ANNOTATE:
         EvalItem.objects.filter(pk=item.pk, assignee=assignment.user_id).update(assignee=None)
     assignment.delete()
-
-
-def queue(*, evalset: EvalSet, user, role: str):
-    """My open assignments in ``evalset`` whose item is waiting for that kind of work."""
-    if role == AssignmentKind.ANNOTATE:
-        waiting = Q(item__state__in=[ItemState.DRAFT, ItemState.CHANGES_REQUESTED])
-    elif role == AssignmentKind.REVIEW:
-        waiting = Q(item__state=ItemState.SUBMITTED)
-    else:
-        raise InvalidInput(f"role must be annotate or review, got {role!r}", field="role")
-    return (
-        ItemAssignment.objects.filter(
-            waiting, item__evalset=evalset, user=user, kind=role, done_at__isnull=True
-        )
-        .select_related("item")
-        .order_by("item__created_at", "item__id")
-    )

@@ -1,22 +1,69 @@
-"""Reads that cross relations, shaped so each list costs a fixed number of queries."""
+"""What pages and the API read: every read that crosses relations, in one place.
+
+Each list costs a fixed number of queries however long it grows (``tests/test_query_counts.py``
+counts them at 5 and 25 items), and no read of a page loads a parse's whole text: a parse can
+be megabytes, and a page needs a window of it (``reference_windows``). Pages
+(``labelling/``) and the API (``evalsets/api/``) call these; writes go through ``services``
+and ``review``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from contextgrid import QuestionType
 from django.contrib.auth import get_user_model
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet, prefetch_related_objects
+from django.db.models import (
+    Case,
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+    When,
+    prefetch_related_objects,
+)
+from django.db.models.functions import Greatest, Substr
 from django.http import Http404
+from django.shortcuts import get_object_or_404
 
+from evalsets import access
+from evalsets.errors import InvalidInput
 from evalsets.models import (
+    FOUND_STATUSES,
     AnchorResolution,
+    AssignmentKind,
+    Comment,
     Document,
     EvalItem,
     EvalSet,
+    EventKind,
     GoldAnchor,
+    Invitation,
+    ItemAssignment,
+    ItemEvent,
+    ItemState,
     Membership,
+    ParseStatus,
     ParseVersion,
+    Release,
 )
+from evalsets.portability import reference_span
+
+#: Item fields whose edit makes the editor one of the item's writers (four eyes).
+CONTENT_FIELDS = ("question", "qtype", "answer")
+ANCHOR_EVENTS = (
+    EventKind.ANCHOR_CREATED,
+    EventKind.ANCHOR_GRADE_CHANGED,
+    EventKind.ANCHOR_DELETED,
+)
+
+# -- who may see it: the caller's membership, and objects inside that workspace, or 404 --------
 
 
 def membership_for(user, workspace_slug: str) -> Membership:
@@ -34,6 +81,31 @@ def membership_for(user, workspace_slug: str) -> Membership:
         raise Http404("no such workspace")
     membership.user = user
     return membership
+
+
+def evalset_in(workspace, slug: str) -> EvalSet:
+    """The workspace's eval set ``slug``, or 404."""
+    return get_object_or_404(evalsets(workspace), slug=slug)
+
+
+def document_in(workspace, source_id: str) -> Document:
+    """The workspace's document ``source_id`` (with its parses), or 404."""
+    return get_object_or_404(documents(workspace), source_id=source_id)
+
+
+def invitations_for(user) -> QuerySet[Invitation]:
+    """The invitations waiting for ``user``'s answer."""
+    return Invitation.objects.filter(username=user.get_username()).select_related(
+        "workspace", "invited_by"
+    )
+
+
+def invitation_for(user, workspace_slug: str) -> Invitation:
+    """``user``'s invitation to the workspace, or 404 (the same whether or not it exists)."""
+    invitation = invitations_for(user).filter(workspace__slug=workspace_slug).first()
+    if invitation is None:
+        raise Http404("no such invitation")
+    return invitation
 
 
 def documents(workspace) -> QuerySet[Document]:
@@ -122,8 +194,6 @@ def with_anchors(items: Iterable[EvalItem]) -> list[EvalItem]:
 
 def parse_in_workspace(workspace, public_id) -> ParseVersion:
     """A parse of one of the workspace's documents, or a 400 naming the field."""
-    from evalsets.errors import InvalidInput
-
     parse = (
         ParseVersion.objects.select_related("document")
         .defer("text")  # megabytes; a highlight reads the part it needs (text_between)
@@ -133,3 +203,332 @@ def parse_in_workspace(workspace, public_id) -> ParseVersion:
     if parse is None:
         raise InvalidInput(f"no parse {str(public_id)!r} in this workspace", field="parse")
     return parse
+
+
+# -- lists of items and eval sets ---------------------------------------------------------------
+
+
+def state_counts(evalsets: Iterable[EvalSet]) -> dict[int, dict[str, int]]:
+    """Items per workflow state in each eval set (every state present, zeros included)."""
+    evalsets = list(evalsets)
+    counts: dict[int, dict[str, int]] = {
+        evalset.pk: {state.value: 0 for state in ItemState} for evalset in evalsets
+    }
+    for evalset_id, state, n in (
+        EvalItem.objects.filter(evalset__in=evalsets)
+        .values_list("evalset", "state")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        counts[evalset_id][state] = n
+    return counts
+
+
+def item_list(evalset: EvalSet, *, state: str = "", qtype: str = "") -> QuerySet[EvalItem]:
+    """The eval set page's items, oldest first, each with ``anchor_count``; ``qtype`` may be
+    ``(none)`` for items without one."""
+    listed = (
+        evalset.items.select_related("author", "assignee")
+        .defer(*_user_columns_not_shown("author", "assignee"))
+        .annotate(anchor_count=Count("anchors"))
+        .order_by("created_at", "id")
+    )
+    if state:
+        listed = listed.filter(state=state)
+    if qtype == "(none)":
+        listed = listed.filter(qtype__isnull=True)
+    elif qtype:
+        listed = listed.filter(qtype=qtype)
+    return listed
+
+
+def qtype_suggestions(evalset: EvalSet) -> list[str]:
+    """context-grid's suggested question types and every type the set already uses."""
+    used = evalset.items.filter(qtype__isnull=False).values_list("qtype", flat=True).distinct()
+    return sorted(set(QuestionType.ALL) | set(used))
+
+
+def next_item_id(evalset: EvalSet) -> str:
+    """``q<n>`` one past the highest ``q<n>`` in the set: a suggestion, freely changed."""
+    highest = 0
+    for item_id in evalset.items.filter(item_id__startswith="q").values_list("item_id", flat=True):
+        if item_id[:1] == "q" and item_id[1:].isdigit():
+            highest = max(highest, int(item_id[1:]))
+    return f"q{highest + 1}"
+
+
+def search_items(items: QuerySet[EvalItem], words: str) -> QuerySet[EvalItem]:
+    """Items whose id or question contains ``words`` (any case)."""
+    words = words.strip()
+    if not words:
+        return items
+    return items.filter(Q(item_id__icontains=words) | Q(question__icontains=words))
+
+
+# -- the home and workspace pages ---------------------------------------------------------------
+
+
+def memberships_with_counts(user) -> list[Membership]:
+    """The user's memberships, each with its workspace's ``documents`` and ``evalsets``."""
+    return list(
+        Membership.objects.filter(user=user)
+        .select_related("workspace")
+        .annotate(
+            documents=Count("workspace__documents", distinct=True),
+            evalsets=Count("workspace__evalsets", distinct=True),
+        )
+    )
+
+
+def evalsets_of(workspaces: Iterable) -> list[EvalSet]:
+    return list(EvalSet.objects.filter(workspace__in=list(workspaces)).select_related("workspace"))
+
+
+def items_for_person(user, workspaces: Iterable) -> tuple[list[EvalItem], list[EvalItem]]:
+    """``(assigned, recent)``: the open items assigned to ``user`` (newest change first, 20
+    at most) and the items they wrote (10 at most), in these workspaces."""
+    mine = EvalItem.objects.filter(evalset__workspace__in=list(workspaces)).select_related(
+        "evalset__workspace"
+    )
+    assigned = mine.filter(assignee=user).exclude(state=ItemState.APPROVED)
+    recent = mine.filter(author=user)
+    return list(assigned.order_by("-updated_at")[:20]), list(recent.order_by("-updated_at")[:10])
+
+
+def evalsets_with_counts(workspace) -> list[EvalSet]:
+    return list(evalsets(workspace).annotate(item_count=Count("items")))
+
+
+# -- the releases page --------------------------------------------------------------------------
+
+
+def releases_of(evalset: EvalSet) -> QuerySet[Release]:
+    return (
+        Release.objects.filter(evalset=evalset)
+        .select_related("evalset__workspace", "created_by")
+        .prefetch_related("files")
+    )
+
+
+def ready_parsers(workspace) -> list[str]:
+    """The parsers with a ready parse in the workspace (a release's gold spans come from one)."""
+    return sorted(
+        ParseVersion.objects.filter(document__workspace=workspace, status=ParseStatus.READY)
+        .values_list("parser", flat=True)
+        .distinct()
+    )
+
+
+# -- the item page ------------------------------------------------------------------------------
+
+
+def documents_to_highlight(workspace) -> list[Document]:
+    """The workspace's documents whose reference parse is ready to be read and highlighted."""
+    return [
+        doc
+        for doc in documents(workspace)
+        if any(p.is_reference and p.status == ParseStatus.READY for p in doc.parses.all())
+    ]
+
+
+def comment_threads(item: EvalItem) -> list[dict]:
+    """The item's comments as threads (a top-level comment and its replies, oldest first).
+
+    A comment on an anchor carries where that anchor was highlighted, so the page can jump
+    straight to it in the document.
+    """
+    comments = list(
+        Comment.objects.filter(item=item)
+        .select_related("author", "anchor__document", "parent")
+        .order_by("created_at", "id")
+    )
+    by_parent: dict[int | None, list[Comment]] = {}
+    for comment in comments:
+        by_parent.setdefault(comment.parent_id, []).append(comment)
+
+    def replies(comment: Comment) -> list[Comment]:
+        found, queue = [], list(by_parent.get(comment.pk, []))
+        while queue:
+            reply = queue.pop(0)
+            found.append(reply)
+            queue.extend(by_parent.get(reply.pk, []))
+        return found
+
+    known = {c.pk for c in comments}
+    roots = [c for c in comments if c.parent_id is None or c.parent_id not in known]
+    return [{"comment": root, "replies": replies(root)} for root in roots]
+
+
+def recent_events(item: EvalItem, limit: int = 200) -> list[ItemEvent]:
+    return list(ItemEvent.objects.filter(item=item).order_by("-at", "-id")[:limit])
+
+
+# -- the document page --------------------------------------------------------------------------
+
+
+def document_anchors(document: Document) -> QuerySet[GoldAnchor]:
+    """Every anchor on ``document`` in reading order, with its item (and set) and its
+    resolutions: three queries whatever the count."""
+    return (
+        anchors_with_resolutions()
+        .filter(document=document)
+        .select_related("item__evalset")
+        .order_by("ref_start", "id")
+    )
+
+
+# -- the audit trail and four eyes --------------------------------------------------------------
+
+
+def history(*, workspace, evalset_slug: str, item_id: str) -> QuerySet[ItemEvent]:
+    """Every event of one item, oldest first, whether or not the item still exists."""
+    return ItemEvent.objects.filter(
+        workspace=workspace, evalset_slug=evalset_slug, item_key=item_id
+    ).order_by("at", "id")
+
+
+def changes_since(item: EvalItem, row_version: int) -> list[dict]:
+    """What happened to ``item`` after the reader saw ``row_version``."""
+    out = []
+    for event in ItemEvent.objects.filter(item=item).order_by("at", "id"):
+        seen = event.data.get("row_version")
+        if seen is not None and seen > row_version:
+            entry = {"kind": event.kind, "by": event.actor_name, "at": event.at.isoformat()}
+            if event.kind == EventKind.EDITED:
+                entry["fields"] = sorted(event.data.get("changes", {}))
+            if event.anchor_uuid:
+                entry["anchor"] = str(event.anchor_uuid)
+                entry["quote"] = event.data.get("quote")
+            out.append(entry)
+    return out
+
+
+def writers_of(items: Iterable[EvalItem]) -> dict[int, set[int]]:
+    """For each item, the users who wrote it: its author, whoever edited its question, answer
+    or type, and whoever created, regraded or deleted one of its anchors. Two queries for any
+    number of items."""
+    items = list(items)
+    ids: dict[int, set[int]] = {
+        item.pk: ({item.author_id} if item.author_id else set()) for item in items
+    }
+    for item_pk, user_pk in GoldAnchor.objects.filter(
+        item__in=items, created_by__isnull=False
+    ).values_list("item", "created_by"):
+        ids[item_pk].add(user_pk)
+    for item_pk, kind, actor, data in ItemEvent.objects.filter(
+        item__in=items, actor__isnull=False, kind__in=[EventKind.EDITED, *ANCHOR_EVENTS]
+    ).values_list("item", "kind", "actor", "data"):
+        if kind != EventKind.EDITED or set(data.get("changes", {})) & set(CONTENT_FIELDS):
+            ids[item_pk].add(actor)
+    return ids
+
+
+def writers(item: EvalItem) -> set[int]:
+    """The users who wrote ``item`` (see ``writers_of``)."""
+    return writers_of([item])[item.pk]
+
+
+def queue(*, evalset: EvalSet, user, role: str) -> QuerySet[ItemAssignment]:
+    """My open assignments in ``evalset`` whose item is waiting for that kind of work.
+
+    Asking for a kind of work needs the role that does it (``access.WORK``), as being
+    assigned it does.
+    """
+    if role == AssignmentKind.ANNOTATE:
+        waiting = Q(item__state__in=[ItemState.DRAFT, ItemState.CHANGES_REQUESTED])
+    elif role == AssignmentKind.REVIEW:
+        waiting = Q(item__state=ItemState.SUBMITTED)
+    else:
+        raise InvalidInput(f"role must be annotate or review, got {role!r}", field="role")
+    access.check_user(
+        user=user, workspace=evalset.workspace, needed=access.WORK[role], what="this", field="role"
+    )
+    return (
+        ItemAssignment.objects.filter(
+            waiting, item__evalset=evalset, user=user, kind=role, done_at__isnull=True
+        )
+        .select_related("item")
+        .order_by("item__created_at", "item__id")
+    )
+
+
+# -- the review page ----------------------------------------------------------------------------
+
+
+def reference_windows(context: int) -> QuerySet[AnchorResolution]:
+    """Resolutions with their parse's name (never its text) and, where the anchor was found
+    in its document's reference parse, ``window``: the text from ``context`` characters
+    before the span to ``context`` after it, cut by the database, starting at ``window_from``.
+    """
+    window_from = Greatest(F("start") - context, Value(0))
+    in_reference = Q(parse__is_reference=True, status__in=FOUND_STATUSES)
+    return (
+        AnchorResolution.objects.select_related("parse")
+        .defer("detail", *(f"parse__{name}" for name in PARSE_BULK))
+        .annotate(
+            window_from=Case(
+                When(in_reference, then=window_from), default=None, output_field=IntegerField()
+            ),
+            window=Case(
+                When(
+                    in_reference,
+                    then=Substr("parse__text", window_from + 1, F("end") + context - window_from),
+                ),
+                default=None,
+                output_field=TextField(),
+            ),
+        )
+    )
+
+
+def anchor_in_context(anchor: GoldAnchor) -> dict[str, str]:
+    """Prefix, quote and suffix: from the reference parse where the anchor was found there
+    (its resolutions read through ``reference_windows``), else the context stored when it
+    was highlighted."""
+    span = reference_span(anchor, anchor.resolutions.all())
+    res = span.resolution if span is not None else None
+    if res is not None and getattr(res, "window", None) is not None:
+        start, end = res.start - res.window_from, res.end - res.window_from
+        return {
+            "prefix": res.window[:start],
+            "quote": res.window[start:end],
+            "suffix": res.window[end:],
+            "where": "reference parse",
+        }
+    return {
+        "prefix": anchor.prefix,
+        "quote": anchor.quote,
+        "suffix": anchor.suffix,
+        "where": "as highlighted" if anchor.reference_parse_id else "typed quote, not located",
+    }
+
+
+def review_items(
+    evalset: EvalSet, *, user, state: str, mine: bool, limit: int, context: int
+) -> list[EvalItem]:
+    """The items in ``state`` (only those assigned to ``user`` for review when ``mine``),
+    oldest change first, at most ``limit``, each with its anchors (resolutions read through
+    ``reference_windows(context)``), its comments and ``writers`` (``writers_of``)."""
+    anchors = GoldAnchor.objects.prefetch_related(
+        Prefetch("resolutions", queryset=reference_windows(context))
+    )
+    comments = Comment.objects.select_related("author").order_by("created_at", "id")
+    listed = evalset.items.filter(state=state)
+    if mine:
+        listed = listed.filter(
+            assignments__user=user,
+            assignments__kind=AssignmentKind.REVIEW,
+            assignments__done_at__isnull=True,
+        )
+    items = list(
+        listed.select_related("author")
+        .defer(*_user_columns_not_shown("author"))
+        .prefetch_related(
+            Prefetch("anchors", queryset=anchors), Prefetch("comments", queryset=comments)
+        )
+        .order_by("updated_at", "id")[:limit]
+    )
+    who_wrote = writers_of(items)
+    for item in items:
+        item.writers = who_wrote[item.pk]
+    return items

@@ -16,17 +16,19 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from evalsets import resolver, review, sweep, validation
+from evalsets import access, resolver, review, sweep, validation
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
     Document,
     EvalItem,
     EvalSet,
     GoldAnchor,
+    Invitation,
     Membership,
     ParseStatus,
     ParseVersion,
@@ -73,17 +75,40 @@ def _check_role(role: str) -> str:
 
 
 @transaction.atomic
-def member_add(*, workspace: Workspace, username: str, role: str) -> Membership:
+def member_invite(*, workspace: Workspace, username: str, role: str, by) -> Invitation:
+    """Invite ``username`` to ``workspace`` as ``role`` (again: the new role replaces the old).
+
+    Nobody joins without consent: the invitee accepts with ``invitation_accept``. The answer
+    is the same whether or not a user by that name exists (see ``Invitation``).
+    """
     _check_role(role)
-    user = User.objects.filter(username=username).first()
-    if user is None:
-        raise InvalidInput(f"there is no user called {username!r}", field="username")
-    if Membership.objects.filter(workspace=workspace, user=user).exists():
+    username = AbstractBaseUser.normalize_username(username.strip())
+    if not username:
+        raise InvalidInput("name the user to invite", field="username")
+    if Membership.objects.filter(workspace=workspace, user__username=username).exists():
         raise Conflict(
             f"{username!r} is already a member of {workspace.slug!r}; change their role instead",
             field="username",
         )
-    return Membership.objects.create(workspace=workspace, user=user, role=role)
+    invitation, _ = Invitation.objects.update_or_create(
+        workspace=workspace, username=username, defaults={"role": role, "invited_by": by}
+    )
+    return invitation
+
+
+@transaction.atomic
+def invitation_accept(*, invitation: Invitation, user) -> Membership:
+    """The invitee says yes: a member with the invited role from now on."""
+    membership, _ = Membership.objects.get_or_create(
+        workspace=invitation.workspace, user=user, defaults={"role": invitation.role}
+    )
+    invitation.delete()
+    return membership
+
+
+def invitation_decline(*, invitation: Invitation) -> None:
+    """The invitee says no (or the owner withdraws it): the invitation is gone."""
+    invitation.delete()
 
 
 def _ensure_another_owner(membership: Membership) -> None:
@@ -238,8 +263,14 @@ def parse_version_add(
     parser_version: str = "",
     origin: str = "uploaded",
     make_reference: bool = False,
+    user=None,
 ) -> ParseVersion:
-    """Add a finished parse (a user's own pipeline output, say) and resolve anchors in it."""
+    """Add a finished parse (a user's own pipeline output, say) and resolve anchors in it.
+
+    ``make_reference`` is choosing the reference parse, which needs ``access.CHOOSE_REFERENCE``
+    from ``user`` (None: the system). A document with no reference yet takes this parse as its
+    reference, whoever adds it.
+    """
     parser = (parser or "").strip()
     if not parser:
         raise InvalidInput("a parse needs the name of the parser that made it", field="parser")
@@ -249,6 +280,14 @@ def parse_version_add(
         [0] if page_starts is None else page_starts, len(text)
     )
     parser_version = (parser_version or "").strip()
+    if make_reference:
+        access.check_user(
+            user=user,
+            workspace=document.workspace,
+            needed=access.CHOOSE_REFERENCE,
+            what="make_reference",
+            field="make_reference",
+        )
     if ParseVersion.objects.filter(
         document=document, parser=parser, parser_version=parser_version
     ).exists():
@@ -315,7 +354,15 @@ def evalset_create(
     )
 
 
-def _check_assignee(evalset: EvalSet, assignee) -> None:
+def _check_assignee(evalset: EvalSet, assignee, user) -> None:
+    """Only whoever may assign work (``access.ASSIGN``) sets an assignee, and only a member."""
+    access.check_user(
+        user=user,
+        workspace=evalset.workspace,
+        needed=access.ASSIGN,
+        what="setting assignee",
+        field="assignee",
+    )
     if (
         assignee is not None
         and not Membership.objects.filter(workspace=evalset.workspace_id, user=assignee).exists()
@@ -340,7 +387,8 @@ def item_create(
 ) -> EvalItem:
     item_id = validation.check_item_id(item_id)
     question = validation.check_question(item_id, question)
-    _check_assignee(evalset, assignee)
+    if assignee is not None:
+        _check_assignee(evalset, assignee, user)
     if EvalItem.objects.filter(evalset=evalset, item_id=item_id).exists():
         raise Conflict(validation.duplicate_item_message(item_id, evalset.slug), field="id")
     item = EvalItem.objects.create(
@@ -364,8 +412,8 @@ def item_update(*, item: EvalItem, user, row_version: int, **changes: Any) -> Ev
         raise InvalidInput(f"cannot change {', '.join(sorted(unknown))} here")
     if "question" in changes:
         validation.check_question(item.item_id, changes["question"])
-    if "assignee" in changes:
-        _check_assignee(item.evalset, changes["assignee"])
+    if "assignee" in changes and getattr(changes["assignee"], "pk", None) != item.assignee_id:
+        _check_assignee(item.evalset, changes["assignee"], user)
     if "qtype" in changes:
         changes["qtype"] = changes["qtype"] or None
     before = review.snapshot(item, changes)
@@ -405,6 +453,8 @@ def item_touch(*, item: EvalItem) -> None:
 
 @transaction.atomic
 def item_delete(*, item: EvalItem, user=None) -> None:
+    """Delete an item (and its anchors); an approved one must be reopened first, as for edits."""
+    review.check_editable(item, "deleted")
     review.record_item_deleted(item=item, user=user)
     item.delete()
 

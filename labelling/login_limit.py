@@ -1,99 +1,134 @@
-"""Slow password guessing on the log-in page: a few failures per username and address, then a pause.
+"""Slow password guessing: django-axes, keyed the way Django itself identifies users and clients.
 
-Failed log-ins are counted in Django's cache under a key made of the username (case-folded)
-and the client's address (``REMOTE_ADDR``; behind a proxy that is the proxy, so the count is
-then effectively per username). After ``GROUNDWORK_LOGIN_ATTEMPTS`` failures within
-``GROUNDWORK_LOGIN_WINDOW_S`` seconds of the first, the form answers 429 with how long to
-wait, without checking the password at all, until the window has passed. A successful log-in
-clears the count. The default cache is per process (LocMem); when several web processes run,
-configure a shared cache (Redis) so they count together. The API's token endpoint has its
-own limit (DRF throttle scope ``login``, see ``evalsets.api.views.LoginThrottle``).
+Both ways in, the log-in page and the API's token endpoint, go through ``authenticate()`` with
+the HTTP request, so axes (its backend first in ``AUTHENTICATION_BACKENDS``) counts failures
+for both in one place (its ``AccessAttempt`` table). A user name or a client address with
+``GROUNDWORK_LOGIN_ATTEMPTS`` failures within ``GROUNDWORK_LOGIN_WINDOW_S`` seconds is refused
+until that time has passed since its last failure, before any password is checked.
+
+The two keys are what defeats the bypasses a hand-written limiter had:
+
+- the user is counted by the **canonical** name: Django's log-in form normalises a user name
+  with NFKC before looking it up (``UsernameField``, ``AbstractBaseUser.normalize_username``),
+  so full-width and other compatibility spellings reach the same account; we count NFKC then
+  case-folded, so every spelling of a name shares one count (never fewer than Django accepts);
+- the client is the socket's address (``REMOTE_ADDR``) unless ``GROUNDWORK_PROXY_COUNT``
+  trusted proxies are configured, because any client can write ``X-Forwarded-For``.
+
+A lock-out answers 429 with ``Retry-After``: the page says when to try again, the API answers
+in its JSON error shape.
 """
 
 from __future__ import annotations
 
-import hashlib
+import ipaddress
 import math
-import time
+import unicodedata
+from datetime import timedelta
 
+from axes.backends import AxesStandaloneBackend
+from axes.handlers.proxy import AxesProxyHandler
 from django.conf import settings
 from django.contrib.auth import views as auth_views
-from django.core.cache import cache
+from django.contrib.auth.forms import AuthenticationForm
+from django.db.models import Max, Sum
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.utils import timezone
 
 
-def _limits() -> tuple[int, int]:
-    return settings.GROUNDWORK_LOGIN_ATTEMPTS, settings.GROUNDWORK_LOGIN_WINDOW_S
+class LoginLimitBackend(AxesStandaloneBackend):
+    """Axes' gate, for log-ins that come with an HTTP request.
 
+    Django's test client ``login()`` and code run in a shell authenticate with no request:
+    there is no client to count, so axes would refuse them outright. Every log-in over HTTP in
+    this app (the page, the token endpoint, the admin) passes its request and is counted.
+    """
 
-def _keys(username: str, address: str) -> tuple[str, str]:
-    digest = hashlib.sha256(f"{username.casefold()}\x00{address}".encode()).hexdigest()
-    return f"login-failures:{digest}", f"login-window:{digest}"
-
-
-def client_address(request) -> str:
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
-
-
-def seconds_to_wait(username: str, address: str) -> int:
-    """0 when another attempt may be made now, else the seconds until the window ends."""
-    attempts, window = _limits()
-    count_key, start_key = _keys(username, address)
-    if (cache.get(count_key) or 0) < attempts:
-        return 0
-    started = cache.get(start_key)
-    if started is None:
-        return 0
-    return max(1, math.ceil(started + window - time.time()))
-
-
-def record_failure(username: str, address: str) -> int:
-    """Count one failed attempt; return the failures so far in this window."""
-    _, window = _limits()
-    count_key, start_key = _keys(username, address)
-    cache.add(start_key, time.time(), timeout=window)
-    cache.add(count_key, 0, timeout=window)
-    try:
-        return cache.incr(count_key)
-    except ValueError:  # the window ran out between the two calls: start a new one
-        cache.set(start_key, time.time(), timeout=window)
-        cache.set(count_key, 1, timeout=window)
-        return 1
-
-
-def clear(username: str, address: str) -> None:
-    cache.delete_many(list(_keys(username, address)))
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if request is None:
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
 
 
 class LoginView(auth_views.LoginView):
-    """Django's log-in page with a per-username-and-address limit on failed attempts."""
+    """Django's log-in page; axes' middleware swaps in the lock-out page when it applies."""
 
     # LoginView would also take the form by PUT; a log-in is a POST.
     http_method_names = ["get", "post", "head", "options"]
 
-    def post(self, request, *args, **kwargs):
-        username = request.POST.get("username", "")
-        address = client_address(request)
-        wait = seconds_to_wait(username, address)
-        if wait:
-            return self._locked_out(wait)
-        response = super().post(request, *args, **kwargs)
-        if request.user.is_authenticated and response.status_code == 302:
-            clear(username, address)
-        return response
 
-    def form_invalid(self, form):
-        username = self.request.POST.get("username", "")
-        address = client_address(self.request)
-        attempts, _ = _limits()
-        if record_failure(username, address) >= attempts:
-            return self._locked_out(seconds_to_wait(username, address) or 1)
-        return super().form_invalid(form)
+def failure_limit(request: HttpRequest | None, credentials: dict | None) -> int:
+    return settings.GROUNDWORK_LOGIN_ATTEMPTS
 
-    def _locked_out(self, wait: int):
-        message = f"Too many failed log-in attempts; try again in {wait} s."
-        context = self.get_context_data(
-            form=self.get_form_class()(self.request), locked_out=message
+
+def cool_off(request: HttpRequest | None) -> timedelta:
+    return timedelta(seconds=settings.GROUNDWORK_LOGIN_WINDOW_S)
+
+
+def canonical(username: str) -> str:
+    """One key for every spelling Django would take for this name (NFKC, then case-folded)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", username).casefold())
+
+
+def canonical_username(request: HttpRequest | None, credentials: dict | None) -> str | None:
+    name = (credentials or {}).get("username")
+    if name is None and request is not None:
+        name = request.POST.get("username")
+    return canonical(str(name)) if name is not None else None
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client as the deployment defines it: the socket, or what the trusted proxies saw.
+
+    With ``GROUNDWORK_PROXY_COUNT = n`` each of the ``n`` proxies appends the address it was
+    reached from to ``X-Forwarded-For``, so the client is the ``n``-th entry from the right;
+    anything further left was written by the client and proves nothing. A header too short
+    (or not an address) means the request did not come through the proxies: the socket then.
+    """
+    remote = request.META.get("REMOTE_ADDR") or "0.0.0.0"
+    count = settings.GROUNDWORK_PROXY_COUNT
+    if count <= 0:
+        return remote
+    hops = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    hops = [hop for hop in hops if hop]
+    if len(hops) < count:
+        return remote
+    try:
+        return str(ipaddress.ip_address(hops[-count]))
+    except ValueError:
+        return remote
+
+
+def seconds_to_wait(request: HttpRequest, credentials: dict | None) -> int:
+    """Seconds until the user or address that is locked may try again (at least 1)."""
+    handler = AxesProxyHandler.get_implementation()
+    limit = failure_limit(request, credentials)
+    now = timezone.now()
+    waits = [0.0]
+    for attempts in handler.get_user_attempts(request, credentials):
+        summary = attempts.aggregate(failures=Sum("failures_since_start"), last=Max("attempt_time"))
+        if (summary["failures"] or 0) >= limit and summary["last"] is not None:
+            waits.append((summary["last"] + cool_off(request) - now).total_seconds())
+    return max(1, math.ceil(max(waits)))
+
+
+def lockout_message(wait: int) -> str:
+    return f"Too many failed log-in attempts; try again in {wait} s."
+
+
+def locked_out_response(
+    request: HttpRequest, original_response: HttpResponse | None, credentials: dict | None
+) -> HttpResponse:
+    """Axes' answer to a locked-out attempt: 429 with when to try again, as page or JSON."""
+    wait = seconds_to_wait(request, credentials)
+    message = lockout_message(wait)
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse(
+            {"detail": message, "errors": {"non_field_errors": [message]}}, status=429
         )
-        response = self.render_to_response(context, status=429)
-        response["Retry-After"] = str(wait)
-        return response
+    else:
+        context = {"form": AuthenticationForm(request), "locked_out": message}
+        response = render(request, "registration/login.html", context, status=429)
+    response["Retry-After"] = str(wait)
+    return response

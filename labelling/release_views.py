@@ -7,40 +7,27 @@ polls their build and previews and commits imports through the same API everyone
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
 from evalsets import releases, selectors
+from evalsets.api.permissions import may
 from evalsets.api.release_serializers import ReleaseSerializer
+from evalsets.api.release_views import ImportCommitView, ReleaseListView
 from evalsets.formats import FORMATS
-from evalsets.models import ItemState, ParseStatus, ParseVersion, Release
-
-
-def _evalset_for(request: HttpRequest, ws: str, set: str):
-    membership = selectors.membership_for(request.user, ws)
-    evalset = get_object_or_404(selectors.evalsets(membership.workspace), slug=set)
-    return membership, evalset
+from evalsets.models import ItemState, Role
+from labelling.permissions import requires
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
-    membership, evalset = _evalset_for(request, ws, set)
-    listed = (
-        Release.objects.filter(evalset=evalset)
-        .select_related("evalset__workspace", "created_by")
-        .prefetch_related("files")
-    )
-    parsers = sorted(
-        ParseVersion.objects.filter(
-            document__workspace=membership.workspace, status=ParseStatus.READY
-        )
-        .values_list("parser", flat=True)
-        .distinct()
-    )
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set)
+    listed = selectors.releases_of(evalset)
+    parsers = selectors.ready_parsers(membership.workspace)
     counts = releases.release_states(evalset)
     formats = [
         {
@@ -62,7 +49,7 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
         {
             "workspace": membership.workspace,
             "evalset": evalset,
-            "is_owner": membership.allows("owner"),
+            "is_owner": may(membership, ReleaseListView, "post"),
             "formats": formats,
             "parsers": parsers,
             "approved": counts[ItemState.APPROVED],
@@ -75,9 +62,10 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
 
 
 @require_safe
-@login_required
+@requires(Role.VIEWER)
 def import_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
-    membership, evalset = _evalset_for(request, ws, set)
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set)
     kwargs = {"ws": ws, "set": set}
     return render(
         request,
@@ -85,7 +73,7 @@ def import_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
         {
             "workspace": membership.workspace,
             "evalset": evalset,
-            "is_owner": membership.allows("owner"),
+            "is_owner": may(membership, ImportCommitView, "post"),
             "formats": [(slug, f.label) for slug, f in FORMATS.items() if f.reader is not None],
             "api_preview": reverse("import-preview", kwargs=kwargs),
             "api_commit": reverse("import-commit", kwargs=kwargs),

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -78,6 +79,8 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "axes",
     "evalsets",
     "labelling",
 ]
@@ -91,6 +94,15 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    # Last, so it sees every log-in failure the views below it recorded (labelling.login_limit).
+    "axes.middleware.AxesMiddleware",
+]
+
+# Axes' backend first: a locked-out user or address is refused before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "labelling.login_limit.LoginLimitBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "labelling.urls"
@@ -106,6 +118,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "labelling.labels.context",
             ],
         },
     },
@@ -182,21 +195,70 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Every API view declares the role each action needs (``required_roles``); a view without
+    # a declaration fails closed.
+    "DEFAULT_PERMISSION_CLASSES": ["evalsets.api.permissions.RoleRequired"],
     "DEFAULT_PAGINATION_CLASS": "evalsets.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "evalsets.api.errors.exception_handler",
-    "DEFAULT_THROTTLE_RATES": {"login": env_str("GROUNDWORK_LOGIN_RATE", "10/min")},
 }
-# The log-in page: this many failed attempts per username and address within the window, then
-# a pause until the window ends (labelling.login_limit). The API's token endpoint is limited
-# by the "login" throttle rate above.
+
+# The client's address: the socket's (REMOTE_ADDR) unless this many trusted proxies stand in
+# front of the app, each appending to X-Forwarded-For; then the address the outermost one saw.
+# A client can write any X-Forwarded-For it likes, so it is believed only this far.
+GROUNDWORK_PROXY_COUNT = env_int("GROUNDWORK_PROXY_COUNT", 0)
+if GROUNDWORK_PROXY_COUNT < 0:
+    raise ImproperlyConfigured(
+        f"GROUNDWORK_PROXY_COUNT must be 0 or more, got {GROUNDWORK_PROXY_COUNT}"
+    )
+# DRF's own client identity (throttles) follows the same rule.
+REST_FRAMEWORK["NUM_PROXIES"] = GROUNDWORK_PROXY_COUNT
+
+# Log-in limits (django-axes, for the log-in page and the API's token endpoint alike, see
+# labelling.login_limit): this many failures for one user (by canonical name) or from one
+# address, and that user or address is refused for the cool-off, right password or not.
 GROUNDWORK_LOGIN_ATTEMPTS = env_int("GROUNDWORK_LOGIN_ATTEMPTS", 10)
 GROUNDWORK_LOGIN_WINDOW_S = env_int("GROUNDWORK_LOGIN_WINDOW_S", 300)
+AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+AXES_FAILURE_LIMIT = "labelling.login_limit.failure_limit"
+AXES_COOLOFF_TIME = "labelling.login_limit.cool_off"
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_USERNAME_CALLABLE = "labelling.login_limit.canonical_username"
+AXES_CLIENT_IP_CALLABLE = "labelling.login_limit.client_address"
+AXES_LOCKOUT_CALLABLE = "labelling.login_limit.locked_out_response"
+AXES_RESET_ON_SUCCESS = True
+# A fixed cool-off from the failure that locked, so "try again in N s" stays true.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_VERBOSE = False
+
+# Content-Security-Policy on every response (django-csp): only this origin's scripts, styles,
+# images and connections; no inline script, no plugins, no framing, forms post only here.
+# The UI has no inline script or style attribute (data reaches scripts through data-
+# attributes and JSON blocks); tests/test_csp.py checks every page and the browser tests
+# fail on any violation.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "connect-src": [SELF],
+        "font-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    }
+}
 
 SPECTACULAR_SETTINGS = {
+    # Swagger UI and Redoc come from the app's own static files (drf-spectacular-sidecar):
+    # the docs work offline and run no third-party script on our origin.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "TITLE": "Groundwork API",
     "DESCRIPTION": "Collaborative labelling of portable gold-evidence eval sets.",
     "VERSION": "0.1.0",
@@ -251,11 +313,13 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("GROUNDWORK_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # axes logs each log-in at INFO; its warnings (failures, lock-outs) are the ones to keep.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
-# The cache holds log-in and API rate-limit counters: several web processes must share one,
-# so production points it at Redis; the embedded default is per process.
+# The cache holds any DRF rate-limit counters: several web processes must share one, so
+# production points it at Redis; the embedded default is per process. (The log-in limits
+# are counted in the database by django-axes, shared without it.)
 GROUNDWORK_CACHE_URL = env_str("GROUNDWORK_CACHE_URL", "")
 if GROUNDWORK_CACHE_URL:
     if not GROUNDWORK_CACHE_URL.startswith(("redis://", "rediss://")):

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from labelling import login_limit, views
+from labelling import labels, login_limit, views
 
 ws = "w/<slug:ws>"
 evalset = f"{ws}/sets/<slug:set_slug>"
@@ -12,12 +12,11 @@ urlpatterns = [
     path("login/", login_limit.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz/", views.healthz, name="healthz"),
+    path("labels.css", labels.stylesheet, name="labels-css"),
     path(f"{ws}/", views.workspace_page, name="workspace"),
-    path(f"{ws}/anchors.json", views.document_anchors, name="document-anchors"),
     # A source id may contain '/', so the document path comes last in its URL.
     path(f"{ws}/documents/<path:doc>", views.document_page, name="document"),
     path(f"{evalset}/", views.evalset_page, name="evalset"),
-    path(f"{evalset}/search.json", views.item_search, name="item-search"),
     path(f"{evalset}/items/<str:item_id>/", views.item_page, name="item"),
     path("", include("labelling.review_urls")),
     path("", include("labelling.release_urls")),

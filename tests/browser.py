@@ -30,13 +30,40 @@ def browser():
         chromium.close()
 
 
+# Reports each Content-Security-Policy violation the page sees; an init script runs before
+# the page's own and is not itself subject to the policy.
+REPORT_CSP_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  window.__cspViolation(`${event.violatedDirective} blocked ${event.blockedURI || "inline"}`
+    + ` at ${event.sourceFile || event.documentURI}:${event.lineNumber}`);
+});
+"""
+
+
 @pytest.fixture
 def page(browser):
+    """A fresh page; the test fails if anything on it breaks the Content-Security-Policy."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.set_default_timeout(15_000)
+    violations: list[str] = []
+
+    def report(text: str) -> None:
+        violations.append(text)
+
+    def console(message) -> None:
+        if "Content Security Policy" in message.text:
+            violations.append(message.text)
+
+    context.expose_function("__cspViolation", report)
+    context.add_init_script(REPORT_CSP_VIOLATIONS)
     page = context.new_page()
+    page.on("console", console)
+    page.csp_expected = []  # a test may name blocked URLs it expects (and asserts) to be blocked
     yield page
     context.close()
+    violations = [v for v in violations if not any(url in v for url in page.csp_expected)]
+    if violations:
+        pytest.fail("the page broke its Content-Security-Policy:\n" + "\n".join(violations))
 
 
 def log_in(page, live_server, username: str, password: str) -> None:

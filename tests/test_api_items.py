@@ -108,19 +108,19 @@ def test_blanking_the_question_on_update_is_refused_and_changes_nothing(
     assert item.answer is None and item.row_version == 1
 
 
-def test_assigning_someone_outside_the_workspace_is_refused(client_for, item, annotator, outsider):
-    response = client_for(annotator).patch(
+def test_assigning_someone_outside_the_workspace_is_refused(client_for, item, owner, outsider):
+    response = client_for(owner).patch(
         f"{ITEMS}q1/", {"row_version": 1, "assignee": "otto"}, format="json"
     )
     assert response.status_code == 400
-    assert response.json()["detail"] == "'otto' is not a member of 'acme'"
+    assert response.json()["detail"] == "assignee: 'otto' is not a member of 'acme'"
 
 
-def test_items_filter_by_state_qtype_and_assignee(client_for, evalset, annotator, reviewer):
+def test_items_filter_by_state_qtype_and_assignee(client_for, evalset, owner, annotator, reviewer):
     for n, qtype in enumerate(["factoid", "numeric", "numeric"]):
         services.item_create(
             evalset=evalset,
-            user=annotator,
+            user=owner,
             item_id=f"q{n}",
             question=f"Question {n}?",
             qtype=qtype,

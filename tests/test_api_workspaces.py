@@ -71,22 +71,113 @@ def test_another_workspace_is_a_404(client_for, workspace, outsider):
     assert client_for(outsider).get("/api/workspaces/acme/members/").status_code == 404
 
 
-def test_an_owner_adds_a_member_with_a_role(client_for, workspace, owner, make_user):
-    make_user("newbie")
-    response = client_for(owner).post(
-        "/api/workspaces/acme/members/", {"username": "newbie", "role": "annotator"}, format="json"
+def _invite(client, username: str, role: str = "annotator"):
+    return client.post(
+        "/api/workspaces/acme/members/", {"username": username, "role": role}, format="json"
     )
+
+
+def test_adding_a_member_invites_them_and_gives_no_access_until_they_accept(
+    client_for, workspace, owner, make_user
+):
+    newbie = make_user("newbie")
+
+    response = _invite(client_for(owner), "newbie")
+
     assert response.status_code == 201
-    assert response.json()["role"] == "annotator"
+    assert response.json() == {"username": "newbie", "role": "annotator", "status": "invited"}
+    assert not Membership.objects.filter(user=newbie).exists()
+    assert client_for(newbie).get("/api/workspaces/acme/").status_code == 404
+    members = client_for(owner).get("/api/workspaces/acme/members/").json()["results"]
+    assert "newbie" not in [m["username"] for m in members]
+    pending = client_for(owner).get("/api/workspaces/acme/invitations/").json()["results"]
+    assert [(i["username"], i["role"], i["invited_by"]) for i in pending] == [
+        ("newbie", "annotator", "olive")
+    ]
 
 
-def test_adding_an_unknown_user_says_who_is_unknown(client_for, workspace, owner):
-    response = client_for(owner).post(
-        "/api/workspaces/acme/members/", {"username": "ghost", "role": "viewer"}, format="json"
+def test_the_invitee_sees_the_invitation_and_accepting_makes_them_a_member(
+    client_for, workspace, owner, make_user
+):
+    newbie = make_user("newbie")
+    _invite(client_for(owner), "newbie", role="reviewer")
+    client = client_for(newbie)
+
+    mine = client.get("/api/invitations/").json()["results"]
+    accepted = client.post("/api/invitations/acme/accept/")
+
+    assert [(i["workspace"], i["role"], i["invited_by"]) for i in mine] == [
+        ("acme", "reviewer", "olive")
+    ]
+    assert accepted.status_code == 200
+    assert accepted.json()["username"] == "newbie" and accepted.json()["role"] == "reviewer"
+    assert Membership.objects.get(user=newbie, workspace__slug="acme").role == "reviewer"
+    assert client.get("/api/workspaces/acme/").json()["role"] == "reviewer"
+    assert client.get("/api/invitations/").json()["results"] == []
+    assert client.post("/api/invitations/acme/accept/").status_code == 404  # used up
+
+
+def test_declining_removes_the_invitation_and_gives_no_access(
+    client_for, workspace, owner, make_user
+):
+    newbie = make_user("newbie")
+    _invite(client_for(owner), "newbie")
+    client = client_for(newbie)
+
+    assert client.post("/api/invitations/acme/decline/").status_code == 204
+    assert client.get("/api/invitations/").json()["results"] == []
+    assert client.post("/api/invitations/acme/accept/").status_code == 404
+    assert not Membership.objects.filter(user=newbie).exists()
+
+
+def test_nobody_else_can_accept_someone_elses_invitation(
+    client_for, workspace, owner, outsider, make_user
+):
+    make_user("newbie")
+    _invite(client_for(owner), "newbie")
+
+    response = client_for(outsider).post("/api/invitations/acme/accept/")
+
+    assert response.status_code == 404
+    assert not Membership.objects.filter(user=outsider, workspace__slug="acme").exists()
+
+
+def test_an_owner_withdraws_an_invitation_before_it_is_accepted(
+    client_for, workspace, owner, make_user
+):
+    newbie = make_user("newbie")
+    _invite(client_for(owner), "newbie")
+
+    assert client_for(owner).delete("/api/workspaces/acme/invitations/newbie/").status_code == 204
+    assert client_for(newbie).post("/api/invitations/acme/accept/").status_code == 404
+
+
+def test_inviting_again_replaces_the_role(client_for, workspace, owner, make_user):
+    newbie = make_user("newbie")
+    _invite(client_for(owner), "newbie", role="viewer")
+    _invite(client_for(owner), "newbie", role="owner")
+
+    client_for(newbie).post("/api/invitations/acme/accept/")
+
+    assert Membership.objects.get(user=newbie, workspace__slug="acme").role == "owner"
+
+
+def test_inviting_a_current_member_is_a_conflict(client_for, workspace, owner, annotator):
+    response = _invite(client_for(owner), "ann")
+
+    assert response.status_code == 409
+    assert response.json()["detail"] == (
+        "'ann' is already a member of 'acme'; change their role instead"
     )
-    assert response.status_code == 400
-    assert response.json()["detail"] == "there is no user called 'ghost'"
-    assert response.json()["errors"] == {"username": ["there is no user called 'ghost'"]}
+
+
+def test_a_full_width_spelling_invites_the_same_user(client_for, workspace, owner, make_user):
+    newbie = make_user("newbie")
+    full_width = "".join(chr(ord(c) + 0xFEE0) for c in "newbie")
+
+    _invite(client_for(owner), full_width)
+
+    assert client_for(newbie).post("/api/invitations/acme/accept/").status_code == 200
 
 
 def test_an_unknown_role_is_refused(client_for, workspace, owner, make_user):

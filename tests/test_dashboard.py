@@ -7,6 +7,7 @@ from contextgrid.evalset.quality import minimum_detectable_difference
 
 from evalsets import dashboard, review, services
 from evalsets.models import AnchorResolution, Membership, ParseStatus, Role
+from labelling import charts
 
 pytestmark = pytest.mark.django_db
 
@@ -178,7 +179,7 @@ def test_the_dashboard_page_draws_inline_svg_charts(client, filled, viewer):
 
 
 def test_chart_labels_are_escaped(filled):
-    svg = dashboard.bar_chart([("<script>", 1)], title="t")
+    svg = charts.bar_chart([("<script>", 1)], title="t")
     assert "<script>" not in svg
     assert "&lt;script&gt;" in svg
 

@@ -17,10 +17,12 @@ from evalsets import imports, services
 from evalsets.formats import get_format
 from evalsets.models import (
     AnchorResolution,
+    Document,
     EvalItem,
     EvalSet,
     GoldAnchor,
     ImportRecord,
+    ParseVersion,
     PendingImportLabel,
 )
 
@@ -338,6 +340,47 @@ def test_legalbench_spans_on_a_missing_file_become_quotes_when_it_arrives(
             "message": failed.message,
         }
     ]
+
+
+def test_a_span_imported_while_its_files_parse_finishes_is_attached_after_the_parse(
+    owner_client, evalset, workspace, django_capture_on_commit_callbacks
+):
+    # The file is here and its reference parse is running when the import commits, so the
+    # span waits. The parse then finishes before the import's after-commit work runs (its own
+    # hook looked for waiting spans before the import was committed and found none): the
+    # work the import queued must attach the span once the text is there.
+    document = Document.objects.create(
+        workspace=workspace, source_id="contract.txt", sha256="1" * 64, size=len(CONTRACT)
+    )
+    parse = ParseVersion.objects.create(
+        document=document, parser="plaintext", status="parsing", is_reference=True
+    )
+    start = CONTRACT.index("Either party")
+    data = json.dumps(
+        {
+            "tests": [
+                {
+                    "id": "lb-1",
+                    "query": "Can the agreement be ended?",
+                    "snippets": [{"file_path": "contract.txt", "span": [start, len(CONTRACT)]}],
+                }
+            ]
+        }
+    ).encode()
+    with django_capture_on_commit_callbacks() as after_commit:
+        response = _post(owner_client, f"{SET}/imports/", data, "bench.json")
+    assert response.status_code == 201, response.json()
+    assert PendingImportLabel.objects.get().status == "waiting"
+
+    parse.text, parse.page_starts, parse.status = CONTRACT, [0], "ready"
+    parse.save()
+    with django_capture_on_commit_callbacks(execute=True):
+        for callback in after_commit:
+            callback()
+
+    assert PendingImportLabel.objects.get().status == "attached"
+    anchor = GoldAnchor.objects.get()
+    assert anchor.quote == "Either party may terminate it." and anchor.item.item_id == "lb-1"
 
 
 def test_deepset_labels_on_files_not_in_the_workspace_are_listed_and_kept(

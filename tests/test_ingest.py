@@ -197,3 +197,53 @@ def test_the_sweep_queues_again_a_parse_that_a_lost_worker_left_behind(upload, w
     assert parse.status == "ready" and parse.text == "Plain words for the sweep."
     assert fresh.status == "queued"  # recent work is left to the worker that has it
     assert "Queued again: 1 parses" in out.getvalue()
+
+
+# -- what the parser noted: failed and empty pages, the encoding --------------------------------
+
+
+def test_a_page_with_no_text_is_kept_on_the_parse_and_shown_where_it_is_read(
+    upload, client_for, annotator, workspace
+):
+    upload("report.pdf", make_pdf(["First page about leave.", None, "Third page, expenses."]))
+    parses = _parses(client_for(annotator), "report.pdf")
+    for summary in parses.values():
+        assert summary["diagnostics"]["empty_pages"] == [2], summary
+        assert summary["warnings"] == ["page 2 had no text"]
+    client = client_for(annotator)
+    client.force_login(annotator)
+    assert "page 2 had no text" in client.get("/w/acme/").content.decode()
+    assert "page 2 had no text" in client.get("/w/acme/documents/report.pdf").content.decode()
+
+
+def test_a_legacy_encoding_is_kept_and_said(upload, client_for, annotator, workspace):
+    upload("latin.txt", "Crème brûlée à la carte.".encode("cp1252"))
+    (summary,) = _parses(client_for(annotator), "latin.txt").values()
+    assert summary["diagnostics"]["encoding"] == "cp1252"
+    assert summary["warnings"] == ["the text was decoded as cp1252, not UTF-8"]
+
+
+def test_utf8_text_has_no_warning(upload, client_for, annotator, workspace):
+    upload("plain.txt", "Plain words, café.".encode())
+    (summary,) = _parses(client_for(annotator), "plain.txt").values()
+    assert summary["warnings"] == []
+
+
+@pytest.mark.parametrize(
+    ("diagnostics", "warnings"),
+    [
+        ({"failed_pages": [12, 40]}, ["pages 12, 40 could not be read"]),
+        (
+            {"failed_pages": [7], "empty_pages": [8]},
+            ["page 7 could not be read", "page 8 had no text"],
+        ),
+        (
+            {"empty_pages": list(range(1, 31))},
+            ["pages 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, … (30 in all) had no text"],
+        ),
+        ({"encoding": "utf_8"}, []),
+        ({}, []),
+    ],
+)
+def test_the_parse_words_its_diagnostics(diagnostics, warnings):
+    assert ParseVersion(diagnostics=diagnostics).warnings == warnings

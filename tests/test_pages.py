@@ -35,8 +35,6 @@ PAGE_URLS = [
     "/w/acme/sets/quiz/",
     "/w/acme/sets/quiz/items/q1/",
     "/w/acme/documents/handbook.txt",
-    "/w/acme/sets/quiz/search.json",
-    "/w/acme/anchors.json?doc=handbook.txt",
 ]
 
 
@@ -126,11 +124,47 @@ def test_the_eval_set_page_suggests_the_next_free_item_id(web, annotator, item):
     assert 'value="q2"' in web(annotator).get("/w/acme/sets/quiz/").content.decode()
 
 
-def test_item_search_matches_ids_and_question_words(web, annotator, item):
+def test_the_items_api_searches_ids_and_question_words_for_the_popover(web, annotator, item):
     services.item_create(evalset=item.evalset, user=annotator, item_id="q2", question="Remote?")
-    data = web(annotator).get("/w/acme/sets/quiz/search.json?q=leave").json()
-    assert [i["id"] for i in data["items"]] == ["q1"]
-    assert data["next_id"] == "q3"
+    client = web(annotator)
+    found = client.get("/api/workspaces/acme/evalsets/quiz/items/?q=LEAVE").json()
+    assert [i["id"] for i in found["results"]] == ["q1"]
+    by_id = client.get("/api/workspaces/acme/evalsets/quiz/items/?q=q2").json()
+    assert [i["id"] for i in by_id["results"]] == ["q2"]
+    evalset = client.get("/api/workspaces/acme/evalsets/quiz/").json()
+    assert evalset["next_item_id"] == "q3"
+
+
+def test_the_documents_anchors_come_from_the_api_with_their_items(
+    web, annotator, item, reference, django_capture_on_commit_callbacks
+):
+    start = HANDBOOK.index("Remote work")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.anchor_create_from_highlight(
+            item=item, user=annotator, parse=reference, start=start, end=start + 11
+        )
+    body = web(annotator).get("/api/workspaces/acme/documents/handbook.txt/anchors/").json()
+    (anchor,) = body["results"]
+    assert anchor["item"] == {
+        "set": "quiz",
+        "id": "q1",
+        "question": item.question,
+        "state": "draft",
+    }
+    assert anchor["highlight"] == {
+        "parse": str(reference.public_id),
+        "start": start,
+        "end": start + 11,
+    }
+    assert [(r["parse"], r["status"]) for r in anchor["resolutions"]] == [
+        (str(reference.public_id), "exact")
+    ]
+
+
+def test_the_page_scripts_private_json_endpoints_are_gone(web, annotator, item, document):
+    client = web(annotator)
+    assert client.get("/w/acme/sets/quiz/search.json?q=leave").status_code == 404
+    assert client.get("/w/acme/anchors.json?doc=handbook.txt").status_code == 404
 
 
 def test_the_item_editor_suggests_context_grid_question_types(web, annotator, item):
@@ -140,16 +174,15 @@ def test_the_item_editor_suggests_context_grid_question_types(web, annotator, it
     assert "How much leave do employees accrue per month?" in body
 
 
-def test_the_document_page_carries_page_starts_and_the_anchors_but_not_the_text(
-    web, annotator, item, reference
-):
+def test_the_document_page_carries_page_starts_but_not_the_text(web, annotator, item, reference):
     services.anchor_create_from_highlight(
         item=item, user=item.author, parse=reference, start=19, end=64
     )
     body = web(annotator).get("/w/acme/documents/handbook.txt?set=quiz").content.decode()
     assert f'"page_starts": [0, {HANDBOOK.index("Remote")}]' in body
-    assert '"question": "How much leave do employees accrue per month?"' in body
     assert "Remote work is limited" not in body  # the text arrives page by page
+    # The anchors arrive from the API (test_the_documents_anchors_come_from_the_api_...).
+    assert "How much leave" not in body
 
 
 def test_the_document_page_escapes_a_hostile_source_id_and_question(web, annotator, evalset):

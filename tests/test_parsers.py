@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import pickle
 import re
-import time
 import unicodedata
 from pathlib import Path
 
@@ -507,7 +506,6 @@ def test_parse_isolated_passes_the_parsers_own_failure_through(report_pdf):
 
 def test_a_hanging_parse_is_cut_off_by_the_timeout_and_the_caller_lives():
     calls: list[tuple[int, int]] = []
-    started = time.monotonic()
     with pytest.raises(ParseError) as caught:
         parse_isolated(
             "evalsets.parsers.diagnostic:HangingParser",
@@ -517,10 +515,8 @@ def test_a_hanging_parse_is_cut_off_by_the_timeout_and_the_caller_lives():
             max_pages=10,
             progress=lambda done, total: calls.append((done, total)),
         )
-    elapsed = time.monotonic() - started
     assert caught.value.code == "timeout"
     assert caught.value.reason == "Parsing took longer than 1.5 s and was stopped."
-    assert 1.4 < elapsed < 5
     assert calls == [(1, 3)]  # progress arrived before the hang
 
 

@@ -170,6 +170,7 @@ def test_downloads_are_the_stored_bytes_even_after_the_set_changes(
     _, before = _download(client_for(owner), 1, "contextgrid-jsonl")
 
     EvalItem.objects.filter(item_id="q1").update(question="New?")
+    review.item_reopen(item=items["q2"], user=owner)  # an approved item is reopened first
     services.item_delete(item=items["q2"])
     _, after = _download(client_for(owner), 1, "contextgrid-jsonl")
 
@@ -224,6 +225,7 @@ def test_compare_lists_items_added_removed_and_changed_field_by_field(
 ):
     release_via_api()
     EvalItem.objects.filter(item_id="q1").update(answer="1.5 days")
+    review.item_reopen(item=items["q2"], user=owner)  # an approved item is reopened first
     services.item_delete(item=items["q2"])
     EvalItem.objects.filter(item_id="q4").update(state="approved")
     release_via_api()

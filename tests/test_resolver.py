@@ -6,6 +6,9 @@ the original text with `text[r.start:r.end]`, because the offsets are the produc
 
 from __future__ import annotations
 
+import hashlib
+import json
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -501,3 +504,62 @@ def test_every_occurrence_count_in_the_app_is_the_resolvers_one_function():
     assert base.all_occurrences is find_all
     assert base.occurrence_at is occurrence_at
     assert services.resolver.occurrence_at is occurrence_at
+
+
+# -- the version stamp ----------------------------------------------------------------------
+#
+# Every stored resolution carries RESOLVER_VERSION, and an owner re-resolves a workspace when it
+# changes. So any change to what the resolver answers must come with a new version. The corpus
+# below is built from fixed strings and covers every tier; its resolutions are hashed, and the
+# hash is recorded against the version that produced it.
+
+FINGERPRINT_PAGES = [
+    "Employees accrue 1.5 days of paid leave per month of service. Leave is\n"
+    "taken in whole or half days and must be approved in advance by a manager.\n",
+    "The committee reviewed the annual budget and approved the proposal to ex-\n"
+    "pand the community library, subject to a final inspection by the council.\n",
+    "Terms apply. Other words here. Terms apply. An ofﬁcial ﬁle was ﬁled; the\n"
+    "ﬁnal ﬁgure was 12 % higher than in 2023, as the auditor noted in March.\n",
+    "Thecommitteereviewedtheannualbudget. Remote work is allowed two days a week\n"
+    "for staff whose role permits it, with the agreement of their manager.\n",
+]
+FINGERPRINT_ANCHORS = [
+    {"quote": "1.5 days of paid leave per month"},  # exact
+    {"quote": "Leave is taken in whole or half days"},  # normalised: a line break
+    {"quote": "the proposal to expand the community library"},  # normalised: a hyphen
+    {"quote": "an official file was filed"},  # normalised: ligatures and case
+    {"quote": "half days and must be aproved in advanse by a manger"},  # fuzzy, at the floor
+    {"quote": "Terms apply"},  # ambiguous: two copies
+    {"quote": "Terms apply", "occurrence": 1},  # the second copy
+    {"quote": "Terms apply", "page_hint": 3},  # the first copy on the hinted page
+    {"quote": "the committee reviewed the annual budget", "page_hint": 4},  # no spaces
+    {"quote": "a clause that no page of this document holds"},  # not found
+    {"quote": "Remote work is allowed", "prefix": "budget. ", "suffix": " two days"},
+]
+#: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
+RESOLUTION_FINGERPRINTS = {
+    "1.2": "ba2a2df41f7a37cd68574744ae86a01d34b10af56ba76045945ee3179af77952",
+}
+
+
+def _resolution_fingerprint() -> str:
+    starts, text = [], ""
+    for page in FINGERPRINT_PAGES:
+        starts.append(len(text))
+        text += page
+    prepared = prepare(text, page_starts=starts)
+    rows = [
+        [r.status, r.start, r.end, r.candidates, round(r.score, 3)]
+        for r in resolve_many(prepared, FINGERPRINT_ANCHORS)
+    ]
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+
+
+def test_resolutions_change_only_with_a_new_resolver_version():
+    recorded = RESOLUTION_FINGERPRINTS.get(RESOLVER_VERSION)
+    assert recorded is not None, f"record the fingerprint of resolver {RESOLVER_VERSION}"
+    assert _resolution_fingerprint() == recorded, (
+        f"the resolver answers differently from resolver {RESOLVER_VERSION} on the fixed "
+        "corpus: bump RESOLVER_VERSION (stored resolutions must be redone) and record the new "
+        "fingerprint under it"
+    )

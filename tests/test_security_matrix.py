@@ -22,12 +22,13 @@ from dataclasses import dataclass
 
 import pytest
 from django.core.cache import cache
+from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from evalsets import review
+from evalsets import review, services
 from tests.conftest import PASSWORD
 from tests.world import World, import_file, upload
 
@@ -43,6 +44,7 @@ SKIPPED = {
     "admin/": "Django's admin: staff-only by Django's own checks; no app model is registered",
     "api/schema/": "the public OpenAPI description; it holds no workspace data",
     "api/docs/": "the public Swagger UI page for that description; no workspace data",
+    "api/redoc/": "the public Redoc page for that description; no workspace data",
 }
 
 
@@ -126,6 +128,21 @@ def _row_version(world: World) -> int:
     return world.item.row_version
 
 
+def _invite(username: str) -> Callable[[World], None]:
+    def setup(world: World) -> None:
+        services.member_invite(
+            workspace=world.workspace, username=username, role=VIEWER, by=world.users[OWNER]
+        )
+
+    return setup
+
+
+#: Only the invitee (the outsider, invited) may answer an invitation; for anyone else it is
+#: missing, as it is for a workspace nobody holds.
+def invitee(ok: int) -> dict[str, object]:
+    return {**{role: 404 for role in ROLES}, "outsider": ok, "anonymous": REFUSED}
+
+
 PAGE = Rule(members(VIEWER, 200))
 READ = Rule(members(VIEWER, 200))
 
@@ -139,11 +156,10 @@ MATRIX: dict[str, dict[str, Rule]] = {
     },
     "logout": {"POST": Rule(public(302))},
     "healthz": {"GET": Rule(public(200))},
+    "labels-css": {"GET": Rule(public(200))},
     "workspace": {"GET": PAGE},
-    "document-anchors": {"GET": Rule(members(VIEWER, 200), query="?doc=handbook.txt")},
     "document": {"GET": PAGE},
     "evalset": {"GET": PAGE},
-    "item-search": {"GET": Rule(members(VIEWER, 200), query="?q=leave")},
     "item": {"GET": PAGE},
     "review-page": {"GET": PAGE},
     "dashboard-page": {"GET": PAGE},
@@ -167,6 +183,13 @@ MATRIX: dict[str, dict[str, Rule]] = {
         "GET": READ,
         "POST": Rule(members(OWNER, 201), body=lambda w: {"username": "newbie", "role": "viewer"}),
     },
+    "workspace-invitation-list": {"GET": Rule(members(OWNER, 200), setup=_invite("newbie"))},
+    "workspace-invitation-detail": {
+        "DELETE": Rule(members(OWNER, 204), kwargs={"username": "newbie"}, setup=_invite("newbie"))
+    },
+    "invitation-list": {"GET": Rule(signed_in(200))},
+    "invitation-accept": {"POST": Rule(invitee(200), setup=_invite("otto"))},
+    "invitation-decline": {"POST": Rule(invitee(204), setup=_invite("otto"))},
     "member-detail": {
         "GET": READ,
         "PATCH": Rule(members(OWNER, 200), body=lambda w: {"role": "annotator"}),
@@ -183,6 +206,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
     },
     "document-detail": {"GET": READ, "DELETE": Rule(members(OWNER, 204))},
     "document-reparse": {"POST": Rule(members(ANNOTATOR, 202))},
+    "document-anchors": {"GET": READ},
     "parse-list": {
         "GET": READ,
         "POST": Rule(
@@ -467,3 +491,320 @@ def test_uploaded_files_are_not_served_from_the_media_url_to_anyone(world, clien
         if who is not None:
             web.force_login(who)
         assert web.get(f"/media/{stored}").status_code == 404
+
+
+# -- every view declares its roles -----------------------------------------------------------
+
+#: Routes with no role declaration, and why. Any other view without one fails the next test.
+UNDECLARED = {
+    "login": "the log-in page itself, before anyone is signed in",
+    "logout": "ends whatever session there is; it touches no workspace data",
+    "healthz": "a liveness probe for the proxy; it reads no data",
+    "labels-css": "the colours of workflow states and statuses; no workspace data",
+    "api-token": "exchanges a password for a token, before anyone is signed in",
+}
+
+
+def _declared_actions(callback) -> tuple[set[str], set[str]]:
+    """(the actions or methods a view serves, those its declaration names)."""
+    view_class = getattr(callback, "cls", None) or getattr(callback, "view_class", None)
+    declared = set(getattr(view_class, "required_roles", None) or {})
+    actions = getattr(callback, "actions", None)
+    if actions:  # a DRF viewset: one declaration per action
+        return set(actions.values()), declared
+    served = {m for m in view_class.http_method_names if m.upper() in METHODS}
+    return {m for m in served if hasattr(view_class, m)}, declared
+
+
+def test_every_view_and_action_declares_the_role_it_needs():
+    missing = []
+    for name, (route, callback) in sorted(ROUTES.items()):
+        if name in UNDECLARED:
+            continue
+        if getattr(callback, "cls", None) or getattr(callback, "view_class", None):
+            served, declared = _declared_actions(callback)
+            missing += [f"{name} ({route}): {action}" for action in sorted(served - declared)]
+        elif not hasattr(callback, "required_role"):
+            missing.append(f"{name} ({route}): the page has no @requires")
+    assert not missing, "views with no declared role:\n  " + "\n  ".join(missing)
+    stale = sorted(set(UNDECLARED) - set(ROUTES))
+    assert not stale, "UNDECLARED names routes the app no longer serves: " + ", ".join(stale)
+
+
+# -- pages offer what the API allows -----------------------------------------------------------
+
+#: The write controls each page shows, per role, from the README's description of the roles.
+PAGE_FLAGS = {
+    # (page, flag): roles that see it
+    ("workspace", "can_write"): {OWNER, REVIEWER, ANNOTATOR},  # upload
+    ("workspace", "is_owner"): {OWNER},  # new eval set
+    ("evalset", "can_write"): {OWNER, REVIEWER, ANNOTATOR},  # new item
+    ("evalset", "can_import"): {OWNER},
+    ("item", "can_write"): {OWNER, REVIEWER, ANNOTATOR},
+    ("review-page", "can_review"): {OWNER, REVIEWER},
+    ("evalset-releases", "is_owner"): {OWNER},  # create a release
+    ("evalset-import", "is_owner"): {OWNER},
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("page", "flag"), sorted(PAGE_FLAGS))
+def test_each_page_offers_a_role_exactly_what_the_api_lets_it_do(world, page, flag):
+    wrong = []
+    for role in ROLES:
+        response = request(world, role, "GET", url_for(world, page), None)
+        assert response.status_code == 200
+        if bool(response.context[flag]) != (role in PAGE_FLAGS[page, flag]):
+            wrong.append(f"  {role}: {flag} is {response.context[flag]}")
+    assert not wrong, f"{page}:\n" + "\n".join(wrong)
+
+
+# -- fields and actions whose rule is finer than their URL's -----------------------------------
+
+#: What a request to write one field (or to take one action) does, per role:
+WRITES = "writes"  # 2xx, and the value sent is stored
+IGNORED = "ignored"  # 2xx, but the field is not the caller's to set: nothing changes
+#: ... or an HTTP status (403: the role is too low; 409: refused for everyone in that state),
+#: and then nothing is stored either.
+
+
+@dataclass(frozen=True)
+class FieldRule:
+    expect: dict[str, object]  # role -> WRITES, IGNORED or a refusal status
+    method: str
+    url: str  # a route name
+    body: Callable[[World], dict]
+    written: Callable[[World], bool] | None  # whether the value sent was stored
+    kwargs: dict | None = None
+    query: str = ""
+    setup: Callable[[World], None] | None = None
+
+
+def roles_from(least: str, ok: object, below: int = 403) -> dict[str, object]:
+    """Roles at or above ``least`` get ``ok``; those below get ``below``."""
+    return {role: ok if ROLES.index(role) <= ROLES.index(least) else below for role in ROLES}
+
+
+def _approved_anchor(world: World) -> str:
+    return str(world.approved.anchors.get().public_id)
+
+
+def _item(world: World, item_id: str):
+    return world.evalset.items.filter(item_id=item_id).first()
+
+
+def _assign_q1_to_ann(world: World) -> None:
+    type(world.item).objects.filter(pk=world.item.pk).update(assignee=world.users[ANNOTATOR])
+
+
+def _approved_version(world: World) -> int:
+    world.approved.refresh_from_db()
+    return world.approved.row_version
+
+
+NEW_PARSE = {"parser": "mine", "text": "Employee Handbook", "page_starts": [0]}
+
+#: The expected tables are written from the README's roles paragraph, not read from the code.
+FIELD_MATRIX: dict[str, FieldRule] = {
+    # Choosing the reference parse is an owner's, by the /reference/ action or on upload.
+    "make_reference on a new parse": FieldRule(
+        roles_from(OWNER, WRITES),
+        "POST",
+        "parse-list",
+        body=lambda w: {**NEW_PARSE, "make_reference": True},
+        written=lambda w: w.document.parses.get(parser="mine").is_reference,
+    ),
+    "is_reference on a new parse": FieldRule(
+        roles_from(ANNOTATOR, IGNORED),
+        "POST",
+        "parse-list",
+        body=lambda w: {**NEW_PARSE, "is_reference": True},
+        written=lambda w: w.document.parses.get(parser="mine").is_reference,
+    ),
+    # Assigning work is an owner's, through assignments or an item's assignee.
+    "assignee on a new item": FieldRule(
+        roles_from(OWNER, WRITES),
+        "POST",
+        "item-list",
+        body=lambda w: {"id": "q9", "question": "Why?", "assignee": "ann"},
+        written=lambda w: _item(w, "q9") is not None and _item(w, "q9").assignee_id is not None,
+    ),
+    "assignee on an item edit": FieldRule(
+        roles_from(OWNER, WRITES),
+        "PATCH",
+        "item-detail",
+        body=lambda w: {"assignee": "rita", "row_version": _row_version(w)},
+        written=lambda w: _item(w, "q1").assignee_id == w.users[REVIEWER].pk,
+    ),
+    "clearing an item's assignee": FieldRule(
+        roles_from(OWNER, WRITES),
+        "PATCH",
+        "item-detail",
+        setup=_assign_q1_to_ann,
+        body=lambda w: {"assignee": None, "row_version": _row_version(w)},
+        written=lambda w: _item(w, "q1").assignee_id is None,
+    ),
+    "the current assignee sent back with an edit": FieldRule(
+        roles_from(ANNOTATOR, WRITES),
+        "PATCH",
+        "item-detail",
+        setup=_assign_q1_to_ann,
+        body=lambda w: {"assignee": "ann", "answer": "1.5", "row_version": _row_version(w)},
+        written=lambda w: _item(w, "q1").answer == "1.5",
+    ),
+    # The workflow alone moves an item's state; the author is whoever created it.
+    "state on an item edit": FieldRule(
+        roles_from(ANNOTATOR, IGNORED),
+        "PATCH",
+        "item-detail",
+        body=lambda w: {"state": "approved", "row_version": _row_version(w)},
+        written=lambda w: _item(w, "q1").state == "approved",
+    ),
+    "author on a new item": FieldRule(
+        roles_from(ANNOTATOR, IGNORED),
+        "POST",
+        "item-list",
+        body=lambda w: {"id": "q9", "question": "Why?", "author": "newbie"},
+        written=lambda w: _item(w, "q9").author.username == "newbie",
+    ),
+    "a stale row_version on an item edit": FieldRule(
+        roles_from(ANNOTATOR, 409),
+        "PATCH",
+        "item-detail",
+        body=lambda w: {"answer": "stale", "row_version": _row_version(w) - 1},
+        written=lambda w: _item(w, "q1").answer == "stale",
+    ),
+    # An approved item refuses every change, whoever asks, until an owner reopens it.
+    "editing an approved item": FieldRule(
+        roles_from(ANNOTATOR, 409),
+        "PATCH",
+        "item-detail",
+        kwargs={"item": "q2"},
+        body=lambda w: {"answer": "changed", "row_version": _approved_version(w)},
+        written=lambda w: _item(w, "q2").answer == "changed",
+    ),
+    "deleting an approved item": FieldRule(
+        roles_from(ANNOTATOR, 409),
+        "DELETE",
+        "item-detail",
+        kwargs={"item": "q2"},
+        body=lambda w: {},
+        written=lambda w: _item(w, "q2") is None,
+    ),
+    "adding an anchor to an approved item": FieldRule(
+        roles_from(ANNOTATOR, 409),
+        "POST",
+        "anchor-list",
+        kwargs={"item": "q2"},
+        body=lambda w: {"source_id": "handbook.txt", "quote": "Remote work"},
+        written=lambda w: w.approved.anchors.count() == 2,
+    ),
+    "regrading an approved item's anchor": FieldRule(
+        roles_from(ANNOTATOR, 409),
+        "PATCH",
+        "anchor-detail",
+        kwargs={"item": "q2", "anchor": "approved"},
+        body=lambda w: {"grade": 0},
+        written=lambda w: w.approved.anchors.get().grade == 0,
+    ),
+    "deleting an approved item's anchor": FieldRule(
+        roles_from(ANNOTATOR, 409),
+        "DELETE",
+        "anchor-detail",
+        kwargs={"item": "q2", "anchor": "approved"},
+        body=lambda w: {},
+        written=lambda w: not w.approved.anchors.exists(),
+    ),
+    # Each kind of queued work needs the role that does it.
+    "the next item to annotate": FieldRule(
+        roles_from(ANNOTATOR, WRITES),
+        "GET",
+        "next-item",
+        query="?role=annotate",
+        body=lambda w: {},
+        written=None,
+    ),
+    "the next item to review": FieldRule(
+        roles_from(REVIEWER, WRITES),
+        "GET",
+        "next-item",
+        query="?role=review",
+        body=lambda w: {},
+        written=None,
+    ),
+    # Owners alone: parser settings, roles (one's own too), what a release includes.
+    "parser_settings of the workspace": FieldRule(
+        roles_from(OWNER, WRITES),
+        "PATCH",
+        "workspace-detail",
+        body=lambda w: {"parser_settings": {"reference": {"pdf": "pdfminer"}}},
+        written=lambda w: type(w.workspace).objects.get(pk=w.workspace.pk).parser_settings != {},
+    ),
+    "a member's role": FieldRule(
+        roles_from(OWNER, WRITES),
+        "PATCH",
+        "member-detail",
+        kwargs={"username": "ann"},
+        body=lambda w: {"role": "reviewer"},
+        written=lambda w: w.workspace.memberships.get(user__username="ann").role == "reviewer",
+    ),
+    "unapproved items in a release": FieldRule(
+        roles_from(OWNER, WRITES),
+        "POST",
+        "release-list",
+        body=lambda w: {"formats": ["contextgrid-jsonl"], "include_states": ["draft"]},
+        written=lambda w: w.evalset.releases.filter(includes_unapproved=True).exists(),
+    ),
+}
+
+
+def _field_url(world: World, rule: FieldRule) -> str:
+    kwargs = dict(rule.kwargs or {})
+    if kwargs.get("anchor") == "approved":
+        kwargs["anchor"] = _approved_anchor(world)
+    return url_for(world, rule.url, Rule(expect={}, kwargs=kwargs, query=rule.query))
+
+
+def _outcome(response, written: bool | None) -> object:
+    if response.status_code >= 300:
+        return response.status_code
+    if written is None:
+        return WRITES
+    return WRITES if written else IGNORED
+
+
+def test_the_field_matrix_lists_every_role():
+    for what, rule in FIELD_MATRIX.items():
+        assert set(rule.expect) == set(ROLES), what
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("what", sorted(FIELD_MATRIX))
+def test_each_role_may_write_a_field_exactly_as_declared(world, what):
+    rule = FIELD_MATRIX[what]
+    if rule.setup:
+        rule.setup(world)
+    wrong = []
+    for role in ROLES:
+        with transaction.atomic():
+            url = _field_url(world, rule)
+            response = request(world, role, rule.method, url, Rule(expect={}, body=rule.body))
+            refused = response.status_code >= 300
+            written = rule.written(world) if rule.written and not refused else None
+            stored_anyway = refused and rule.written is not None and _stored(world, rule)
+            transaction.set_rollback(True)
+        got = _outcome(response, written)
+        if got != rule.expect[role]:
+            wrong.append(f"  {role:<10} expected {rule.expect[role]}, got {_describe(response)}")
+        elif stored_anyway:
+            wrong.append(f"  {role:<10} was refused ({got}) but the value was stored")
+        elif got == 403 and "role or above" not in response.json()["detail"]:
+            wrong.append(f"  {role:<10} 403 should name the role needed: {_describe(response)}")
+    assert not wrong, f"{what} ({rule.method} {rule.url}):\n" + "\n".join(wrong)
+
+
+def _stored(world: World, rule: FieldRule) -> bool:
+    try:
+        return bool(rule.written(world))
+    except (AttributeError, ObjectDoesNotExist):
+        return False  # the object the value would sit on does not exist: nothing stored

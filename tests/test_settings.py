@@ -79,3 +79,16 @@ def test_the_wsgi_entry_point_imports_every_view_and_freezes_what_start_up_alloc
     assert result.returncode == 0, result.stderr
     frozen, views_loaded = result.stdout.split()
     assert int(frozen) > 50_000 and views_loaded == "True"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("-1", "GROUNDWORK_PROXY_COUNT must be 0 or more, got -1"),
+        ("one", "GROUNDWORK_PROXY_COUNT must be a whole number, got 'one'"),
+    ],
+)
+def test_a_bad_proxy_count_stops_start_up_and_says_so(value, message):
+    result = _manage("check", GROUNDWORK_PROXY_COUNT=value)
+    assert result.returncode != 0
+    assert message in result.stderr

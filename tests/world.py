@@ -101,6 +101,7 @@ def build_world(
     item.refresh_from_db()
     kwargs = {
         "ws": workspace.slug,
+        "workspace": workspace.slug,  # an invitation's workspace, named by the invitee
         "doc": document.source_id,
         "parse": str(other_parse.public_id),
         "set": evalset.slug,

@@ -10,15 +10,13 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evalsets import selectors
-from evalsets.api.permissions import IsViewer
 from evalsets.api.views import WorkspaceScoped
 from evalsets.errors import Conflict, InvalidInput
-from evalsets.models import ParseStatus, ParseVersion
+from evalsets.models import ParseStatus, ParseVersion, Role
 
 #: At most this many pages per request; a client asks again for the rest.
 MAX_PAGES = 50
@@ -42,7 +40,7 @@ def _page_number(params, name: str, default: int) -> int:
 class DocumentPagesView(WorkspaceScoped, APIView):
     """Pages ``from``..``to`` (1-based, inclusive, at most 50) of one parse of a document."""
 
-    permission_classes = [IsAuthenticated, IsViewer]
+    required_roles = {"get": Role.VIEWER}
 
     @extend_schema(
         parameters=[

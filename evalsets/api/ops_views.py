@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evalsets import sweep
-from evalsets.api.permissions import IsViewer
 from evalsets.api.views import WorkspaceScoped
+from evalsets.models import Role
 
 
 class PendingSerializer(serializers.Serializer):
@@ -37,7 +36,7 @@ class PendingSerializer(serializers.Serializer):
 class PendingView(WorkspaceScoped, APIView):
     """Background work still outstanding in this workspace (any member may read it)."""
 
-    permission_classes = [IsAuthenticated, IsViewer]
+    required_roles = {"get": Role.VIEWER}
     serializer_class = PendingSerializer
 
     @extend_schema(responses=PendingSerializer)

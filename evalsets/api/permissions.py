@@ -1,47 +1,59 @@
-"""One permission class per role, combined with ``&`` and ``|`` on each view.
+"""The API's one permission check, reading the role each view declares for each action.
 
-A view names its workspace in the URL; ``WorkspaceScoped.membership`` looks up the caller's
-membership there and answers 404 when there is none, so another workspace's objects are
-indistinguishable from missing ones. Roles rank viewer < annotator < reviewer < owner.
+A view sets ``required_roles``: its action (a viewset's action name, or an ``APIView``'s
+lower-case HTTP method) -> the least ``Role`` it needs, or ``access.SIGNED_IN`` for an action
+about the caller rather than a workspace. ``RoleRequired`` (the default permission class)
+looks up the caller's membership in the URL's workspace first, so anyone who is not a member
+gets 404 and another workspace's objects look exactly like missing ones; then it compares
+roles, and a refusal is a 403 worded by ``access.refusal``. A view or action without a
+declaration is a configuration error, and ``tests/test_security_matrix.py`` names it.
 """
 
 from __future__ import annotations
 
-from rest_framework.permissions import SAFE_METHODS, BasePermission
+from django.core.exceptions import ImproperlyConfigured
+from rest_framework.permissions import BasePermission
 
-from evalsets.models import Role
+from evalsets import access
+from evalsets.models import Membership, Role
+
+#: What a request that names no action of the view (OPTIONS, or a method the view does not
+#: serve, answered 405) needs: membership where the URL names a workspace.
+_NO_ACTION = (None, "metadata", "options")
 
 
-class ReadOnly(BasePermission):
+def required_role(view, request) -> Role | None:
+    """The role ``view`` declares for this request's action (``access.SIGNED_IN`` is None)."""
+    if hasattr(view, "action_map"):
+        action = view.action
+    else:
+        action = "get" if request.method == "HEAD" else request.method.lower()
+    declared = getattr(view, "required_roles", None)
+    if declared is None:
+        raise ImproperlyConfigured(f"{type(view).__name__} declares no required_roles")
+    if action in declared:
+        return declared[action]
+    if action in _NO_ACTION or not hasattr(view, action):
+        return Role.VIEWER if "ws" in view.kwargs else access.SIGNED_IN
+    raise ImproperlyConfigured(f"{type(view).__name__} declares no role for {action!r}")
+
+
+def may(membership: Membership, view_class, action: str) -> bool:
+    """Whether the member may do ``view_class``'s ``action``: pages show what the API allows."""
+    return membership.allows(view_class.required_roles[action])
+
+
+class RoleRequired(BasePermission):
+    """Signed in; then a member of the URL's workspace (else 404); then the declared role."""
+
     def has_permission(self, request, view) -> bool:
-        return request.method in SAFE_METHODS
-
-
-class _HasRole(BasePermission):
-    role: str = Role.VIEWER
-
-    @classmethod
-    def message_for(cls, membership) -> str:
-        return (
-            f"your role in {membership.workspace.slug!r} is {membership.role}; "
-            f"this needs the {cls.role} role or above"
-        )
-
-    def has_permission(self, request, view) -> bool:
-        return view.membership.allows(self.role)
-
-
-class IsViewer(_HasRole):
-    role = Role.VIEWER
-
-
-class IsAnnotator(_HasRole):
-    role = Role.ANNOTATOR
-
-
-class IsReviewer(_HasRole):
-    role = Role.REVIEWER
-
-
-class IsOwner(_HasRole):
-    role = Role.OWNER
+        if not (request.user and request.user.is_authenticated):
+            return False
+        needed = required_role(view, request)
+        if needed is access.SIGNED_IN:
+            return True
+        membership = view.membership  # 404 for anyone who is not a member
+        if membership.allows(needed):
+            return True
+        self.message = access.refusal(membership.workspace.slug, membership.role, needed)
+        return False

@@ -13,25 +13,22 @@ from django.utils.functional import cached_property
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import status
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evalsets import imports, releases, selectors
 from evalsets.api import release_serializers as s
-from evalsets.api.permissions import IsOwner, IsViewer, ReadOnly
 from evalsets.api.views import WorkspaceScoped
 from evalsets.errors import Conflict, InvalidInput
-from evalsets.models import Release
+from evalsets.models import Release, Role
 
 
 class _ReleaseBase(WorkspaceScoped, APIView):
-    permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsOwner]
-    write_role = "owner"
+    required_roles = {"get": Role.VIEWER, "post": Role.OWNER}
 
     @cached_property
     def evalset(self):
-        return get_object_or_404(selectors.evalsets(self.workspace), slug=self.kwargs["set"])
+        return selectors.evalset_in(self.workspace, self.kwargs["set"])
 
     def releases(self):
         return (
@@ -103,8 +100,7 @@ class ReleaseCompareView(_ReleaseBase):
 
 
 class _ImportBase(WorkspaceScoped, APIView):
-    permission_classes = [IsAuthenticated, IsOwner]
-    write_role = "owner"
+    required_roles = {"post": Role.OWNER}
     parser_classes = [MultiPartParser, FormParser, JSONParser]
     serializer_class = s.ImportSerializer
 
@@ -131,7 +127,7 @@ class _ImportBase(WorkspaceScoped, APIView):
 
     @cached_property
     def evalset(self):
-        return get_object_or_404(selectors.evalsets(self.workspace), slug=self.kwargs["set"])
+        return selectors.evalset_in(self.workspace, self.kwargs["set"])
 
 
 class ImportPreviewView(_ImportBase):

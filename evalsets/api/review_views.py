@@ -1,7 +1,8 @@
 """Review endpoints: workflow actions, comments, history, assignment queues, the dashboard.
 
-Each action names the role it needs (``self.require``) before it touches anything; the
-services in ``evalsets.review`` hold the rules (legal transitions, four eyes, row versions).
+Each view declares the role each action needs (``required_roles``), checked before it
+touches anything; the services in ``evalsets.review`` hold the rules (legal transitions, four
+eyes, row versions, who may be given or ask for which kind of work).
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ from django.utils.functional import cached_property
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status, viewsets
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
-from evalsets import dashboard, review, selectors
+from evalsets import access, dashboard, review, selectors
 from evalsets.api import review_serializers as rs
 from evalsets.api import serializers as s
-from evalsets.api.permissions import IsViewer
 from evalsets.api.views import WorkspaceScoped
 from evalsets.errors import InvalidInput
 from evalsets.models import (
@@ -30,17 +29,16 @@ from evalsets.models import (
     GoldAnchor,
     ItemAssignment,
     ItemEvent,
+    Role,
 )
 
 
 class _ReviewScoped(WorkspaceScoped):
-    """Any member reads; each write names the role it needs with ``self.require``."""
-
-    permission_classes = [IsAuthenticated, IsViewer]
+    """The eval set and item named in the URL, within the caller's workspace."""
 
     @cached_property
     def evalset(self):
-        return get_object_or_404(selectors.evalsets(self.workspace), slug=self.kwargs["set"])
+        return selectors.evalset_in(self.workspace, self.kwargs["set"])
 
     @cached_property
     def item(self) -> EvalItem:
@@ -69,11 +67,16 @@ class WorkflowViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """``submit``, ``approve``, ``request-changes`` and ``reopen`` one item."""
 
     serializer_class = rs.TransitionResultSerializer
+    required_roles = {
+        "submit": Role.ANNOTATOR,
+        "approve": Role.REVIEWER,
+        "request_changes": Role.REVIEWER,
+        "reopen": Role.OWNER,
+    }
 
     @extend_schema(request=rs.SubmitSerializer, responses=rs.TransitionResultSerializer)
     def submit(self, request, *args, **kwargs):
         """Send the item for review (annotator or above)."""
-        self.require("annotator")
         data = rs.SubmitSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         item, waiting = review.item_submit(
@@ -87,7 +90,6 @@ class WorkflowViewSet(_ReviewScoped, viewsets.GenericViewSet):
     @extend_schema(request=rs.ApproveSerializer, responses=rs.TransitionResultSerializer)
     def approve(self, request, *args, **kwargs):
         """Approve the version you reviewed (reviewer or owner; not your own item)."""
-        self.require("reviewer")
         data = rs.ApproveSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         item = review.item_approve(
@@ -101,7 +103,6 @@ class WorkflowViewSet(_ReviewScoped, viewsets.GenericViewSet):
     @extend_schema(request=rs.RequestChangesSerializer, responses=rs.TransitionResultSerializer)
     def request_changes(self, request, *args, **kwargs):
         """Send the item back with a comment saying what to change (reviewer or owner)."""
-        self.require("reviewer")
         data = rs.RequestChangesSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         item = review.item_request_changes(
@@ -116,7 +117,6 @@ class WorkflowViewSet(_ReviewScoped, viewsets.GenericViewSet):
     @extend_schema(request=rs.ReopenSerializer, responses=rs.TransitionResultSerializer)
     def reopen(self, request, *args, **kwargs):
         """Send an approved item back to draft (owner); it leaves future releases."""
-        self.require("owner")
         data = rs.ReopenSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         item = review.item_reopen(
@@ -129,6 +129,7 @@ class CommentViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """Comments on an item or one of its anchors, threaded by ``parent``; oldest first."""
 
     serializer_class = rs.CommentSerializer
+    required_roles = {"list": Role.VIEWER, "create": Role.ANNOTATOR}
 
     def get_queryset(self):
         if self._fake():
@@ -148,7 +149,6 @@ class CommentViewSet(_ReviewScoped, viewsets.GenericViewSet):
 
     @extend_schema(request=rs.CommentCreateSerializer, responses={201: rs.CommentSerializer})
     def create(self, request, *args, **kwargs):
-        self.require("annotator")
         data = rs.CommentCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         parent = None
@@ -188,11 +188,12 @@ class HistoryViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """An item's audit trail, oldest first; it outlives the item and its eval set."""
 
     serializer_class = rs.EventSerializer
+    required_roles = {"list": Role.VIEWER}
 
     def get_queryset(self):
         if self._fake():
             return ItemEvent.objects.none()
-        return review.history(
+        return selectors.history(
             workspace=self.workspace,
             evalset_slug=self.kwargs["set"],
             item_id=self.kwargs["item"],
@@ -211,6 +212,7 @@ class AssignmentViewSet(_ReviewScoped, viewsets.GenericViewSet):
 
     serializer_class = rs.AssignmentSerializer
     lookup_url_kwarg = "assignment"
+    required_roles = {"list": Role.VIEWER, "create": access.ASSIGN, "destroy": access.ASSIGN}
 
     def get_queryset(self):
         if self._fake():
@@ -247,7 +249,6 @@ class AssignmentViewSet(_ReviewScoped, viewsets.GenericViewSet):
     )
     def create(self, request, *args, **kwargs):
         """Assign the listed items (or the whole set) round-robin over ``users`` (owner)."""
-        self.require("owner")
         data = rs.AssignmentCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         result = review.assignments_create(
@@ -261,16 +262,20 @@ class AssignmentViewSet(_ReviewScoped, viewsets.GenericViewSet):
         return Response(rs.AssignmentResultSerializer(result).data, status=status.HTTP_201_CREATED)
 
     def destroy(self, request, *args, **kwargs):
-        self.require("owner")
         assignment = get_object_or_404(self.get_queryset(), public_id=kwargs["assignment"])
         review.assignment_delete(assignment=assignment, by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class NextItemViewSet(_ReviewScoped, viewsets.GenericViewSet):
-    """The next item in my queue: ``?role=annotate`` or ``?role=review``."""
+    """The next item in my queue: ``?role=annotate`` or ``?role=review``.
+
+    Any member may ask; the queue itself needs the role of its kind of work (``access.WORK``),
+    checked by ``review.queue``.
+    """
 
     serializer_class = s.ItemSerializer
+    required_roles = {"retrieve": Role.VIEWER}
 
     @extend_schema(
         parameters=[OpenApiParameter("role", str, enum=AssignmentKind.values, required=True)],
@@ -280,8 +285,7 @@ class NextItemViewSet(_ReviewScoped, viewsets.GenericViewSet):
         query = rs.NextItemQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         role = query.validated_data["role"]
-        self.require("annotator" if role == AssignmentKind.ANNOTATE else "reviewer")
-        mine = review.queue(evalset=self.evalset, user=request.user, role=role)
+        mine = selectors.queue(evalset=self.evalset, user=request.user, role=role)
         first = mine.first()
         item = None
         if first is not None:
@@ -294,6 +298,7 @@ class DashboardViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """The eval set's figures: states, people, throughput, resolution health, agreement."""
 
     serializer_class = None
+    required_roles = {"retrieve": Role.VIEWER}
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def retrieve(self, request, *args, **kwargs):

@@ -12,11 +12,13 @@ from evalsets.models import (
     EvalItem,
     EvalSet,
     GoldAnchor,
+    Invitation,
     Membership,
     ParseVersion,
     Role,
     Workspace,
 )
+from evalsets.portability import item_portability
 
 User = get_user_model()
 
@@ -57,6 +59,43 @@ class MemberCreateSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
 
 
+class InvitationSerializer(serializers.ModelSerializer):
+    """What adding a member answers: the invitation, waiting for the invitee to accept.
+
+    The same fields whether or not a user by that name exists (no timestamps, no ids)."""
+
+    status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Invitation
+        fields = ["username", "role", "status"]
+
+    def get_status(self, invitation) -> str:
+        return "invited"
+
+
+class PendingInvitationSerializer(serializers.ModelSerializer):
+    """A workspace's invitations as its owners see them."""
+
+    invited_by = serializers.CharField(source="invited_by.username", default=None)
+
+    class Meta:
+        model = Invitation
+        fields = ["username", "role", "invited_by", "created_at"]
+
+
+class MyInvitationSerializer(serializers.ModelSerializer):
+    """An invitation as the invitee sees it."""
+
+    workspace = serializers.CharField(source="workspace.slug")
+    workspace_name = serializers.CharField(source="workspace.name")
+    invited_by = serializers.CharField(source="invited_by.username", default=None)
+
+    class Meta:
+        model = Invitation
+        fields = ["workspace", "workspace_name", "role", "invited_by", "created_at"]
+
+
 class MemberUpdateSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
 
@@ -65,6 +104,15 @@ class ParseSummarySerializer(serializers.ModelSerializer):
     id = serializers.UUIDField(source="public_id", read_only=True)
     page_count = serializers.IntegerField(read_only=True)
     progress = serializers.SerializerMethodField()
+    diagnostics = serializers.JSONField(
+        read_only=True,
+        help_text="what the parser noted: failed_pages, empty_pages (from 1), encoding, pages",
+    )
+    warnings = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="the diagnostics a reader should know, as sentences",
+    )
 
     class Meta:
         model = ParseVersion
@@ -76,6 +124,8 @@ class ParseSummarySerializer(serializers.ModelSerializer):
             "status",
             "error",
             "error_code",
+            "diagnostics",
+            "warnings",
             "progress",
             "is_reference",
             "page_count",
@@ -235,6 +285,24 @@ class AnchorSerializer(FastRepresentation, serializers.ModelSerializer):
         return obj.document_id is None
 
 
+class AnchorItemSerializer(serializers.Serializer):
+    """The item an anchor is evidence for, as a document's anchor list names it."""
+
+    set = serializers.CharField(source="evalset.slug")
+    id = serializers.CharField(source="item_id")
+    question = serializers.CharField()
+    state = serializers.CharField()
+
+
+class DocumentAnchorSerializer(AnchorSerializer):
+    """An anchor on a document, with the item it answers (the document page draws these)."""
+
+    item = AnchorItemSerializer(read_only=True)
+
+    class Meta(AnchorSerializer.Meta):
+        fields = [*AnchorSerializer.Meta.fields, "item"]
+
+
 class AnchorCreateSerializer(serializers.Serializer):
     """Either a highlight (``parse``, ``start``, ``end``) or a typed ``source_id`` + ``quote``."""
 
@@ -315,33 +383,29 @@ class ItemSerializer(FastRepresentation, serializers.ModelSerializer):
 
     def get_portability(self, obj) -> list[dict]:
         """Per parse version seen: how many of this item's anchors it found."""
-        per_parse: dict[str, dict] = {}
-        for anchor in obj.prefetched_anchors:
-            for res in anchor.prefetched_resolutions:
-                row = per_parse.setdefault(
-                    str(res.parse.public_id),
-                    {
-                        "parse": str(res.parse.public_id),
-                        "parser": res.parse.parser,
-                        "parser_version": res.parse.parser_version,
-                        "source_id": anchor.source_id,
-                        "found": 0,
-                        "lost": 0,
-                        "ambiguous": 0,
-                    },
-                )
-                if res.is_found:
-                    row["found"] += 1
-                elif res.status == "ambiguous":
-                    row["ambiguous"] += 1
-                elif res.status == "not_found":
-                    row["lost"] += 1
-        return sorted(per_parse.values(), key=lambda r: (r["source_id"], r["parser"]))
+        return item_portability(obj)
 
 
 class _UsernameField(serializers.SlugRelatedField):
+    """A member of the context's ``workspace``, by username.
+
+    Anyone else gets one answer, whether or not a user by that name exists, so the field
+    cannot be used to find out which usernames exist.
+    """
+
     def __init__(self, **kwargs):
         super().__init__(slug_field="username", queryset=User.objects.all(), **kwargs)
+
+    def get_queryset(self):
+        return User.objects.filter(memberships__workspace=self.context["workspace"])
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            raise serializers.ValidationError(
+                f"{str(data)!r} is not a member of {self.context['workspace'].slug!r}"
+            ) from None
 
 
 class ItemCreateSerializer(serializers.Serializer):

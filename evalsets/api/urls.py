@@ -1,5 +1,11 @@
+from csp.constants import SELF, UNSAFE_INLINE
+from csp.decorators import csp_update
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerSplitView,
+)
 
 from evalsets.api import views as v
 from evalsets.api.document_pages import DocumentPagesView
@@ -16,7 +22,24 @@ item = f"{ws}/evalsets/<slug:set>/items/<str:item>"
 urlpatterns = [
     path("auth/token/", v.TokenView.as_view(), name="api-token"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # Swagger UI's init script comes from the same URL (?script), so the page has none inline.
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(
+            url_name="api-schema", template_name="api_docs/swagger_ui.html"
+        ),
+        name="api-docs",
+    ),
+    # Redoc styles itself with <style> elements it writes at run time (styled-components) and
+    # searches in a worker it makes from a blob: so its page alone allows inline style and blob:
+    # workers; its script stays this origin's only.
+    path(
+        "redoc/",
+        csp_update({"style-src": [UNSAFE_INLINE], "worker-src": [SELF, "blob:"]})(
+            SpectacularRedocView.as_view(url_name="api-schema", template_name="api_docs/redoc.html")
+        ),
+        name="api-redoc",
+    ),
     path("workspaces/", v.WorkspaceViewSet.as_view(LIST), name="workspace-list"),
     path(
         f"{ws}/",
@@ -35,6 +58,27 @@ urlpatterns = [
         v.MemberViewSet.as_view(DETAIL),
         name="member-detail",
     ),
+    path(
+        f"{ws}/invitations/",
+        v.WorkspaceInvitationViewSet.as_view({"get": "list"}),
+        name="workspace-invitation-list",
+    ),
+    path(
+        f"{ws}/invitations/<str:username>/",
+        v.WorkspaceInvitationViewSet.as_view({"delete": "destroy"}),
+        name="workspace-invitation-detail",
+    ),
+    path("invitations/", v.InvitationViewSet.as_view({"get": "list"}), name="invitation-list"),
+    path(
+        "invitations/<slug:workspace>/accept/",
+        v.InvitationViewSet.as_view({"post": "accept"}),
+        name="invitation-accept",
+    ),
+    path(
+        "invitations/<slug:workspace>/decline/",
+        v.InvitationViewSet.as_view({"post": "decline"}),
+        name="invitation-decline",
+    ),
     path(f"{ws}/documents/", v.DocumentViewSet.as_view(LIST), name="document-list"),
     # Specific document routes before the catch-all one: a source id may contain '/'.
     path(
@@ -49,6 +93,7 @@ urlpatterns = [
     ),
     path(f"{doc}/parses/", v.ParseViewSet.as_view(LIST), name="parse-list"),
     path(f"{doc}/parses/<uuid:parse>/pages/", DocumentPagesView.as_view(), name="parse-pages"),
+    path(f"{doc}/anchors/", v.DocumentViewSet.as_view({"get": "anchors"}), name="document-anchors"),
     path(
         f"{doc}/reparse/",
         # Answers the queued parses as a plain list, not a page of them.

@@ -1,12 +1,11 @@
-"""The REST API. Views are short: resolve the workspace role, validate input, call a service.
+"""The REST API. Views are short: declare the role each action needs, validate input, call a
+service. ``required_roles`` on each view is read by ``evalsets.api.permissions.RoleRequired``.
 
 URLs use natural keys (workspace slug, document source id, eval-set id, item id), mirroring
 context-grid's ids; parses and anchors, which have no natural key, use public UUIDs.
 """
 
 from __future__ import annotations
-
-import hashlib
 
 import django_filters
 from django.db.models import Count
@@ -17,69 +16,38 @@ from rest_framework import status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 
-from evalsets import ingest, selectors, services
+from evalsets import access, ingest, selectors, services
 from evalsets.api import serializers as s
-from evalsets.api.permissions import IsAnnotator, IsOwner, IsViewer, ReadOnly
-from evalsets.models import EvalItem, ItemState, Membership, Workspace
+from evalsets.models import EvalItem, Invitation, ItemState, Membership, Role, Workspace
 from evalsets.portability import evalset_portability
 
 
-class LoginThrottle(ScopedRateThrottle):
-    """The token endpoint's rate (scope ``login``), counted per username and address."""
-
-    scope_attr = "throttle_scope"
-
-    def get_cache_key(self, request, view):
-        data = request.data
-        username = str(data.get("username", "")) if isinstance(data, dict) else ""
-        digest = hashlib.sha256(f"{username.casefold()}\x00{self.get_ident(request)}".encode())
-        return self.cache_format % {"scope": self.scope, "ident": digest.hexdigest()}
-
-
 class TokenView(ObtainAuthToken):
-    """Exchange a username and password for an API token."""
+    """Exchange a username and password for an API token.
 
-    throttle_classes = [LoginThrottle]
-    throttle_scope = "login"
+    Failures count towards the same log-in limit as the log-in page (labelling.login_limit):
+    ``authenticate()`` gets Django's own request, on which axes marks a lock-out, and axes'
+    middleware then answers 429 in the API's error shape instead of this view's 400.
+    """
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "request": self.request._request}
 
 
 class WorkspaceScoped:
-    """Resolves ``self.membership`` from the URL's workspace; 404 for non-members."""
+    """Resolves ``self.membership`` from the URL's workspace; 404 for non-members.
 
-    permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsAnnotator]
-    #: The role that writes need; names it in the 403 message.
-    write_role = "annotator"
-    #: Actions that need more than ``write_role`` (checked in the action with ``require``),
-    #: so a refusal names the role that will actually do.
-    action_roles: dict[str, str] = {}
+    Each subclass declares ``required_roles`` (action -> least ``Role``), checked by
+    ``RoleRequired`` (the default permission class) before the action runs.
+    """
 
-    def permission_denied(self, request, message=None, code=None):
-        if message is None and request.user.is_authenticated:
-            role = self.action_roles.get(getattr(self, "action", None), self.write_role)
-            message = (
-                f"your role in {self.membership.workspace.slug!r} is {self.membership.role}; "
-                f"this needs the {role} role or above"
-            )
-        super().permission_denied(request, message=message, code=code)
+    required_roles: dict[str, Role | None]
 
     @cached_property
     def membership(self) -> Membership:
         return selectors.membership_for(self.request.user, self.kwargs["ws"])
-
-    def require(self, role: str) -> None:
-        """Refuse with 403, naming the role needed, unless the caller has ``role`` or above."""
-        if not self.membership.allows(role):
-            self.permission_denied(
-                self.request,
-                message=(
-                    f"your role in {self.membership.workspace.slug!r} is "
-                    f"{self.membership.role}; this needs the {role} role or above"
-                ),
-            )
 
     @property
     def workspace(self) -> Workspace:
@@ -89,8 +57,15 @@ class WorkspaceScoped:
         return getattr(self, "swagger_fake_view", False)
 
 
-class WorkspaceViewSet(viewsets.GenericViewSet):
+class WorkspaceViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.WorkspaceSerializer
+    required_roles = {
+        "list": access.SIGNED_IN,
+        "create": access.SIGNED_IN,
+        "retrieve": Role.VIEWER,
+        "partial_update": Role.OWNER,
+        "resolve": Role.OWNER,
+    }
     lookup_field = "slug"
     lookup_url_kwarg = "ws"
 
@@ -118,15 +93,13 @@ class WorkspaceViewSet(viewsets.GenericViewSet):
         return Response(out, status=status.HTTP_201_CREATED)
 
     def retrieve(self, request, *args, **kwargs):
-        membership = selectors.membership_for(request.user, kwargs["ws"])
+        membership = self.membership
         context = {"roles": {membership.workspace_id: membership.role}}
         return Response(s.WorkspaceSerializer(membership.workspace, context=context).data)
 
     @extend_schema(request=s.WorkspaceUpdateSerializer, responses=s.WorkspaceSerializer)
     def partial_update(self, request, *args, **kwargs):
-        membership = selectors.membership_for(request.user, kwargs["ws"])
-        if not membership.allows("owner"):
-            self.permission_denied(request, message=IsOwner.message_for(membership))
+        membership = self.membership
         data = s.WorkspaceUpdateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         workspace = services.workspace_update(workspace=membership.workspace, **data.validated_data)
@@ -137,17 +110,19 @@ class WorkspaceViewSet(viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def resolve(self, request, *args, **kwargs):
         """Re-resolve every anchor in every parse of this workspace (after a resolver upgrade)."""
-        membership = selectors.membership_for(request.user, kwargs["ws"])
-        if not membership.allows("owner"):
-            self.permission_denied(request, message=IsOwner.message_for(membership))
-        queued = services.workspace_resolve_all(workspace=membership.workspace)
+        queued = services.workspace_resolve_all(workspace=self.workspace)
         return Response({"queued_parses": queued}, status=status.HTTP_202_ACCEPTED)
 
 
 class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.MemberSerializer
-    permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsOwner]
-    write_role = "owner"
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        "create": Role.OWNER,
+        "partial_update": Role.OWNER,
+        "destroy": Role.OWNER,
+    }
     lookup_url_kwarg = "username"
 
     def get_queryset(self):
@@ -162,12 +137,15 @@ class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(s.MemberSerializer(page, many=True).data)
 
-    @extend_schema(request=s.MemberCreateSerializer, responses={201: s.MemberSerializer})
+    @extend_schema(request=s.MemberCreateSerializer, responses={201: s.InvitationSerializer})
     def create(self, request, *args, **kwargs):
+        """Invite a user by username; they become a member when they accept."""
         data = s.MemberCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        member = services.member_add(workspace=self.workspace, **data.validated_data)
-        return Response(s.MemberSerializer(member).data, status=status.HTTP_201_CREATED)
+        invitation = services.member_invite(
+            workspace=self.workspace, by=request.user, **data.validated_data
+        )
+        return Response(s.InvitationSerializer(invitation).data, status=status.HTTP_201_CREATED)
 
     def retrieve(self, request, *args, **kwargs):
         return Response(s.MemberSerializer(self.get_object()).data)
@@ -186,9 +164,75 @@ class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class WorkspaceInvitationViewSet(WorkspaceScoped, viewsets.GenericViewSet):
+    """A workspace's pending invitations: its owners list and withdraw them."""
+
+    serializer_class = s.PendingInvitationSerializer
+    required_roles = {"list": Role.OWNER, "destroy": Role.OWNER}
+
+    def get_queryset(self):
+        if self._fake():
+            return Invitation.objects.none()
+        return self.workspace.invitations.select_related("invited_by")
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.PendingInvitationSerializer(page, many=True).data)
+
+    def destroy(self, request, *args, **kwargs):
+        invitation = get_object_or_404(self.get_queryset(), username=self.kwargs["username"])
+        services.invitation_decline(invitation=invitation)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InvitationViewSet(viewsets.GenericViewSet):
+    """The caller's own invitations: list them, accept or decline one (by workspace slug).
+
+    These are about the caller, not a workspace they belong to: the URL names the workspace
+    as ``workspace`` (not ``ws``), and another person's invitation is missing (404).
+    """
+
+    serializer_class = s.MyInvitationSerializer
+    required_roles = {
+        "list": access.SIGNED_IN,
+        "accept": access.SIGNED_IN,
+        "decline": access.SIGNED_IN,
+    }
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Invitation.objects.none()
+        return selectors.invitations_for(self.request.user)
+
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(s.MyInvitationSerializer(page, many=True).data)
+
+    @extend_schema(request=None, responses={200: s.MemberSerializer})
+    @action(detail=True, methods=["post"])
+    def accept(self, request, *args, **kwargs):
+        invitation = selectors.invitation_for(request.user, kwargs["workspace"])
+        membership = services.invitation_accept(invitation=invitation, user=request.user)
+        return Response(s.MemberSerializer(membership).data)
+
+    @extend_schema(request=None, responses={204: None})
+    @action(detail=True, methods=["post"])
+    def decline(self, request, *args, **kwargs):
+        invitation = selectors.invitation_for(request.user, kwargs["workspace"])
+        services.invitation_decline(invitation=invitation)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.DocumentSerializer
-    action_roles = {"destroy": "owner"}
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        "anchors": Role.VIEWER,
+        "create": Role.ANNOTATOR,
+        "reparse": Role.ANNOTATOR,
+        "destroy": Role.OWNER,
+    }
     parser_classes = [MultiPartParser, FormParser, JSONParser]
 
     def get_queryset(self):
@@ -221,9 +265,16 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         return Response(s.DocumentSerializer(self.get_object()).data)
 
     def destroy(self, request, *args, **kwargs):
-        self.require("owner")
         services.document_delete(document=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=None, responses=s.DocumentAnchorSerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def anchors(self, request, *args, **kwargs):
+        """Every anchor on this document, in reading order, with its item and where it lies
+        in each parse."""
+        page = self.paginate_queryset(selectors.document_anchors(self.get_object()))
+        return self.get_paginated_response(s.DocumentAnchorSerializer(page, many=True).data)
 
     @extend_schema(request=None, responses={202: s.ParseSummarySerializer(many=True)})
     @action(detail=True, methods=["post"])
@@ -237,7 +288,14 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 
 class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.ParseSummarySerializer
-    action_roles = {"destroy": "owner", "reference": "owner"}
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        # Adding a parse is an annotator's; making it the reference (make_reference) is not.
+        "create": Role.ANNOTATOR,
+        "destroy": Role.OWNER,
+        "reference": access.CHOOSE_REFERENCE,
+    }
     lookup_url_kwarg = "parse"
 
     @cached_property
@@ -263,7 +321,9 @@ class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     def create(self, request, *args, **kwargs):
         data = s.ParseCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        parse = services.parse_version_add(document=self.document, **data.validated_data)
+        parse = services.parse_version_add(
+            document=self.document, user=request.user, **data.validated_data
+        )
         return Response(s.ParseDetailSerializer(parse).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=s.ParseDetailSerializer)
@@ -271,7 +331,6 @@ class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         return Response(s.ParseDetailSerializer(self.get_object()).data)
 
     def destroy(self, request, *args, **kwargs):
-        self.require("owner")
         services.parse_delete(parse=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -279,15 +338,19 @@ class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def reference(self, request, *args, **kwargs):
         """Make this parse the one annotators read and highlight."""
-        self.require("owner")
         parse = services.parse_make_reference(parse=self.get_object())
         return Response(s.ParseSummarySerializer(parse).data)
 
 
 class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.EvalSetSerializer
-    permission_classes = [IsAuthenticated, (ReadOnly & IsViewer) | IsOwner]
-    write_role = "owner"
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        "create": Role.OWNER,
+        "partial_update": Role.OWNER,
+        "destroy": Role.OWNER,
+    }
 
     def get_queryset(self):
         if self._fake():
@@ -323,6 +386,7 @@ class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         evalset = self.get_object()
         data = s.EvalSetSerializer(evalset).data
         data["portability"] = evalset_portability(evalset)
+        data["next_item_id"] = selectors.next_item_id(evalset)
         return Response(data)
 
     @extend_schema(request=s.EvalSetUpdateSerializer, responses=s.EvalSetSerializer)
@@ -341,21 +405,37 @@ class ItemFilter(django_filters.FilterSet):
     state = django_filters.ChoiceFilter(choices=ItemState.choices)
     qtype = django_filters.CharFilter()
     assignee = django_filters.CharFilter(field_name="assignee__username")
+    q = django_filters.CharFilter(
+        method="search", label="words in the item's id or question (any case)"
+    )
 
     class Meta:
         model = EvalItem
-        fields = ["state", "qtype", "assignee"]
+        fields = ["state", "qtype", "assignee", "q"]
+
+    def search(self, queryset, name, value):
+        return selectors.search_items(queryset, value)
 
 
 class _InSet(WorkspaceScoped):
     @cached_property
     def evalset(self):
-        return get_object_or_404(selectors.evalsets(self.workspace), slug=self.kwargs["set"])
+        return selectors.evalset_in(self.workspace, self.kwargs["set"])
 
 
 class ItemViewSet(_InSet, viewsets.GenericViewSet):
     serializer_class = s.ItemSerializer
     filterset_class = ItemFilter
+    # Setting ``assignee`` needs access.ASSIGN, and an approved item refuses every change
+    # until it is reopened: both are checked by the services, on every path.
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        "create": Role.ANNOTATOR,
+        "update": Role.ANNOTATOR,
+        "partial_update": Role.ANNOTATOR,
+        "destroy": Role.ANNOTATOR,
+    }
     lookup_url_kwarg = "item"
 
     def get_queryset(self):
@@ -378,7 +458,7 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
 
     @extend_schema(request=s.ItemCreateSerializer, responses={201: s.ItemSerializer})
     def create(self, request, *args, **kwargs):
-        data = s.ItemCreateSerializer(data=request.data)
+        data = s.ItemCreateSerializer(data=request.data, context={"workspace": self.workspace})
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
         item = services.item_create(
@@ -392,7 +472,7 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
 
     @extend_schema(request=s.ItemUpdateSerializer, responses=s.ItemSerializer)
     def partial_update(self, request, *args, **kwargs):
-        data = s.ItemUpdateSerializer(data=request.data)
+        data = s.ItemUpdateSerializer(data=request.data, context={"workspace": self.workspace})
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
         row_version = changes.pop("row_version")
@@ -413,6 +493,13 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
 class AnchorViewSet(_InSet, viewsets.GenericViewSet):
     serializer_class = s.AnchorSerializer
     lookup_url_kwarg = "anchor"
+    required_roles = {
+        "list": Role.VIEWER,
+        "retrieve": Role.VIEWER,
+        "create": Role.ANNOTATOR,
+        "partial_update": Role.ANNOTATOR,
+        "destroy": Role.ANNOTATOR,
+    }
 
     @cached_property
     def item(self):

@@ -42,6 +42,17 @@
     return body;
   }
 
+  /* Every result of a paginated API list, following its "next" links. */
+  async function all(url) {
+    const out = [];
+    while (url) {
+      const page = await request("GET", url);
+      out.push(...page.results);
+      url = page.next;
+    }
+    return out;
+  }
+
   /* Upload with progress (fetch cannot report upload progress; XHR can). */
   function upload(url, formData, onProgress) {
     return new Promise((resolve, reject) => {
@@ -113,5 +124,16 @@
 
   function apiBase(ws) { return "/api/workspaces/" + encodeURIComponent(ws); }
 
-  window.Groundwork = { request, upload, showErrors, clearErrors, toast, pathOf, apiBase, el, ApiError };
+  /* Words and colours for states, statuses and grades, sent once by the server
+     (labelling/labels.py) in <script type="application/json" id="gw-labels">. */
+  const labelsEl = document.getElementById("gw-labels");
+  const labels = labelsEl ? JSON.parse(labelsEl.textContent) : { states: {}, resolutions: {}, grades: {} };
+  const words = {
+    state: (s) => (labels.states[s] || {}).words || s,
+    stateLabel: (s) => (labels.states[s] || {}).label || s,
+    resolution: (s) => (labels.resolutions[s] || {}).words || s,
+    grade: (g) => labels.grades[String(g)] || String(g),
+  };
+
+  window.Groundwork = { request, all, upload, labels, words, showErrors, clearErrors, toast, pathOf, apiBase, el, ApiError };
 })();

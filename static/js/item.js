@@ -18,9 +18,7 @@
   const resolving = root.querySelector("[data-resolving]");
   const conflict = root.querySelector("[data-conflict]");
   const saved = root.querySelector("[data-saved]");
-  const STATE_LABEL = { draft: "Draft", submitted: "Submitted", changes_requested: "Changes requested", approved: "Approved" };
-  const BADGE = { exact: "exact", normalised: "normalised", fuzzy: "fuzzy", ambiguous: "ambiguous", not_found: "lost", pending: "pending" };
-  const GRADE = { 2: "2 · answers it", 1: "1 · partly", 0: "0 · related" };
+  const gradeText = (g) => g + " · " + G.words.grade(g);
   let item = JSON.parse(document.getElementById("item-data").textContent);
 
   const el = G.el;
@@ -56,7 +54,7 @@
         const grade = document.createElement("select");
         grade.setAttribute("aria-label", "Grade of this evidence");
         for (const g of [2, 1, 0]) {
-          const o = el("option", "", GRADE[g]); o.value = String(g); if (a.grade === g) o.selected = true; grade.appendChild(o);
+          const o = el("option", "", gradeText(g)); o.value = String(g); if (a.grade === g) o.selected = true; grade.appendChild(o);
         }
         grade.addEventListener("change", () => changeGrade(a, Number(grade.value), grade));
         const remove = el("button", "quiet small", "Remove");
@@ -65,7 +63,7 @@
         remove.addEventListener("click", () => removeAnchor(a, remove));
         head.append(" ", grade, " ", remove);
       } else {
-        head.append(" ", el("span", "grade", "grade " + GRADE[a.grade]));
+        head.append(" ", el("span", "grade", "grade " + gradeText(a.grade)));
       }
       const badges = el("ul", "badges");
       badges.setAttribute("aria-label", "Resolution in each parse");
@@ -73,7 +71,7 @@
       for (const r of a.resolutions) {
         const b = el("li", "badge " + r.status);
         b.dataset.status = r.status;
-        const label = (BADGE[r.status] || r.status);
+        const label = G.words.resolution(r.status);
         if (r.start != null) {
           const link = el("a", "", label);
           link.href = docLink(a.source_id, r.parse, r.start, r.end);
@@ -94,7 +92,7 @@
   function applyItem(next, replaceFields) {
     item = next;
     rowVersion.value = item.row_version;
-    stateBadge.textContent = STATE_LABEL[item.state] || item.state;
+    stateBadge.textContent = G.words.stateLabel(item.state);
     stateBadge.className = "state " + item.state;
     if (replaceFields) {
       form.elements.question.value = item.question;
@@ -166,7 +164,7 @@
     try {
       if (!(await save())) return;
       const body = await G.request("POST", itemUrl + "submit/", { row_version: Number(rowVersion.value) });
-      if (body && body.state) { stateBadge.textContent = STATE_LABEL[body.state] || body.state; stateBadge.className = "state " + body.state; }
+      if (body && body.state) { stateBadge.textContent = G.words.stateLabel(body.state); stateBadge.className = "state " + body.state; }
       await refresh(false);
       saved.textContent = "Submitted for review.";
       G.toast("Submitted " + item.id + " for review");

@@ -1,7 +1,8 @@
 // Releases and imports pages: create a release, follow its build, download, compare;
-// preview an import, then confirm it. Everything goes through the JSON API.
+// preview an import, then confirm it. Everything goes through the JSON API (api.js).
 (function () {
   "use strict";
+  var G = window.Groundwork;
 
   function el(tag, attrs) {
     var node = document.createElement(tag);
@@ -18,21 +19,11 @@
     return node;
   }
 
-  function csrf(form) {
-    var input = form && form.querySelector("input[name=csrfmiddlewaretoken]");
-    if (input) return input.value;
-    var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
-  }
-
-  function send(url, options) {
-    return fetch(url, Object.assign({ credentials: "same-origin" }, options)).then(function (r) {
-      return r.json().catch(function () { return {}; }).then(function (body) {
-        return { ok: r.ok, status: r.status, body: body };
-      });
-    }).catch(function () {
-      return { ok: false, status: 0, body: { detail: "the server could not be reached; try again" } };
-    });
+  /* Groundwork.request, answered as {ok, status, body} instead of thrown. */
+  function send(method, url, data) {
+    return G.request(method, url, data).then(
+      function (body) { return { ok: true, status: 200, body: body }; },
+      function (err) { return { ok: false, status: err.status, body: err.body }; });
   }
 
   function size(bytes) {
@@ -59,7 +50,9 @@
         var bar = el("span", { className: "bar", role: "progressbar", "aria-valuemin": "0",
           "aria-valuemax": "100", "aria-valuenow": String(r.percent),
           "aria-label": "build progress of version " + r.version });
-        bar.appendChild(el("span", { style: "width:" + r.percent + "%" }));
+        var fill = el("span");
+        fill.style.width = r.percent + "%"; // through the CSSOM: the CSP refuses style attributes
+        bar.appendChild(fill);
         status.appendChild(el("span", { text: " " + r.percent + "%" }));
         status.appendChild(bar);
       }
@@ -110,7 +103,7 @@
       var r = releases[version];
       if (!r || (r.status !== "queued" && r.status !== "building")) return;
       setTimeout(function () {
-        send(r.url).then(function (res) {
+        send("GET", r.url).then(function (res) {
           if (res.ok) { releases[version] = res.body; render(); }
           follow(version);
         });
@@ -132,11 +125,7 @@
         if (extra.length) body.include_states = ["approved"].concat(extra);
         var button = form.querySelector("button[type=submit]");
         button.disabled = true;
-        send(api, {
-          method: "POST",
-          headers: { "Content-Type": "application/json", "X-CSRFToken": csrf(form) },
-          body: JSON.stringify(body)
-        }).then(function (res) {
+        send("POST", api, body).then(function (res) {
           button.disabled = false;
           if (!res.ok) { error.textContent = res.body.detail || "the release could not be made"; return; }
           releases[res.body.version] = res.body;
@@ -151,7 +140,7 @@
       var from = document.getElementById("compare-from").value;
       var to = document.getElementById("compare-to").value;
       var out = document.getElementById("compare-result");
-      send(releases[from].url + "compare/" + to + "/").then(function (res) {
+      send("GET", releases[from].url + "compare/" + to + "/").then(function (res) {
         out.textContent = "";
         if (!res.ok) { out.appendChild(el("p", { className: "form-error", text: res.body.detail })); return; }
         var c = res.body;
@@ -226,9 +215,7 @@
       error.textContent = "";
       done.hidden = true;
       if (!form.file.files.length) { error.textContent = "choose a file to import"; return; }
-      send(root.dataset.preview, {
-        method: "POST", headers: { "X-CSRFToken": csrf(form) }, body: payload(false)
-      }).then(function (res) {
+      send("POST", root.dataset.preview, payload(false)).then(function (res) {
         if (!res.ok) { error.textContent = res.body.detail || "the file could not be previewed"; return; }
         var p = res.body;
         token = p.token;
@@ -266,9 +253,7 @@
 
     confirm.addEventListener("click", function () {
       confirm.disabled = true;
-      send(root.dataset.commit, {
-        method: "POST", headers: { "X-CSRFToken": csrf(form) }, body: payload(true)
-      }).then(function (res) {
+      send("POST", root.dataset.commit, payload(true)).then(function (res) {
         confirm.disabled = false;
         if (!res.ok) {
           error.textContent = res.body.detail || "the import failed";

@@ -4,6 +4,7 @@
    page loaded is refused (409) instead of approved unseen. */
 (function () {
   "use strict";
+  const G = window.Groundwork;
   const root = document.querySelector("[data-review]");
   if (!root) return;
   const cards = Array.from(root.querySelectorAll("[data-review-item]"));
@@ -12,13 +13,8 @@
   const help = root.querySelector("[data-review-help]");
   const position = root.querySelector("[data-position]");
   const itemsUrl = root.dataset.itemsUrl;
-  const csrf = (root.querySelector("input[name=csrfmiddlewaretoken]") || {}).value || "";
   let index = 0;
   let busy = false;
-
-  function typing(target) {
-    return !!(target && target.closest && target.closest("input, textarea, select, [contenteditable]"));
-  }
 
   function say(message) {
     errorBox.hidden = true;
@@ -41,24 +37,15 @@
 
   function current() { return cards[index]; }
 
-  async function post(card, action, body) {
-    const url = itemsUrl + encodeURIComponent(card.dataset.itemId) + "/" + action + "/";
-    const response = await fetch(url, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": csrf },
-      body: JSON.stringify(body),
-    });
-    const data = await response.json().catch(() => ({}));
-    if (!response.ok) throw new Error(data.detail || "the server answered " + response.status);
-    return data;
+  function post(card, action, body) {
+    return G.request("POST", itemsUrl + encodeURIComponent(card.dataset.itemId) + "/" + action + "/", body);
   }
 
   function decided(card, data, words) {
     card.dataset.state = data.state;
     card.dataset.rowVersion = data.row_version;
     const label = card.querySelector("[data-state-label]");
-    label.textContent = data.state.replace("_", " ");
+    label.textContent = G.words.state(data.state);
     label.className = "state state-" + data.state;
     card.querySelectorAll("[data-approve], [data-open-changes]").forEach((b) => { b.disabled = true; });
     card.classList.add("decided");
@@ -136,7 +123,7 @@
 
   /* Capture on window, so this page's keys win over the site-wide ones. */
   window.addEventListener("keydown", (e) => {
-    if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target)) return;
+    if (e.ctrlKey || e.metaKey || e.altKey || G.isTyping(e.target)) return;
     if (help.open && e.key !== "?") return;
     const actions = {
       a: approve,

@@ -40,7 +40,10 @@
         bar.setAttribute("aria-label", p.parser + " progress");
         chip.append(" ", bar);
       }
-      if (p.status === "ready") chip.append(" ", el("span", "muted", p.page_count + " p."));
+      if (p.status === "ready") {
+        chip.append(" ", el("span", "muted", p.page_count + " p."));
+        for (const w of p.warnings || []) { const warn = el("span", "warn", w); warn.dataset.warning = ""; chip.append(" ", warn); }
+      }
       if (p.status === "failed") { const err = el("span", "error", p.error); chip.append(" ", err); }
       cell.appendChild(chip);
     }

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evalsets', '0004_parse_text_length'),
+        ('evalsets', '0006_reads_parse_diagnostics'),
     ]
 
     operations = [

@@ -1,0 +1,76 @@
+"""The words and colours the UI shows for workflow states, resolution statuses and grades.
+
+Defined here once and sent to each page once: templates read ``gw_labels`` (this module's
+context processor), scripts read the same dictionary from the page's
+``<script type="application/json" id="gw-labels">`` block (``Groundwork.labels`` in
+``static/js/api.js``), stylesheets read the colours as CSS custom properties from
+``/labels.css``, and the dashboard's charts (``labelling/charts.py``) fill with them. The
+domain (``evalsets/``) only knows the values (``changes_requested``, ``not_found``); a person
+reads "changes requested" and "lost".
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_safe
+
+from evalsets.models import FOUND_STATUSES, ItemState, ResolutionStatus
+
+#: One colour per workflow state (charts, progress bars, state pills).
+STATE_COLOURS = {
+    ItemState.DRAFT: "#9aa3b5",
+    ItemState.SUBMITTED: "#2f5bd3",
+    ItemState.CHANGES_REQUESTED: "#d9822b",
+    ItemState.APPROVED: "#2b8a3e",
+}
+#: One colour per resolution status (badges, charts).
+RESOLUTION_COLOURS = {
+    ResolutionStatus.EXACT: "#2b8a3e",
+    ResolutionStatus.NORMALISED: "#5cb85c",
+    ResolutionStatus.FUZZY: "#a3d977",
+    ResolutionStatus.AMBIGUOUS: "#d9822b",
+    ResolutionStatus.NOT_FOUND: "#c0392b",
+    ResolutionStatus.PENDING: "#c9ced8",
+}
+#: What a grade means, as the popover and the item editor say it.
+GRADE_WORDS = {2: "answers it", 1: "partly", 0: "related"}
+
+
+def _entries(choices, colours) -> dict[str, dict[str, str]]:
+    # The models' own choice labels are already plain words ("Changes requested", "Lost"):
+    # ``label`` heads a pill or a column, ``words`` goes inside a sentence.
+    return {
+        c.value: {"label": c.label, "words": c.label.lower(), "colour": colours[c]} for c in choices
+    }
+
+
+LABELS: dict[str, dict] = {
+    "states": _entries(ItemState, STATE_COLOURS),
+    "resolutions": _entries(ResolutionStatus, RESOLUTION_COLOURS),
+    "grades": {str(grade): words for grade, words in GRADE_WORDS.items()},
+    #: The statuses that place an anchor on a span (a script draws those).
+    "found": [status.value for status in FOUND_STATUSES],
+}
+
+
+def state_words(state: str) -> str:
+    return LABELS["states"].get(state, {}).get("words", state)
+
+
+def resolution_words(status: str) -> str:
+    return LABELS["resolutions"].get(status, {}).get("words", status)
+
+
+def context(request: HttpRequest) -> dict:
+    """Template context processor: ``gw_labels`` on every page (``base.html`` sends it)."""
+    return {"gw_labels": LABELS}
+
+
+@require_safe
+@cache_control(max_age=3600, public=True)
+def stylesheet(request: HttpRequest) -> HttpResponse:
+    """The colours as CSS custom properties (``--state-approved``, ``--res-not_found``) and
+    ``.swatch-*`` classes for legends, so stylesheets use them without a copy."""
+    return render(request, "labelling/labels.css", {"labels": LABELS}, content_type="text/css")

@@ -1,0 +1,137 @@
+/* The anchors on this document, read from the API, drawn where they lie in the shown parse,
+   and the tooltip that says each one's question, grade and status in every parse (kept
+   current while the workers resolve a new one). */
+
+export function setupAnchors(ctx) {
+  const { G, cfg, pagesEl, wsUrl } = ctx;
+  const tip = document.querySelector("[data-tip]");
+  const found = G.labels.found || [];
+  const url = G.apiBase(cfg.workspace) + "/documents/" + G.pathOf(cfg.document) + "/anchors/?page_size=500";
+  let anchors = [];
+  let spans = [];
+  const byId = new Map();
+
+  /* Where an anchor lies in the shown parse: where it was highlighted, else where found. */
+  function spanOf(anchor) {
+    if (anchor.highlight && anchor.highlight.parse === cfg.parse) return [anchor.highlight.start, anchor.highlight.end];
+    const r = anchor.resolutions.find((x) => x.parse === cfg.parse && found.includes(x.status) && x.start != null);
+    return r ? [r.start, r.end] : null;
+  }
+  function indexAnchors() {
+    byId.clear();
+    spans = [];
+    for (const a of anchors) {
+      byId.set(a.id, a);
+      const span = spanOf(a);
+      if (span) spans.push({ id: a.id, start: span[0], end: span[1], grade: a.grade });
+    }
+    spans.sort((x, y) => x.start - y.start || x.end - y.end);
+  }
+
+  async function refresh() {
+    anchors = await G.all(url);
+    indexAnchors();
+    ctx.pages.rerenderLoaded();
+    if (!tip.hidden) fillTip(tipIds); // statuses arrive while someone reads the tooltip
+    return anchors;
+  }
+
+  function itemUrl(set, item) {
+    return wsUrl + "/sets/" + encodeURIComponent(set) + "/items/" + encodeURIComponent(item) + "/";
+  }
+
+  /* -- the tooltip ------------------------------------------------------------------------- */
+  let hideTimer = null;
+  let tipIds = [];
+  function fillTip(ids) {
+    tipIds = ids;
+    tip.replaceChildren();
+    for (const id of ids) {
+      const a = byId.get(id);
+      if (!a) continue;
+      const box = document.createElement("div");
+      box.className = "tip-anchor";
+      const q = document.createElement("a");
+      q.className = "tip-q";
+      q.href = itemUrl(a.item.set, a.item.id);
+      q.textContent = a.item.id + ": " + a.item.question;
+      const meta = document.createElement("div");
+      meta.className = "tip-meta";
+      meta.textContent = "grade " + a.grade + " (" + G.words.grade(a.grade) + ") · " + a.item.set + " · " + G.words.state(a.item.state);
+      const list = document.createElement("ul");
+      list.className = "badges";
+      for (const p of cfg.parses) {
+        const r = a.resolutions.find((x) => x.parse === p.id);
+        const li = document.createElement("li");
+        const status = r ? r.status : "pending";
+        li.className = "badge " + status;
+        li.textContent = G.words.resolution(status);
+        const parser = document.createElement("span");
+        parser.className = "parser";
+        parser.textContent = p.parser + (p.version ? " " + p.version : "") + (p.id === cfg.reference ? " (ref)" : "");
+        li.appendChild(parser);
+        list.appendChild(li);
+      }
+      box.append(q, meta, list);
+      tip.appendChild(box);
+    }
+  }
+  function showTip(mark) {
+    clearTimeout(hideTimer);
+    fillTip(mark.dataset.anchors.split(" "));
+    tip.hidden = false;
+    const rect = mark.getBoundingClientRect();
+    const width = Math.min(380, window.innerWidth - 16);
+    tip.style.width = width + "px";
+    tip.style.left = Math.max(8, Math.min(window.scrollX + rect.left, window.scrollX + window.innerWidth - width - 8)) + "px";
+    tip.style.top = window.scrollY + rect.bottom + 6 + "px";
+  }
+  function hideTipSoon() { clearTimeout(hideTimer); hideTimer = setTimeout(() => { tip.hidden = true; }, 250); }
+  pagesEl.addEventListener("mouseover", (e) => { const m = e.target.closest("mark.hl"); if (m) showTip(m); });
+  pagesEl.addEventListener("mouseout", (e) => { if (e.target.closest("mark.hl")) hideTipSoon(); });
+  pagesEl.addEventListener("focusin", (e) => { const m = e.target.closest("mark.hl"); if (m) showTip(m); });
+  pagesEl.addEventListener("focusout", (e) => { if (e.target.closest("mark.hl")) hideTipSoon(); });
+  tip.addEventListener("mouseenter", () => clearTimeout(hideTimer));
+  tip.addEventListener("mouseleave", hideTipSoon);
+  pagesEl.addEventListener("keydown", (e) => {
+    const m = e.target.closest && e.target.closest("mark.hl");
+    if (m && e.key === "Enter" && !ctx.keys.caret()) {
+      const a = byId.get(m.dataset.anchors.split(" ")[0]);
+      if (a) window.location.href = itemUrl(a.item.set, a.item.id);
+    }
+  });
+
+  /* -- after a save: poll until the workers have placed the new anchor in every parse ------- */
+  function followResolution(id, round) {
+    round = round || 0;
+    const a = anchors.find((x) => x.id === id);
+    const done = a && a.resolutions.length >= cfg.parses.length && !a.resolutions.some((r) => r.status === "pending");
+    if (done || round > 60) return;
+    setTimeout(() => refresh().then(() => followResolution(id, round + 1), () => {}), Math.min(3000, 500 + round * 200));
+  }
+
+  /* -- n / p: the next or previous highlight, loading pages to reach it --------------------- */
+  function focusHighlight(step) {
+    const pages = ctx.pages;
+    const marks = Array.from(pagesEl.querySelectorAll("mark.hl[tabindex='0']"));
+    const active = document.activeElement;
+    let index = marks.indexOf(active);
+    if (index === -1) {
+      const top = 80;
+      index = marks.findIndex((m) => m.getBoundingClientRect().top > top);
+      index = step > 0 ? index - 1 : index;
+      if (index < -1) index = marks.length - 1;
+    }
+    const next = marks[index + step];
+    if (next) { next.focus(); next.scrollIntoView({ block: "center" }); return; }
+    // Not loaded yet: find the next anchor by offset and jump there.
+    const here = active && active.dataset && active.dataset.first ? spans.find((s) => s.id === active.dataset.first) : null;
+    const pivot = here ? here.start : pages.starts[pages.currentPage() - 1];
+    const target = step > 0 ? spans.find((s) => s.start > pivot) : spans.slice().reverse().find((s) => s.start < pivot);
+    if (target) pages.jumpTo(target.start, target.end);
+    else G.toast(step > 0 ? "No more highlights below" : "No more highlights above");
+  }
+
+  ctx.anchors = { spans: () => spans, refresh, followResolution, focusHighlight, itemUrl };
+  return ctx.anchors;
+}

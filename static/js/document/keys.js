@@ -1,0 +1,60 @@
+/* The document page's keys: j/k pages, n/p highlights, g p a page number, c caret mode (select
+   with Shift+arrows), a or Enter anchors the selection. The site-wide keys are shortcuts.js. */
+
+export function setupKeys(ctx) {
+  const { G, pagesEl } = ctx;
+  const { pages, anchors, popover } = ctx;
+
+  const gotoForm = document.querySelector("[data-goto]");
+  const gotoInput = document.querySelector("[data-goto-input]");
+  gotoForm.addEventListener("submit", (e) => { e.preventDefault(); pages.goToPage(Number(gotoInput.value) || 1); });
+  G.chords.p = () => { gotoInput.focus(); gotoInput.select(); };
+
+  /* -- caret mode: select text with the keyboard --------------------------------------------- */
+  let caret = false;
+  const caretButton = document.querySelector("[data-caret-toggle]");
+  function setCaret(on) {
+    caret = on;
+    pagesEl.contentEditable = on ? "true" : "false";
+    pagesEl.classList.toggle("caret", on);
+    caretButton.setAttribute("aria-pressed", String(on));
+    if (on) {
+      pagesEl.focus({ preventScroll: true });
+      const el = pages.sections[pages.currentPage() - 1].querySelector("[data-page-text]");
+      const sel = window.getSelection();
+      sel.removeAllRanges();
+      const r = document.createRange();
+      r.setStart(el, 0);
+      r.collapse(true);
+      sel.addRange(r);
+      pages.setStatus("Caret mode: arrows move, Shift+arrows select, Enter anchors, Esc leaves.");
+    } else pages.setStatus("");
+  }
+  caretButton.addEventListener("click", () => setCaret(!caret));
+  // Caret mode makes the text editable only so the keyboard can select; nothing may change it.
+  for (const type of ["beforeinput", "paste", "cut", "drop"]) pagesEl.addEventListener(type, (e) => e.preventDefault());
+  pagesEl.addEventListener("input", pages.rerenderLoaded);
+
+  /* -- keys ---------------------------------------------------------------------------------- */
+  document.addEventListener("keydown", (e) => {
+    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || popover.isOpen()) return;
+    if (caret) {
+      if (e.key === "Escape") { e.preventDefault(); setCaret(false); return; }
+      if (e.key === "Enter" || e.key === "a") { e.preventDefault(); popover.trySelection(); return; }
+      return;
+    }
+    if (G.isTyping(e.target)) return;
+    const key = e.key;
+    if (key === "j") { e.preventDefault(); pages.goToPage(pages.currentPage() + 1); }
+    else if (key === "k") { e.preventDefault(); pages.goToPage(pages.currentPage() - 1); }
+    else if (key === "n") { e.preventDefault(); anchors.focusHighlight(1); }
+    else if (key === "p") { e.preventDefault(); anchors.focusHighlight(-1); }
+    else if (key === "c") { e.preventDefault(); setCaret(true); }
+    else if (key === "a" || (key === "Enter" && !e.target.closest("a, button, mark"))) {
+      if (popover.trySelection()) e.preventDefault();
+    }
+  });
+
+  ctx.keys = { caret: () => caret };
+  return ctx.keys;
+}

@@ -1,0 +1,47 @@
+/* The document page (templates/labelling/document.html): a parse read page by page, every
+   anchor highlighted, and a selection turned into an anchor. Native ES modules, no build:
+     pages.js    the page skeleton, lazy loading of page text from the API, moving around
+     anchors.js  the anchors from the API, drawn on the pages; hover status; n/p
+     popover.js  selection -> offsets -> the "attach to a question" popover
+     keys.js     the page's keys and caret mode
+     offsets.js  code points <-> UTF-16 units
+   Modules share one context object (`ctx`) and reach each other through it at event time.
+   Document text only ever enters the page as text nodes (textContent), never as HTML. */
+import { setupAnchors } from "./anchors.js";
+import { setupKeys } from "./keys.js";
+import { setupPages } from "./pages.js";
+import { setupPopover } from "./popover.js";
+
+const G = window.Groundwork;
+const cfg = JSON.parse(document.getElementById("doc-config").textContent);
+const pagesEl = document.querySelector("[data-pages]");
+
+const switcher = document.querySelector("[data-parse-switch]");
+if (switcher) switcher.addEventListener("change", () => {
+  const q = new URLSearchParams(window.location.search);
+  q.set("parse", switcher.value);
+  window.location.search = q.toString();
+});
+
+if (pagesEl && cfg.parse_ready) {
+  const ctx = { G, cfg, pagesEl, wsUrl: "/w/" + encodeURIComponent(cfg.workspace) };
+  setupPages(ctx);
+  setupAnchors(ctx);
+  setupPopover(ctx);
+  setupKeys(ctx);
+
+  ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
+  const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);
+  const pageHash = /#page=(\d+)/.exec(window.location.hash);
+  if (at) ctx.pages.jumpTo(Number(at[1]), Number(at[2]));
+  else if (pageHash) ctx.pages.goToPage(Number(pageHash[1]));
+
+  window.groundworkDocument = {
+    pageOf: ctx.pages.pageOf,
+    jumpTo: ctx.pages.jumpTo,
+    goToPage: ctx.pages.goToPage,
+    selectionSpan: ctx.popover.selectionSpan,
+    loaded: ctx.pages.loaded,
+    refreshAnchors: ctx.anchors.refresh,
+  };
+}

@@ -1,0 +1,253 @@
+/* A selection becomes an anchor: the selection's offsets in the parse (code points), and the
+   popover that attaches it to an existing question (searched through the items API) or a new
+   one, with a grade. */
+import { cpLength, unitsAt } from "./offsets.js";
+
+const SEARCH_RESULTS = 20;
+
+export function setupPopover(ctx) {
+  const { G, cfg, pagesEl } = ctx;
+  const pop = document.querySelector("[data-popover]");
+
+  /* -- selection -> offsets ------------------------------------------------------------- */
+  function selectionSpan() {
+    const sel = window.getSelection();
+    if (!sel || !sel.rangeCount || sel.isCollapsed) return null;
+    const range = sel.getRangeAt(0);
+    if (!pagesEl.contains(range.commonAncestorContainer)) return null;
+    const { sections, loaded } = ctx.pages;
+    const touched = sections.filter((s) => range.intersectsNode(s.querySelector("[data-page-text]")));
+    if (!touched.length) return null;
+    if (touched.some((s) => !loaded.has(Number(s.dataset.page)))) {
+      return { error: "part of that selection is still loading; wait a moment and select again" };
+    }
+    const first = touched[0].querySelector("[data-page-text]");
+    const last = touched[touched.length - 1].querySelector("[data-page-text]");
+    const unitsIn = (el, node, offset) => { const r = document.createRange(); r.setStart(el, 0); r.setEnd(node, offset); return r.toString().length; };
+    const a = first.contains(range.startContainer) || first === range.startContainer ? unitsIn(first, range.startContainer, range.startOffset) : 0;
+    const b = last.contains(range.endContainer) || last === range.endContainer ? unitsIn(last, range.endContainer, range.endOffset) : last.textContent.length;
+    const p1 = loaded.get(Number(first.dataset.pageText));
+    const p2 = loaded.get(Number(last.dataset.pageText));
+    const start = p1.start + cpLength(p1.text.slice(0, a));
+    const end = p2.start + cpLength(p2.text.slice(0, b));
+    if (end <= start) return null;
+    let quote = "";
+    for (const s of touched) {
+      const page = loaded.get(Number(s.dataset.page));
+      const from = Math.max(start, page.start) - page.start;
+      const to = Math.min(end, page.start + cpLength(page.text)) - page.start;
+      quote += page.text.slice(unitsAt(page.text, from), unitsAt(page.text, to));
+    }
+    if (!quote.trim()) return { error: "that selection is only white space; select some words" };
+    return { start, end, quote, range: range.cloneRange() };
+  }
+
+  /* -- the popover --------------------------------------------------------------------- */
+  const popSet = pop.querySelector("[data-pop-set]");
+  const popSearch = pop.querySelector("[data-pop-search]");
+  const popResults = pop.querySelector("[data-pop-results]");
+  const popExisting = pop.querySelector("[data-pop-existing]");
+  const popNew = pop.querySelector("[data-pop-new]");
+  const popId = pop.querySelector("[data-pop-id]");
+  const popQuestion = pop.querySelector("[data-pop-question]");
+  const popBusy = pop.querySelector("[data-pop-busy]");
+  const popSave = pop.querySelector("[data-pop-save]");
+  let current = null; // {start, end, quote, range}
+  let chosenItem = cfg.item || null;
+  let returnFocus = null;
+  const remembered = localStorage.getItem("gw-set:" + cfg.workspace);
+  popSet.value = cfg.item ? cfg.set : (cfg.sets.includes(remembered) ? remembered : cfg.set);
+
+  function mode() { return pop.querySelector("[data-pop-mode]:checked").value; }
+  function setMode(value) {
+    pop.querySelector('[data-pop-mode][value="' + value + '"]').checked = true;
+    popExisting.hidden = value !== "existing";
+    popNew.hidden = value !== "new";
+  }
+  pop.querySelectorAll("[data-pop-mode]").forEach((r) => r.addEventListener("change", () => setMode(mode())));
+
+  function popError(field, message) {
+    const slot = pop.querySelector('[data-pop-error="' + field + '"]') || pop.querySelector('[data-pop-error="non_field_errors"]');
+    slot.textContent = message;
+  }
+  function clearPopErrors() { pop.querySelectorAll("[data-pop-error]").forEach((e) => { e.textContent = ""; }); }
+
+  let searchSeq = 0;
+  async function search() {
+    const seq = ++searchSeq;
+    if (!popSet.value) { popResults.replaceChildren(); return; }
+    const setUrl = G.apiBase(cfg.workspace) + "/evalsets/" + encodeURIComponent(popSet.value) + "/";
+    try {
+      const [data, evalset] = await Promise.all([
+        G.request("GET", setUrl + "items/?page_size=" + SEARCH_RESULTS + "&q=" + encodeURIComponent(popSearch.value)),
+        G.request("GET", setUrl),
+      ]);
+      if (seq !== searchSeq) return;
+      if (!popId.value || popId.dataset.auto === "1") { popId.value = evalset.next_item_id; popId.dataset.auto = "1"; }
+      popResults.replaceChildren();
+      for (const it of data.results) {
+        const li = document.createElement("li");
+        li.setAttribute("role", "option");
+        li.tabIndex = -1;
+        li.dataset.item = it.id;
+        const id = document.createElement("code");
+        id.textContent = it.id;
+        li.append(id, " ", it.question);
+        li.setAttribute("aria-selected", String(it.id === chosenItem));
+        popResults.appendChild(li);
+      }
+      if (!data.results.length) {
+        const li = document.createElement("li");
+        li.className = "muted";
+        li.textContent = popSearch.value ? "No question matches; write a new one." : "No questions in this set yet.";
+        popResults.appendChild(li);
+        if (!popSearch.value) setMode("new");
+      }
+    } catch (err) { popError("non_field_errors", err.message); }
+  }
+  let searchTimer = null;
+  popSearch.addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(search, 150); });
+  popSet.addEventListener("change", () => { localStorage.setItem("gw-set:" + cfg.workspace, popSet.value); chosenItem = null; popId.dataset.auto = "1"; search(); });
+  function choose(li) {
+    chosenItem = li.dataset.item;
+    popResults.querySelectorAll("[role=option]").forEach((o) => o.setAttribute("aria-selected", String(o === li)));
+  }
+  popResults.addEventListener("click", (e) => { const li = e.target.closest("[role=option]"); if (li) choose(li); });
+  popResults.addEventListener("keydown", (e) => {
+    const options = Array.from(popResults.querySelectorAll("[role=option]"));
+    const i = options.indexOf(document.activeElement);
+    if (e.key === "ArrowDown" && i + 1 < options.length) { e.preventDefault(); options[i + 1].focus(); }
+    if (e.key === "ArrowUp") { e.preventDefault(); (i > 0 ? options[i - 1] : popSearch).focus(); }
+    if ((e.key === "Enter" || e.key === " ") && i >= 0) { e.preventDefault(); choose(options[i]); }
+  });
+  popSearch.addEventListener("keydown", (e) => {
+    if (e.key === "ArrowDown") { const first = popResults.querySelector("[role=option]"); if (first) { e.preventDefault(); first.focus(); } }
+    if (e.key === "Enter") { e.preventDefault(); const first = popResults.querySelector("[role=option]"); if (first) choose(first); }
+  });
+  popId.addEventListener("input", () => { popId.dataset.auto = "0"; });
+
+  function pendingHighlight(range) {
+    if (!window.CSS || !CSS.highlights || typeof Highlight === "undefined") return;
+    if (range) CSS.highlights.set("gw-pending", new Highlight(range));
+    else CSS.highlights.delete("gw-pending");
+  }
+
+  function openPopover(span) {
+    if (!cfg.can_write) { G.toast("Your role can read this document but not add evidence", "error"); return; }
+    if (!cfg.is_reference) { G.toast("Switch to the reference parse to add evidence", "error"); return; }
+    if (!cfg.sets.length) { G.toast("There is no eval set yet; an owner creates one on the workspace page", "error"); return; }
+    current = span;
+    returnFocus = ctx.keys.caret() ? pagesEl : document.activeElement;
+    clearPopErrors();
+    pop.querySelector("[data-pop-quote]").textContent = span.quote.length > 280 ? span.quote.slice(0, 280) + "…" : span.quote;
+    pendingHighlight(span.range);
+    pop.hidden = false;
+    const rect = span.range.getBoundingClientRect();
+    const width = Math.min(420, window.innerWidth - 16);
+    pop.style.width = width + "px";
+    pop.style.left = Math.max(8, Math.min(window.scrollX + rect.left, window.scrollX + window.innerWidth - width - 8)) + "px";
+    let top = window.scrollY + rect.bottom + 8;
+    const height = pop.offsetHeight;
+    if (rect.bottom + height + 8 > window.innerHeight && rect.top > height + 8) top = window.scrollY + rect.top - height - 8;
+    pop.style.top = top + "px";
+    if (!popSearch.value && popResults.children.length === 0) setMode("existing");
+    search().then(() => {
+      if (mode() === "new") popQuestion.focus(); else popSearch.focus();
+    });
+  }
+
+  function closePopover() {
+    pop.hidden = true;
+    current = null;
+    pendingHighlight(null);
+    if (returnFocus && returnFocus.focus) returnFocus.focus({ preventScroll: true });
+  }
+
+  async function save() {
+    if (!current) return;
+    clearPopErrors();
+    const set = popSet.value;
+    const itemsUrl = G.apiBase(cfg.workspace) + "/evalsets/" + encodeURIComponent(set) + "/items/";
+    const grade = Number(pop.querySelector("[data-pop-grade]:checked").value);
+    let itemId = chosenItem;
+    popBusy.hidden = false;
+    popSave.disabled = true;
+    try {
+      if (mode() === "new") {
+        try {
+          const item = await G.request("POST", itemsUrl, { id: popId.value.trim(), question: popQuestion.value });
+          itemId = item.id;
+        } catch (err) {
+          for (const [field, messages] of Object.entries(err.errors || {})) popError(field, messages.join(" "));
+          if (!Object.keys(err.errors || {}).length) popError("non_field_errors", err.message);
+          return;
+        }
+        // From now on this question exists: a retry attaches to it instead of creating it again.
+        chosenItem = itemId;
+        popQuestion.value = "";
+        popId.dataset.auto = "1";
+        popSearch.value = itemId;
+        setMode("existing");
+      } else if (!itemId) {
+        popError("non_field_errors", "choose a question from the list, or write a new one");
+        return;
+      }
+      const anchor = await G.request("POST", itemsUrl + encodeURIComponent(itemId) + "/anchors/", {
+        parse: cfg.parse, start: current.start, end: current.end, grade: grade,
+      });
+      window.getSelection().removeAllRanges();
+      closePopover();
+      announceSaved(set, itemId, anchor);
+      await ctx.anchors.refresh();
+      ctx.anchors.followResolution(anchor.id);
+    } catch (err) {
+      popError("non_field_errors", err.message);
+    } finally {
+      popBusy.hidden = true;
+      popSave.disabled = false;
+    }
+  }
+
+  function announceSaved(set, itemId, anchor) {
+    const box = G.toast("Saved evidence for " + itemId + " (page " + anchor.page_hint + "). ");
+    if (!box) return;
+    const link = document.createElement("a");
+    link.href = ctx.anchors.itemUrl(set, itemId);
+    link.textContent = "Open " + itemId;
+    link.dataset.openItem = itemId;
+    box.appendChild(link);
+  }
+
+  popSave.addEventListener("click", save);
+  pop.querySelector("[data-pop-cancel]").addEventListener("click", closePopover);
+  pop.addEventListener("keydown", (e) => {
+    if (e.key === "Escape") { e.preventDefault(); closePopover(); return; }
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); save(); return; }
+    const inText = e.target.matches("input[type=search], input:not([type]), input[type=text], textarea");
+    if (!inText && ["0", "1", "2"].includes(e.key) && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      e.preventDefault();
+      pop.querySelector('[data-pop-grade][value="' + e.key + '"]').checked = true;
+    }
+  });
+  document.addEventListener("mousedown", (e) => {
+    if (!pop.hidden && !pop.contains(e.target)) closePopover();
+  });
+
+  function trySelection() {
+    const span = selectionSpan();
+    if (!span) return false;
+    if (span.error) { ctx.pages.setStatus(span.error); return true; }
+    openPopover(span);
+    return true;
+  }
+  pagesEl.addEventListener("mouseup", () => setTimeout(trySelection, 0));
+  pagesEl.addEventListener("keyup", (e) => {
+    if (e.shiftKey && e.key.startsWith("Arrow")) {
+      const span = selectionSpan();
+      if (span && !span.error) ctx.pages.setStatus("Selected " + cpLength(span.quote) + " characters: press Enter to anchor them.");
+    }
+  });
+
+  ctx.popover = { selectionSpan, trySelection, isOpen: () => !pop.hidden };
+  return ctx.popover;
+}
