@@ -758,7 +758,7 @@ def test_deepset_without_stored_positions_honours_occurrence_and_skips_missing_d
 
 
 def test_deepset_retrieval_takes_its_passage_from_the_position_too():
-    text = "First part.\n\nThe rule applies.\n\nSecond part.\n\nThe rule applies."
+    text = "First: The rule applies.\n\nSecond: The rule applies."
     second = text.rindex("The rule")
     item = EvalItem("r", "Which rule?", anchors=(GoldAnchor("d.txt", "The rule applies."),))
     out = io.BytesIO()
@@ -771,7 +771,7 @@ def test_deepset_retrieval_takes_its_passage_from_the_position_too():
     )
 
     row = _dict_rows(out.getvalue())[0]
-    assert row["context"] == "The rule applies." and text.rindex(row["context"]) == second
+    assert row["context"] == "Second: The rule applies."
     assert row["file_name"] == "d.txt" and row["text"] == ""
 
 
@@ -851,6 +851,25 @@ def test_a_large_export_spills_to_disk_and_stays_exact(slug):
     assert notes.items == 7
 
 
+def test_deepset_rag_notes_name_what_the_layout_leaves_out():
+    gold_only = EvalItem("s", "Spans only?", gold=(GoldSpan(Span("guide.txt", 0, 8)),))
+    _, notes = _export_guide("deepset-rag", GUIDE_SET.with_items((*GUIDE_SET.items, gold_only)))
+
+    assert notes.counts == {
+        "evidence_not_written": 6,
+        "unanswerable": 1,
+        "filters_not_written": 1,
+        "formula_like": 2,
+        "question_ids_not_written": 7,
+    }
+    assert notes.notes[:2] == [
+        "The RAG layout carries questions only: evidence of 6 items was not written: g1, g2, "
+        "g3 and 3 more.",
+        "1 item has no evidence; deepset cannot mark a question unanswerable, so they were "
+        "written as question-only rows: g4.",
+    ]
+
+
 def _qa(item: EvalItem, positions, documents=None):
     out = io.BytesIO()
     notes = deepset.write_qa(
@@ -897,15 +916,17 @@ def test_deepset_uses_a_position_only_when_it_fits_the_text(positions, placed):
 def test_deepset_writes_gold_spans_of_items_without_anchors_and_notes_them():
     gold = (
         GoldSpan(Span("d.txt", 0, 5), grade=0),
-        GoldSpan(Span("d.txt", 13, 18), grade=1),
         GoldSpan(Span("d.txt", 11, 13)),  # only the blank line: nothing to write
+        GoldSpan(Span("d.txt", 13, 18), grade=1),
         GoldSpan(Span("d.txt", 20, 99)),  # past the end of this parse
         GoldSpan(Span("other.txt", 0, 3)),  # no text for that document
+        GoldSpan(Span("d.txt", 19, 24)),  # up to the very end of the text
     )
     rows, notes = _qa(EvalItem("s", "Q?", gold=gold), lambda _: [])
 
     assert [(r["text"], r["context"], r["file_name"]) for r in rows] == [
-        ("Gamma", "Gamma delta", "d.txt")
+        ("Gamma", "Gamma delta", "d.txt"),
+        ("delta", "Gamma delta", "d.txt"),
     ]
     assert notes.counts["gold_as_evidence"] == 1
     assert notes.counts["grade_zero"] == 1 and notes.counts["grade_one"] == 1
