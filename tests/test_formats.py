@@ -1674,3 +1674,9 @@ def test_contextgrid_warns_about_the_same_csv_losses_our_notes_name(tmp_path):
         == contextgrid_csv.COLUMNS
     )
     assert legalbench.SLUG in FORMATS
+
+
+def test_deepset_gold_spans_graded_2_are_not_noted_as_partial():
+    rows, notes = _qa(EvalItem("s", "Q?", gold=(GoldSpan(Span("d.txt", 13, 18)),)), lambda _: [])
+
+    assert rows[0]["text"] == "Gamma" and "grade_one" not in notes.counts
