@@ -3,7 +3,7 @@
     .venv/bin/python bench/mutation.py            # run, then print the table
     .venv/bin/python bench/mutation.py --report   # print the table of the last run only
 
-mutmut (pinned in requirements.txt) is configured in pyproject.toml (`[tool.mutmut]`): it
+mutmut (pinned in requirements.txt) is configured in setup.cfg (`[mutmut]`): it
 copies `evalsets/` into `mutants/` (git-ignored), mutates the export modules, and runs only
 `tests/test_formats.py` and `tests/test_releases.py` against each mutant. `FUNCTIONS` below
 restricts the run to the export writers and the release/bridge code that feeds them; the

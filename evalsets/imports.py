@@ -2,16 +2,26 @@
 
 ``import_plan`` reads the file with its format's reader and compares every item with what
 the set holds (matched by id, field by field), without writing anything: the preview. It
-says what would be created, updated, left unchanged or refused (with file, line, item and
-field) and which labels wait for a file that is not in the workspace yet. ``import_commit``
-makes the same plan again with the set's row locked and writes it in one transaction, or
-nothing at all; importing the same file again finds every item unchanged and writes nothing.
+says what would be created, updated (each change with its old and new value), left
+unchanged or refused (with file, line, item and field) and which labels wait for a file
+that is not in the workspace yet. ``import_commit`` locks the set, makes the plan once and
+writes it in one transaction, or nothing at all; importing the same file again finds every
+item unchanged and writes nothing.
 
-Anchors are added, never removed: a file that carries one anchor per row (CSV) must not
-delete evidence an annotator added. A label whose file is missing stays pending: a complete
-anchor (a quote) is stored with no document and attaches when the file is uploaded; an
-offset-pinned span (LegalBench-RAG) is kept as a ``PendingImportLabel`` until the file's
-reference parse is ready, then its quote is taken from that text.
+**An import changes only what its format carries** (``CARRIES``, also the README's table):
+a deepset file has no qtype, grades or page hints, so it never touches them. Anchors are
+added, never removed, and an incoming anchor that is the same evidence as a stored one is
+that anchor: same document and the same span in the document's reference parse (for
+deepset, whose ``text`` is the answer inside the evidence, a span inside the other), or,
+when either cannot be placed, the same quote and occurrence. Page hint and grade are how an
+anchor is described, not which evidence it is; a carried grade that differs is a change.
+
+A file's review (context-grid's ``meta.reviewed``, plus ``reviewed_by`` and
+``reviewed_at``) approves the item when an owner imports it, with an audit entry saying so;
+those keys are not kept in the item's meta. A label whose file is missing stays pending: a
+complete anchor (a quote) is stored with no document and attaches when the file is
+uploaded; a span or a deepset label (a quote placed through its context) is kept as a
+``PendingImportLabel`` until the file's reference parse is ready.
 """
 
 from __future__ import annotations
@@ -19,16 +29,17 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import contextgrid as cg
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
 
-from evalsets import services, validation
+from evalsets import queue, resolution, review, services, validation
+from evalsets.archive import ArchiveTooLarge
 from evalsets.errors import Conflict, GroundworkError, InvalidInput
-from evalsets.formats import FORMATS, ImportResult, Problem, guess_format
+from evalsets.formats import FORMATS, ImportResult, PendingLabel, Problem, guess_format
 from evalsets.models import (
     Document,
     EvalItem,
@@ -36,27 +47,78 @@ from evalsets.models import (
     GoldAnchor,
     ImportRecord,
     ItemState,
+    Membership,
     ParseStatus,
+    ParseVersion,
     PendingImportLabel,
     PendingLabelStatus,
+    Role,
     Workspace,
 )
 from evalsets.releases import ParseTexts
 
 log = logging.getLogger(__name__)
 
-SCALAR_FIELDS = ("question", "qtype", "answer", "meta")
 PROBLEMS_SHOWN = 200
+#: Item fields an import may set, in the order changes are listed.
+ITEM_FIELDS = ("question", "qtype", "answer")
+#: The review as a release writes it into ``meta`` (context-grid's ``assess()`` reads
+#: ``reviewed``); read back into the item's state, never stored in its meta.
+REVIEW_KEYS = ("reviewed", "reviewed_by", "reviewed_at")
 
 
-def _anchor_key(source_id: str, quote: str, grade: int, page_hint, occurrence: int) -> tuple:
-    return (source_id, quote, int(grade), page_hint, int(occurrence))
+@dataclass(frozen=True, slots=True)
+class Carries:
+    """What one format can tell an import about an item; everything else is left alone.
+
+    ``fields`` are replaced on existing items, ``new_only`` set on new items only. ``meta``
+    is ``None`` when the whole ``meta`` is carried (replaced, review keys aside), otherwise
+    the only keys that are. ``same_evidence`` is ``"span"`` (the same span) or
+    ``"inside"`` (one span inside the other: deepset's answer inside the evidence, or the
+    evidence inside a retrieval passage).
+    """
+
+    fields: tuple[str, ...] = ("question",)
+    new_only: tuple[str, ...] = ()
+    meta: tuple[str, ...] | None = ()
+    anchors: bool = False
+    grade: bool = False
+    review: bool = False
+    same_evidence: str = "span"
+
+    def narrowed(self, absent: set[str]) -> Carries:
+        """What this particular file carries: without the fields it has no column for."""
+        meta = self.meta
+        if "meta" in absent:
+            meta = ()
+        elif meta is not None:
+            meta = tuple(key for key in meta if key not in absent)
+        return replace(
+            self,
+            fields=tuple(f for f in self.fields if f not in absent),
+            new_only=tuple(f for f in self.new_only if f not in absent),
+            meta=meta,
+            anchors=self.anchors and "anchors" not in absent,
+            grade=self.grade and "grade" not in absent,
+            review=self.review and meta is None,
+        )
 
 
-def _cg_anchor_key(anchor: cg.GoldAnchor) -> tuple:
-    return _anchor_key(
-        anchor.source_id, anchor.quote, anchor.grade, anchor.page_hint, anchor.occurrence
-    )
+_CONTEXT_GRID = Carries(fields=ITEM_FIELDS, meta=None, anchors=True, grade=True, review=True)
+_DEEPSET = Carries(new_only=("answer",), meta=("filters",), anchors=True, same_evidence="inside")
+
+#: Per format, what an import carries into an existing set (the README shows this table).
+CARRIES: dict[str, Carries] = {
+    "contextgrid-jsonl": _CONTEXT_GRID,
+    "contextgrid-csv": _CONTEXT_GRID,
+    "deepset-qa": _DEEPSET,
+    "deepset-retrieval": _DEEPSET,
+    "deepset-rag": Carries(),
+    "beir": Carries(meta=("gold_documents",)),
+    "legalbench-rag": Carries(
+        fields=("question", "answer"), meta=("legalbench_spans",), anchors=True
+    ),
+}
 
 
 def _plain(value: Any) -> Any:
@@ -64,22 +126,69 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, ensure_ascii=False, default=str))
 
 
+def _digest(context: str) -> str:
+    return hashlib.sha256(context.encode("utf-8")).hexdigest() if context else ""
+
+
+@dataclass
+class PendingRow:
+    """A ``PendingImportLabel`` to write: a span, or a quote's place in its context."""
+
+    source_id: str
+    start: int
+    end: int
+    grade: int
+    line: int | None
+    context: str = ""
+    quote: str = ""
+
+    @property
+    def key(self) -> tuple:
+        return (self.source_id, self.start, self.end, _digest(self.context))
+
+
 @dataclass
 class PlannedItem:
     item_id: str
     action: str  # create / update / unchanged
     fields: dict[str, Any]
-    changed: list[str] = field(default_factory=list)
+    changes: list[dict[str, Any]] = field(default_factory=list)
     new_anchors: list[cg.GoldAnchor] = field(default_factory=list)
-    new_spans: list[tuple[str, int, int, int, int | None]] = field(default_factory=list)
+    anchor_changes: list[dict[str, Any]] = field(default_factory=list)
+    new_pending: list[PendingRow] = field(default_factory=list)
+    approve: dict[str, str] | None = None
+    current: EvalItem | None = None
+
+    @property
+    def changed(self) -> list[str]:
+        return [change["field"] for change in self.changes]
+
+    @property
+    def writes(self) -> bool:
+        return bool(
+            self.changes
+            or self.new_anchors
+            or self.anchor_changes
+            or self.new_pending
+            or self.approve
+        )
 
     def to_dict(self) -> dict[str, Any]:
+        state = None
+        if self.approve is not None:
+            old = self.current.state if self.current is not None else ItemState.DRAFT
+            state = {"old": old, "new": ItemState.APPROVED, **self.approve}
         return {
             "id": self.item_id,
             "question": self.fields["question"],
             "changed": self.changed,
+            "changes": self.changes,
             "anchors_added": [a.to_dict() for a in self.new_anchors],
-            "pending_spans_added": len(self.new_spans),
+            "anchors_changed": [
+                {k: v for k, v in change.items() if k != "pk"} for change in self.anchor_changes
+            ],
+            "pending_spans_added": len(self.new_pending),
+            "state": state,
         }
 
 
@@ -91,6 +200,7 @@ class ImportPlan:
     new_set: bool
     token: str
     result: ImportResult
+    carries: Carries
     items: list[PlannedItem] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
@@ -139,13 +249,30 @@ class ImportPlan:
             "token": self.token,
             "can_commit": not self.errors,
             "counts": self.counts(),
+            "carries": carried_fields(self.carries),
             "create": [p.to_dict() for p in self.of("create")],
             "update": [p.to_dict() for p in self.of("update")],
             "unchanged": [p.item_id for p in self.of("unchanged")],
             "refused": self.problem_dicts(self.errors),
             "warnings": self.problem_dicts(self.warnings),
             "pending": self.pending,
+            "matched_files": self.result.matches,
         }
+
+
+def carried_fields(carries: Carries) -> list[str]:
+    """What a preview says the file will change, in words of the item's fields."""
+    names = [*carries.fields, *(f"{name} (new items)" for name in carries.new_only)]
+    if carries.meta is None:
+        names.append("meta")
+    names += [f"meta.{key}" for key in carries.meta or ()]
+    if carries.anchors:
+        names.append("anchors (added)")
+    if carries.grade:
+        names.append("anchor grades")
+    if carries.review:
+        names.append("review")
+    return names
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -180,6 +307,8 @@ def _read(fmt: str, data: bytes, filename: str, workspace, evalset_id: str) -> I
     texts = reference_texts(workspace) if FORMATS[fmt].needs_documents else None
     try:
         return FORMATS[fmt].reader(data, filename=filename, documents=texts, evalset_id=evalset_id)
+    except ArchiveTooLarge:
+        raise  # the one refusal a reader lets through: the whole file is refused
     except Exception as exc:  # readers never raise on bad input; if one does, say so, no 500
         log.exception("the %s reader raised on %s", fmt, filename)
         result = ImportResult(format=fmt, filename=filename)
@@ -215,13 +344,14 @@ def set_fingerprint(evalset: EvalSet | None) -> str:
     return digest.hexdigest()[:32]
 
 
-def _check_item(item: cg.EvalItem, problems: list[Problem]) -> str | None:
+def _check_item(item: cg.EvalItem, problems: list[Problem], line: int | None) -> str | None:
     """The item's id when Groundwork can hold it; otherwise a located problem and ``None``."""
     try:
         item_id = validation.check_item_id(item.id)
         validation.check_question(item_id, item.question)
         if item.qtype is not None and len(item.qtype) > 64:
             raise InvalidInput("qtype must be at most 64 characters", field="qtype")
+        _check_storable_item(item)
         for anchor in item.anchors:
             validation.check_quote(anchor.quote)
             validation.check_grade(anchor.grade)
@@ -231,69 +361,231 @@ def _check_item(item: cg.EvalItem, problems: list[Problem]) -> str | None:
                 raise InvalidInput("source_id must be at most 255 characters", field="source_id")
     except InvalidInput as exc:
         problems.append(
-            Problem(None, item.id, exc.field, exc.message, "error", "This item was not imported.")
+            Problem(line, item.id, exc.field, exc.message, "error", "This item was not imported.")
         )
         return None
     return item_id
 
 
-def _fields(item: cg.EvalItem) -> dict[str, Any]:
-    return {
-        "question": item.question,
-        "qtype": item.qtype or None,
-        "answer": item.answer,
-        "meta": _plain(dict(item.meta)),
-    }
+def _check_storable_item(item: cg.EvalItem) -> None:
+    """Every text, JSON and integer an item carries fits the columns it will be written to."""
+    for name in ("id", "question", "qtype", "answer"):
+        value = getattr(item, name)
+        if value is not None:
+            validation.check_storable(str(value), name)
+    validation.check_storable_json(item.meta, "meta")
+    for anchor in item.anchors:
+        _check_storable_anchor(anchor)
 
 
-def import_plan(
-    *,
-    workspace: Workspace,
-    evalset: EvalSet | None,
-    evalset_id: str,
-    data: bytes,
-    filename: str,
-    fmt: str | None = None,
-) -> ImportPlan:
-    """What importing ``data`` would do, without writing anything."""
-    _check_upload(data, filename)
-    fmt = choose_format(fmt, data, filename)
-    result = _read(fmt, data, filename, workspace, evalset_id)
-    plan = ImportPlan(
-        format=fmt,
-        filename=filename,
-        evalset=evalset_id,
-        new_set=evalset is None,
-        token=set_fingerprint(evalset),
-        result=result,
-        problems=list(result.problems),
-    )
+def _check_storable_anchor(anchor: cg.GoldAnchor) -> None:
+    validation.check_storable(anchor.source_id, "source_id")
+    validation.check_storable(anchor.quote, "quote")
+    for name in ("grade", "page_hint", "occurrence"):
+        value = getattr(anchor, name)
+        if value is not None:
+            validation.check_storable(value, name, validation.column_range(GoldAnchor, name))
 
-    existing: dict[str, EvalItem] = {}
-    anchor_keys: dict[int, set[tuple]] = {}
-    span_keys: dict[int, set[tuple]] = {}
-    if evalset is not None:
-        existing = {i.item_id: i for i in EvalItem.objects.filter(evalset=evalset)}
-        for row in GoldAnchor.objects.filter(item__evalset=evalset).values_list(
-            "item_id", "source_id", "quote", "grade", "page_hint", "occurrence"
-        ):
-            anchor_keys.setdefault(row[0], set()).add(_anchor_key(*row[1:]))
-        for row in PendingImportLabel.objects.filter(item__evalset=evalset).values_list(
-            "item_id", "source_id", "start", "end"
-        ):
-            span_keys.setdefault(row[0], set()).add(tuple(row[1:]))
-    documents = set(
-        Document.objects.filter(workspace=workspace).values_list("source_id", flat=True)
-    )
 
-    pending_anchors: dict[str, list[cg.GoldAnchor]] = {}
-    pending_spans: dict[str, list[tuple[str, int, int, int, int | None]]] = {}
+def _check_storable_pending(label: PendingLabel) -> None:
+    validation.check_storable(label.item, "id")
+    validation.check_storable(label.file_name, "file_name")
+    validation.check_storable(label.context, "context")
+    validation.check_storable(label.expected, "answer")
+    if label.anchor is not None:
+        _check_storable_anchor(label.anchor)
+    for name, value in (("start", (label.span or (0, 0))[0]), ("end", (label.span or (0, 0))[1])):
+        validation.check_storable(value, name, validation.column_range(PendingImportLabel, name))
+    validation.check_storable(label.grade, "grade", validation.column_range(GoldAnchor, "grade"))
+
+
+def _check_storable_header(result: ImportResult) -> None:
+    """The set's own id, source, version and meta, as the header (or the format) gives them."""
+    header = result.header
+    if header is not None:
+        validation.check_storable(header.id, "id")
+        validation.check_storable(header.source, "source")
+        validation.check_storable(
+            header.version, "version", validation.column_range(EvalSet, "version")
+        )
+        validation.check_storable_json(dict(header.meta), "meta")
+    else:
+        validation.check_storable(result.source, "source")
+        validation.check_storable_json(result.meta, "meta")
+
+
+def _storable_problems(result: ImportResult) -> list[Problem]:
+    """Located errors for the set's header and the pending labels no database could hold."""
+    problems = []
+    try:
+        _check_storable_header(result)
+    except InvalidInput as exc:
+        problems.append(
+            Problem(
+                1 if result.header else None,
+                None,
+                exc.field,
+                exc.message,
+                "error",
+                "Fix the eval set's header; nothing was imported.",
+            )
+        )
     for label in result.pending:
-        if label.anchor is not None:
-            pending_anchors.setdefault(label.item, []).append(label.anchor)
+        try:
+            _check_storable_pending(label)
+        except InvalidInput as exc:
+            problems.append(
+                Problem(
+                    label.line,
+                    label.item,
+                    exc.field,
+                    exc.message,
+                    "error",
+                    "This label was not imported.",
+                )
+            )
+    return problems
+
+
+@dataclass(frozen=True, slots=True)
+class StoredAnchor:
+    """A stored anchor as the planner compares it with incoming ones."""
+
+    pk: int
+    public_id: str
+    source_id: str
+    quote: str
+    grade: int
+    page_hint: int | None
+    occurrence: int
+    prefix: str = ""
+    suffix: str = ""
+
+
+class Evidence:
+    """Tells whether two anchors are the same evidence, by where they lie in the reference
+    parse of their document (see the module docstring for the rule)."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        self._prepared: dict[str, Any] = {}
+        self._spans: dict[tuple, tuple[int, int] | None] = {}
+
+    def _reference(self, source_id: str) -> Any:
+        if source_id not in self._prepared:
+            parse = (
+                ParseVersion.objects.filter(
+                    document__workspace=self.workspace,
+                    document__source_id=source_id,
+                    is_reference=True,
+                    status=ParseStatus.READY,
+                )
+                .defer("text")
+                .first()
+            )
+            self._prepared[source_id] = resolution.prepared(parse) if parse else None
+        return self._prepared[source_id]
+
+    def span(self, anchor: StoredAnchor | cg.GoldAnchor) -> tuple[int, int] | None:
+        """Where ``anchor`` lies in its document's reference parse; ``None`` if unplaceable."""
+        prefix, suffix = getattr(anchor, "prefix", ""), getattr(anchor, "suffix", "")
+        key = (anchor.source_id, anchor.quote, anchor.occurrence, anchor.page_hint, prefix, suffix)
+        if key not in self._spans:
+            prepared = self._reference(anchor.source_id)
+            found = None
+            if prepared is not None:
+                located = prepared.resolve(
+                    anchor.quote,
+                    occurrence=anchor.occurrence,
+                    page_hint=anchor.page_hint,
+                    prefix=prefix,
+                    suffix=suffix,
+                )
+                found = located.span
+            self._spans[key] = found
+        return self._spans[key]
+
+    def same(self, one: Any, two: Any, rule: str) -> bool:
+        """Whether ``one`` and ``two`` are the same evidence under ``rule`` (``Carries``)."""
+        if one.source_id != two.source_id:
+            return False
+        quote_one, quote_two = one.quote.strip(), two.quote.strip()
+        if (quote_one, one.occurrence, one.page_hint) == (quote_two, two.occurrence, two.page_hint):
+            return True
+        first, second = self.span(one), self.span(two)
+        if first is None or second is None:
+            return (
+                first is None
+                and second is None
+                and quote_one == quote_two
+                and one.occurrence == two.occurrence
+            )
+        if rule == "inside":
+            return (first[0] <= second[0] and second[1] <= first[1]) or (
+                second[0] <= first[0] and first[1] <= second[1]
+            )
+        return first == second
+
+
+@dataclass
+class Existing:
+    """What the set holds, loaded once per plan: items, their anchors, their pending labels."""
+
+    items: dict[str, EvalItem] = field(default_factory=dict)
+    anchors: dict[int, list[StoredAnchor]] = field(default_factory=dict)
+    pending: dict[int, set[tuple]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, evalset: EvalSet | None) -> Existing:
+        found = cls()
+        if evalset is None:
+            return found
+        found.items = {i.item_id: i for i in EvalItem.objects.filter(evalset=evalset)}
+        columns = [
+            "pk",
+            "public_id",
+            "source_id",
+            "quote",
+            "grade",
+            "page_hint",
+            "occurrence",
+            "prefix",
+            "suffix",
+        ]
+        rows = GoldAnchor.objects.filter(item__evalset=evalset).values_list("item_id", *columns)
+        for item_pk, pk, public_id, *rest in rows:
+            found.anchors.setdefault(item_pk, []).append(StoredAnchor(pk, str(public_id), *rest))
+        labels = PendingImportLabel.objects.filter(item__evalset=evalset).values_list(
+            "item_id", "source_id", "start", "end", "context_digest"
+        )
+        for item_pk, *key in labels:
+            found.pending.setdefault(item_pk, set()).add(tuple(key))
+        return found
+
+
+def _plan_pending(
+    result: ImportResult, plan: ImportPlan, documents: set[str]
+) -> tuple[dict[str, list[PendingRow]], dict[str, list[cg.GoldAnchor]]]:
+    """The reader's pending labels, by item: rows to store, and complete anchors to add."""
+    rows: dict[str, list[PendingRow]] = {}
+    anchors: dict[str, list[cg.GoldAnchor]] = {}
+    if not plan.carries.anchors:
+        return rows, anchors
+    for label in result.pending:
+        if label.span is None and label.anchor is not None:
+            anchors.setdefault(label.item, []).append(label.anchor)
         elif label.span is not None:
-            pending_spans.setdefault(label.item, []).append(
-                (label.file_name, label.span[0], label.span[1], label.grade, label.line)
+            quote = label.expected or (label.anchor.quote if label.anchor is not None else "")
+            rows.setdefault(label.item, []).append(
+                PendingRow(
+                    label.file_name,
+                    label.span[0],
+                    label.span[1],
+                    label.grade,
+                    label.line,
+                    context=label.context,
+                    quote=quote,
+                )
             )
         plan.pending.append(
             {
@@ -306,71 +598,137 @@ def import_plan(
                 else "uploaded, but its reference parse is not ready yet",
             }
         )
+    return rows, anchors
 
-    with_gold = 0
-    for item in result.items:
-        item_id = _check_item(item, plan.problems)
-        if item_id is None:
+
+def _meta(old: dict[str, Any] | None, given: dict[str, Any], carries: Carries) -> dict[str, Any]:
+    """The item's meta after the import: the file's (whole, or only the keys it carries)."""
+    if carries.meta is None:
+        return _plain({k: v for k, v in given.items() if k not in REVIEW_KEYS})
+    meta = {k: v for k, v in (old or {}).items() if k not in carries.meta}
+    meta.update({key: given[key] for key in carries.meta if key in given})
+    return _plain(meta)
+
+
+def _file_fields(item: cg.EvalItem, current: EvalItem | None, carries: Carries) -> dict[str, Any]:
+    """The values the file gives: every field of a new item, the carried ones of another."""
+    given = {"question": item.question, "qtype": item.qtype or None, "answer": item.answer}
+    if current is None:
+        fields = {
+            name: given[name] if name in carries.fields + carries.new_only else None
+            for name in ITEM_FIELDS
+        }
+        fields["meta"] = _meta(None, dict(item.meta), carries)
+        return fields
+    fields = {name: given[name] for name in carries.fields}
+    if carries.meta != ():
+        fields["meta"] = _meta(current.meta, dict(item.meta), carries)
+    return fields
+
+
+def _changes(current: EvalItem, fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every field whose value the file changes, with its old and new value."""
+    changes = []
+    for name, new in fields.items():
+        old = _plain(getattr(current, name))
+        if old != _plain(new):
+            changes.append({"field": name, "old": old, "new": _plain(new)})
+    return changes
+
+
+def _plan_anchors(
+    incoming: list[cg.GoldAnchor], stored: list[StoredAnchor], carries: Carries, evidence: Evidence
+) -> tuple[list[cg.GoldAnchor], list[dict[str, Any]]]:
+    """Anchors that are new evidence, and carried grades of known evidence that differ."""
+    added: list[cg.GoldAnchor] = []
+    regraded: list[dict[str, Any]] = []
+    for anchor in incoming:
+        known = next((s for s in stored if evidence.same(s, anchor, carries.same_evidence)), None)
+        if known is None:
+            if not any(evidence.same(a, anchor, carries.same_evidence) for a in added):
+                added.append(anchor)
             continue
-        if item.gold:
-            with_gold += 1
-        anchors = list(item.anchors)
-        for anchor in pending_anchors.get(item.id, []):
-            if anchor not in anchors:
-                anchors.append(anchor)
-        for anchor in item.anchors:
-            if anchor.source_id not in documents:
-                plan.pending.append(
-                    {
-                        "item": item_id,
-                        "file_name": anchor.source_id,
-                        "line": None,
-                        "would_create": f"anchor on {anchor.source_id!r} quoting "
-                        f"{anchor.quote[:80]!r}",
-                        "reason": "not uploaded yet",
-                    }
-                )
-        fields = _fields(item)
-        current = existing.get(item_id)
-        if current is None:
-            keys: set[tuple] = set()
-            spans: set[tuple] = set()
-            action, changed = "create", []
-        else:
-            keys = anchor_keys.get(current.pk, set())
-            spans = span_keys.get(current.pk, set())
-            changed = [
-                name for name in SCALAR_FIELDS if _plain(getattr(current, name)) != fields[name]
-            ]
-        new_anchors = []
-        for anchor in anchors:
-            key = _cg_anchor_key(anchor)
-            if key not in keys:
-                keys = keys | {key}
-                new_anchors.append(anchor)
-        new_spans = []
-        for span in pending_spans.get(item.id, []):
-            if span[:3] not in spans:
-                spans = spans | {span[:3]}
-                new_spans.append(span)
-        if current is not None:
-            action = "update" if changed or new_anchors or new_spans else "unchanged"
-            if action == "update" and current.state == ItemState.APPROVED:
-                what = changed + (["anchors"] if new_anchors or new_spans else [])
-                plan.problems.append(
-                    Problem(
-                        None,
-                        item_id,
-                        "state",
-                        f"eval item {item_id!r} is approved, and this file changes it "
-                        f"({', '.join(what)})",
-                        "error",
-                        "An owner must reopen it first, or leave it out of the file.",
-                    )
-                )
-                continue
-        plan.items.append(PlannedItem(item_id, action, fields, changed, new_anchors, new_spans))
+        done = any(change["pk"] == known.pk for change in regraded)
+        if carries.grade and known.grade != anchor.grade and not done:
+            regraded.append(
+                {
+                    "pk": known.pk,
+                    "anchor": known.public_id,
+                    "source_id": known.source_id,
+                    "quote": known.quote,
+                    "field": "grade",
+                    "old": known.grade,
+                    "new": anchor.grade,
+                }
+            )
+    return added, regraded
 
+
+def _review(item: cg.EvalItem, current: EvalItem | None, carries: Carries) -> dict[str, str] | None:
+    """The review the file records for an item that is not approved yet, or ``None``."""
+    if not carries.review or not item.meta.get("reviewed"):
+        return None
+    if current is not None and current.state == ItemState.APPROVED:
+        return None
+    return {
+        "reviewed_by": str(item.meta.get("reviewed_by") or ""),
+        "reviewed_at": str(item.meta.get("reviewed_at") or ""),
+    }
+
+
+def _plan_item(
+    item: cg.EvalItem,
+    item_id: str,
+    plan: ImportPlan,
+    existing: Existing,
+    evidence: Evidence,
+    pending: list[PendingRow],
+    extra: list[cg.GoldAnchor],
+) -> PlannedItem | None:
+    """One item's plan, or ``None`` with a problem when it is approved and would change."""
+    carries = plan.carries
+    current = existing.items.get(item_id)
+    fields = _file_fields(item, current, carries)
+    planned = PlannedItem(item_id, "create" if current is None else "update", fields)
+    planned.current = current
+    if current is not None:
+        planned.changes = _changes(current, fields)
+    stored = existing.anchors.get(current.pk, []) if current is not None else []
+    incoming = [*item.anchors, *extra] if carries.anchors else []
+    planned.new_anchors, planned.anchor_changes = _plan_anchors(incoming, stored, carries, evidence)
+    known = set(existing.pending.get(current.pk, set())) if current is not None else set()
+    for row in pending:
+        if row.key not in known:
+            known.add(row.key)
+            planned.new_pending.append(row)
+    planned.approve = _review(item, current, carries)
+    if current is None:
+        return planned
+    if not planned.writes:
+        planned.action = "unchanged"
+    elif current.state == ItemState.APPROVED:
+        what = planned.changed + (["anchors"] if planned.new_anchors or planned.new_pending else [])
+        what += ["anchor grades"] if planned.anchor_changes else []
+        plan.problems.append(
+            Problem(
+                None,
+                item_id,
+                "state",
+                f"eval item {item_id!r} is approved, and this file changes it ({', '.join(what)})",
+                "error",
+                "An owner must reopen it first, or leave it out of the file.",
+            )
+        )
+        return None
+    return planned
+
+
+def _is_owner(workspace: Workspace, user: Any) -> bool:
+    return Membership.objects.filter(workspace=workspace, user=user, role=Role.OWNER).exists()
+
+
+def _warn_about_gold(result: ImportResult, plan: ImportPlan) -> None:
+    with_gold = sum(1 for item in result.items if item.gold)
     if with_gold:
         noun = "item carries" if with_gold == 1 else "items carry"
         plan.problems.append(
@@ -384,6 +742,93 @@ def import_plan(
                 "Items with spans but no anchors arrive without evidence.",
             )
         )
+
+
+def import_plan(
+    *,
+    workspace: Workspace,
+    evalset: EvalSet | None,
+    evalset_id: str,
+    data: bytes,
+    filename: str,
+    fmt: str | None = None,
+    user: Any = None,
+) -> ImportPlan:
+    """What importing ``data`` would do, without writing anything.
+
+    ``user``, when given, is who would import: a file's review approves items only when an
+    owner imports it (otherwise each such item gets a warning and stays as it is).
+    """
+    _check_upload(data, filename)
+    try:
+        fmt = choose_format(fmt, data, filename)
+        result = _read(fmt, data, filename, workspace, evalset_id)
+    except ArchiveTooLarge as exc:
+        raise InvalidInput(
+            f"{exc.message}; it was refused, nothing was imported", field="file"
+        ) from None
+    plan = ImportPlan(
+        format=fmt,
+        filename=filename,
+        evalset=evalset_id,
+        new_set=evalset is None,
+        token=set_fingerprint(evalset),
+        result=result,
+        carries=CARRIES[fmt].narrowed(result.absent),
+        problems=list(result.problems),
+    )
+    plan.problems.extend(_storable_problems(result))
+    existing = Existing.load(evalset)
+    documents = set(
+        Document.objects.filter(workspace=workspace).values_list("source_id", flat=True)
+    )
+    pending_rows, pending_anchors = _plan_pending(result, plan, documents)
+    evidence = Evidence(workspace)
+    may_approve = user is None or _is_owner(workspace, user)
+    for item in result.items:
+        item_id = _check_item(item, plan.problems, result.lines.get(item.id))
+        if item_id is None:
+            continue
+        if plan.carries.anchors:
+            for anchor in item.anchors:
+                if anchor.source_id not in documents:
+                    plan.pending.append(
+                        {
+                            "item": item_id,
+                            "file_name": anchor.source_id,
+                            "line": None,
+                            "would_create": f"anchor on {anchor.source_id!r} quoting "
+                            f"{anchor.quote[:80]!r}",
+                            "reason": "not uploaded yet",
+                        }
+                    )
+        planned = _plan_item(
+            item,
+            item_id,
+            plan,
+            existing,
+            evidence,
+            pending_rows.get(item.id, []),
+            pending_anchors.get(item.id, []),
+        )
+        if planned is None:
+            continue
+        if planned.approve is not None and not may_approve:
+            planned.approve = None
+            plan.problems.append(
+                Problem(
+                    None,
+                    item_id,
+                    "meta.reviewed",
+                    "the file says this item was reviewed, but only an owner's import "
+                    "approves it; it stays as it is.",
+                    "warning",
+                )
+            )
+            if planned.action == "update" and not planned.writes:
+                planned.action = "unchanged"
+        plan.items.append(planned)
+    _warn_about_gold(result, plan)
     return plan
 
 
@@ -429,42 +874,35 @@ def import_commit(
 ) -> tuple[EvalSet, ImportPlan, ImportRecord]:
     """Write the plan for ``data`` in one transaction; refuse it all if anything is wrong.
 
-    ``token`` is the preview's; when the set changed since that preview (another import, an
-    edit), the commit is refused with 409 and the caller previews again.
+    The set is locked first and the plan made once, under the lock. ``token`` is the
+    preview's; when the set changed since that preview (another import, an edit), the
+    commit is refused with 409 and the caller previews again.
     """
     try:
         with transaction.atomic():
-            if evalset is None:
-                plan = import_plan(
-                    workspace=workspace,
-                    evalset=None,
-                    evalset_id=evalset_id,
-                    data=data,
-                    filename=filename,
-                    fmt=fmt,
-                )
-                if plan.errors:
-                    _refuse(plan)
-                evalset = _create_set(workspace, user, evalset_id, name, plan)
-            else:
+            if evalset is not None:
                 evalset = _lock(evalset)
-                plan = import_plan(
-                    workspace=workspace,
-                    evalset=evalset,
-                    evalset_id=evalset.slug,
-                    data=data,
-                    filename=filename,
-                    fmt=fmt,
+                evalset_id = evalset.slug
+            plan = import_plan(
+                workspace=workspace,
+                evalset=evalset,
+                evalset_id=evalset_id,
+                data=data,
+                filename=filename,
+                fmt=fmt,
+                user=user,
+            )
+            if evalset is not None and token and token != plan.token:
+                raise Conflict(
+                    f"eval set {evalset.slug!r} changed since the preview (another import "
+                    "or an edit was saved); preview the file again before importing it",
+                    field="token",
+                    extra={"token": plan.token},
                 )
-                if token and token != plan.token:
-                    raise Conflict(
-                        f"eval set {evalset.slug!r} changed since the preview (another import "
-                        "or an edit was saved); preview the file again before importing it",
-                        field="token",
-                        extra={"token": plan.token},
-                    )
-                if plan.errors:
-                    _refuse(plan)
+            if plan.errors:
+                _refuse(plan)
+            if evalset is None:
+                evalset = _create_set(workspace, user, evalset_id, name, plan)
             _apply(plan, evalset, user)
             record = ImportRecord.objects.create(
                 evalset=evalset,
@@ -511,27 +949,27 @@ def _create_set(workspace, user, slug: str, name: str, plan: ImportPlan) -> Eval
 
 
 def _apply(plan: ImportPlan, evalset: EvalSet, user) -> None:
-    current = {i.item_id: i for i in EvalItem.objects.filter(evalset=evalset)}
     for planned in plan.items:
         if planned.action == "unchanged":
             continue
         try:
-            _apply_item(planned, current.get(planned.item_id), evalset, user)
+            _apply_item(planned, evalset, user, plan.filename)
         except GroundworkError as exc:
             raise type(exc)(
                 f"eval item {planned.item_id!r}: {exc.message}; nothing was imported",
                 field=exc.field,
                 extra=exc.extra,
             ) from None
-    documents = {source_id for planned in plan.items for source_id, *_ in planned.new_spans}
+    documents = {row.source_id for planned in plan.items for row in planned.new_pending}
     # A span whose file is here and parsed was read as an anchor; one whose file is here
     # but still parsing waits for the parse: try now, and the parse hook tries again.
     for document in Document.objects.filter(workspace=evalset.workspace, source_id__in=documents):
-        transaction.on_commit(lambda pk=document.pk: _queue_attach(pk))
+        queue.after_commit("attach_pending_labels", document.pk)
 
 
-def _apply_item(planned: PlannedItem, item: EvalItem | None, evalset: EvalSet, user) -> None:
+def _apply_item(planned: PlannedItem, evalset: EvalSet, user, filename: str) -> None:
     fields = planned.fields
+    item = planned.current
     if item is None:
         item = services.item_create(
             evalset=evalset,
@@ -542,7 +980,7 @@ def _apply_item(planned: PlannedItem, item: EvalItem | None, evalset: EvalSet, u
             answer=fields["answer"],
             meta=fields["meta"],
         )
-    elif planned.changed:
+    elif planned.changes:
         item = services.item_update(
             item=item,
             user=user,
@@ -560,25 +998,27 @@ def _apply_item(planned: PlannedItem, item: EvalItem | None, evalset: EvalSet, u
             occurrence=anchor.occurrence,
             allow_pending=True,
         )
-    for source_id, start, end, grade, line in planned.new_spans:
+    for change in planned.anchor_changes:
+        stored = GoldAnchor.objects.select_related("item").get(pk=change["pk"])
+        services.anchor_update_grade(anchor=stored, grade=change["new"], user=user)
+    for row in planned.new_pending:
         PendingImportLabel.objects.create(
             workspace=evalset.workspace,
             item=item,
-            source_id=source_id,
-            start=start,
-            end=end,
-            grade=grade,
-            line=line,
+            source_id=row.source_id,
+            start=row.start,
+            end=row.end,
+            grade=row.grade,
+            line=row.line,
+            context=row.context,
+            context_digest=_digest(row.context),
+            quote=row.quote,
             imported_by=user,
         )
-    if planned.new_spans:
+    if planned.new_pending:
         services.item_touch(item=item)
-
-
-def _queue_attach(document_id: int) -> None:
-    from evalsets.release_tasks import attach_pending_labels
-
-    attach_pending_labels.delay(document_id)
+    if planned.approve is not None:
+        review.item_approve_imported(item=item, user=user, filename=filename, **planned.approve)
 
 
 # -- pending labels -------------------------------------------------------------------------
@@ -591,12 +1031,15 @@ def reference_parse_running(document: Document) -> bool:
 
 
 def pending_labels_attach(*, document: Document) -> int | None:
-    """Turn waiting imported spans on ``document`` into anchors quoting its reference text.
+    """Turn waiting imported labels on ``document`` into anchors quoting its reference text.
 
-    Returns how many were attached, or ``None`` when the reference parse is not ready yet
-    (nothing done). Idempotent: attached and failed labels are not touched again. A span
-    that does not fit the text is marked failed with the reason, never dropped silently.
-    Call it when a document's reference parse becomes ready.
+    A span (LegalBench-RAG) is sliced from the text and must hold the quote it came with; a
+    deepset label is placed through its context, so a repeated quote gets the occurrence
+    the label meant. Returns how many were attached, or ``None`` when the reference parse
+    is not ready yet (nothing done). Idempotent: attached and failed labels are not touched
+    again. A label that does not fit the text is marked failed with the reason, never
+    dropped silently; one whose place had to be guessed is attached with a message saying
+    so. Call it when a document's reference parse becomes ready.
     """
     waiting = PendingImportLabel.objects.filter(
         workspace=document.workspace_id,
@@ -612,26 +1055,9 @@ def pending_labels_attach(*, document: Document) -> int | None:
     with transaction.atomic():
         labels = waiting.select_for_update().select_related("item__evalset__workspace")
         for label in labels:
-            from evalsets.formats import PendingLabel
-
-            pending = PendingLabel(
-                line=label.line,
-                item=label.item.item_id,
-                file_name=label.source_id,
-                would_create="",
-                span=(label.start, label.end),
-                grade=label.grade,
-            )
             try:
-                anchor = pending.attach(parse.text)
-                created = services.anchor_create_typed(
-                    item=label.item,
-                    user=label.imported_by,
-                    source_id=label.source_id,
-                    quote=anchor.quote,
-                    grade=anchor.grade,
-                    occurrence=anchor.occurrence,
-                )
+                anchor, note = _label(label).placed(parse.text)
+                created = _attached_anchor(label, anchor)
             except (cg.EvalSetError, GroundworkError) as exc:
                 label.status = PendingLabelStatus.FAILED
                 label.message = str(exc)
@@ -639,10 +1065,40 @@ def pending_labels_attach(*, document: Document) -> int | None:
                 continue
             label.status = PendingLabelStatus.ATTACHED
             label.anchor = created
-            label.message = ""
+            label.message = note
             label.save(update_fields=["status", "anchor", "message", "updated_at"])
             attached += 1
     return attached
+
+
+def _label(label: PendingImportLabel) -> PendingLabel:
+    return PendingLabel(
+        line=label.line,
+        item=label.item.item_id,
+        file_name=label.source_id,
+        would_create="",
+        span=(label.start, label.end),
+        grade=label.grade,
+        context=label.context,
+        expected="" if label.context else label.quote,
+    )
+
+
+def _attached_anchor(label: PendingImportLabel, anchor: cg.GoldAnchor) -> GoldAnchor:
+    """The item's anchor for this evidence: the one it already has, or a new one."""
+    same = label.item.anchors.filter(
+        source_id=anchor.source_id, quote=anchor.quote, occurrence=anchor.occurrence
+    ).first()
+    if same is not None:
+        return same
+    return services.anchor_create_typed(
+        item=label.item,
+        user=label.imported_by,
+        source_id=label.source_id,
+        quote=anchor.quote,
+        grade=anchor.grade,
+        occurrence=anchor.occurrence,
+    )
 
 
 def pending_for(evalset: EvalSet) -> list[dict[str, Any]]:
@@ -655,6 +1111,7 @@ def pending_for(evalset: EvalSet) -> list[dict[str, Any]]:
             "item": label.item.item_id,
             "file_name": label.source_id,
             "span": [label.start, label.end],
+            "quote": label.quote,
             "status": label.status,
             "message": label.message,
         }

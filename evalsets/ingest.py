@@ -9,15 +9,21 @@ reason a person can read, while the worker lives on.
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import threading
 import time
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from evalsets import parsers
+from evalsets import parsers, queue
 from evalsets.errors import InvalidInput
 from evalsets.models import Document, ParseStatus, ParseVersion, Workspace
 
@@ -72,36 +78,113 @@ def queue_parses(document: Document) -> list[ParseVersion]:
             parse.save(update_fields=["is_reference"])
             has_reference = True
         queued.append(parse)
-    from evalsets import sweep, tasks
-
     for parse in queued:
-        transaction.on_commit(lambda pk=parse.pk: sweep.enqueue(tasks.parse_version, pk))
+        queue.after_commit("parse_version", parse.pk)
     return queued
 
 
-def claim_parse(parse_id: int) -> ParseVersion | None:
-    """Mark a queued (or interrupted) parse as parsing; None when it is gone or done.
+# -- the parse lease ---------------------------------------------------------------------------
 
-    A conditional update, so two workers handed the same task cannot both run it, and a
-    redelivered task after a worker died picks up a parse left ``parsing``.
+
+def lease_length() -> timedelta:
+    """A parse whose holder has not renewed its lease for this long may be taken over.
+
+    Half the stale limit (``GROUNDWORK_SWEEP_STALE_S``), so with the workers' sweep every
+    quarter of it, work a dead worker held resumes within the stale limit; at least a
+    second, so a stale limit of zero (tests) does not hand a live parse to every sweep.
     """
-    claimed = ParseVersion.objects.filter(
-        Q(status=ParseStatus.QUEUED) | Q(status=ParseStatus.PARSING), pk=parse_id
-    ).update(status=ParseStatus.PARSING, progress_done=0, updated_at=timezone.now())
+    return timedelta(seconds=max(settings.GROUNDWORK_SWEEP_STALE_S / 2, 1))
+
+
+def heartbeat_interval() -> float:
+    """How often a parse's holder renews its lease, in seconds: four times per lease."""
+    return max(lease_length().total_seconds() / 4, 0.1)
+
+
+def lease_expired() -> Q:
+    """Parses whose holder stopped renewing its lease (or that nobody ever held)."""
+    cutoff = timezone.now() - lease_length()
+    return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, updated_at__lt=cutoff)
+
+
+@dataclass(frozen=True)
+class ParseLease:
+    """A parse held by one task run: only the holder of ``token`` may write its results."""
+
+    parse: ParseVersion
+    token: str
+
+
+def claim_parse(parse_id: int) -> ParseLease | None:
+    """Take the lease on a queued parse, or on one whose holder stopped renewing it.
+
+    A conditional update, so of two workers handed the same parse only one gets it while
+    the lease is live; a worker that died mid-parse stops renewing, and once the lease has
+    expired a redelivered (or swept) task takes the parse over. None when the parse is
+    gone, done or held by a live worker.
+    """
+    token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    now = timezone.now()
+    claimed = (
+        ParseVersion.objects.filter(pk=parse_id)
+        .filter(Q(status=ParseStatus.QUEUED) | (Q(status=ParseStatus.PARSING) & lease_expired()))
+        .update(
+            status=ParseStatus.PARSING,
+            claimed_by=token,
+            heartbeat_at=now,
+            progress_done=0,
+            updated_at=now,
+        )
+    )
     if not claimed:
         return None
-    return ParseVersion.objects.select_related("document").filter(pk=parse_id).first()
+    parse = ParseVersion.objects.select_related("document").filter(pk=parse_id).first()
+    return None if parse is None else ParseLease(parse, token)
 
 
-def run_parse(parse: ParseVersion) -> ParseVersion:
-    """Parse the document's file with ``parse.parser``; record text or a readable failure."""
+def _held(lease: ParseLease):
+    return ParseVersion.objects.filter(pk=lease.parse.pk, claimed_by=lease.token)
+
+
+class _Heartbeat:
+    """Renews a lease from a thread of its own while the parse runs, however slow a page."""
+
+    def __init__(self, lease: ParseLease) -> None:
+        self.lease = lease
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._beat, name="parse-heartbeat", daemon=True)
+
+    def _beat(self) -> None:
+        try:
+            while not self.stopped.wait(heartbeat_interval()):
+                try:
+                    if not _held(self.lease).update(heartbeat_at=timezone.now()):
+                        return  # taken over or finished: nothing left to renew
+                except DatabaseError:  # a missed beat only risks a takeover, which is safe
+                    log.warning("could not renew the lease on parse %s", self.lease.parse.pk)
+        finally:
+            connection.close()
+
+    def __enter__(self) -> _Heartbeat:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stopped.set()
+        self.thread.join()
+
+
+def run_parse(lease: ParseLease) -> ParseVersion:
+    """Parse the document's file with the leased parse's parser; record text or a readable
+    failure, unless the lease was lost meanwhile (then the row is left to its new holder)."""
+    parse = lease.parse
     document = parse.document
     try:
         with document.file.open("rb") as handle:
             data = handle.read()
     except (FileNotFoundError, ValueError):
         return _fail(
-            parse, "missing", "The uploaded file is no longer in storage; upload it again."
+            lease, "missing", "The uploaded file is no longer in storage; upload it again."
         )
 
     last_write = [0.0]
@@ -110,30 +193,29 @@ def run_parse(parse: ParseVersion) -> ParseVersion:
         now = time.monotonic()
         if now - last_write[0] >= PROGRESS_INTERVAL_S or done >= total:
             last_write[0] = now
-            ParseVersion.objects.filter(pk=parse.pk).update(
-                progress_done=done, progress_total=total, updated_at=timezone.now()
-            )
+            _held(lease).update(progress_done=done, progress_total=total, updated_at=timezone.now())
 
     try:
-        result = parsers.parse_isolated(
-            parse.parser,
-            data,
-            timeout_s=settings.GROUNDWORK_PARSE_TIMEOUT_S,
-            memory_mb=settings.GROUNDWORK_PARSE_MEMORY_MB,
-            max_pages=settings.GROUNDWORK_MAX_PAGES,
-            progress=progress,
-        )
+        with _Heartbeat(lease):
+            result = parsers.parse_isolated(
+                parse.parser,
+                data,
+                timeout_s=settings.GROUNDWORK_PARSE_TIMEOUT_S,
+                memory_mb=settings.GROUNDWORK_PARSE_MEMORY_MB,
+                max_pages=settings.GROUNDWORK_MAX_PAGES,
+                progress=progress,
+            )
     except parsers.ParseError as error:
-        return _fail(parse, error.code, error.reason)
+        return _fail(lease, error.code, error.reason)
     except Exception:  # the worker must live and the user must get words, not a trace
         log.exception("parser %s crashed on document %s", parse.parser, document.pk)
         return _fail(
-            parse,
+            lease,
             "crashed",
             f"The {parse.parser} parser failed on this file; the other parses are unaffected.",
         )
     total = len(result.page_starts)
-    ParseVersion.objects.filter(pk=parse.pk).update(
+    _held(lease).update(
         text=result.text,
         text_length=len(result.text),
         page_starts=result.page_starts,
@@ -149,12 +231,12 @@ def run_parse(parse: ParseVersion) -> ParseVersion:
     return parse
 
 
-def _fail(parse: ParseVersion, code: str, reason: str) -> ParseVersion:
-    ParseVersion.objects.filter(pk=parse.pk).update(
+def _fail(lease: ParseLease, code: str, reason: str) -> ParseVersion:
+    _held(lease).update(
         status=ParseStatus.FAILED, error=reason, error_code=code, updated_at=timezone.now()
     )
-    parse.refresh_from_db()
-    return parse
+    lease.parse.refresh_from_db()
+    return lease.parse
 
 
 @transaction.atomic

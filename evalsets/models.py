@@ -191,6 +191,10 @@ class ParseVersion(models.Model):
     progress_done = models.PositiveIntegerField(default=0)
     progress_total = models.PositiveIntegerField(default=0)
     is_reference = models.BooleanField(default=False)
+    # The lease of the worker running this parse (ingest.claim_parse): who holds it and
+    # when they last renewed it; a parse nobody renews is taken over.
+    claimed_by = models.CharField(max_length=128, blank=True, default="")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -184,7 +184,12 @@ class PendingLabelStatus(models.TextChoices):
 
 
 class PendingImportLabel(models.Model):
-    """An imported span waiting for its document's text to become a quote."""
+    """An imported label waiting for its document's text to become a quote.
+
+    Without ``context``, ``start``/``end`` count characters in the document (LegalBench-RAG)
+    and ``quote``, when set, is the text they must hold. With ``context`` (deepset), they
+    count characters in that passage, which is found in the document to place the quote.
+    """
 
     workspace = models.ForeignKey(
         "evalsets.Workspace", on_delete=models.CASCADE, related_name="pending_labels"
@@ -197,6 +202,10 @@ class PendingImportLabel(models.Model):
     end = models.PositiveIntegerField()
     grade = models.PositiveSmallIntegerField(default=2)
     line = models.PositiveIntegerField(null=True, blank=True)
+    context = models.TextField(blank=True)
+    #: SHA-256 of ``context`` (empty without one), so one label per passage is enforced.
+    context_digest = models.CharField(max_length=64, blank=True, default="")
+    quote = models.TextField(blank=True)
     status = models.CharField(
         max_length=16, choices=PendingLabelStatus.choices, default=PendingLabelStatus.WAITING
     )
@@ -214,7 +223,8 @@ class PendingImportLabel(models.Model):
         ordering = ["item_id", "source_id", "start"]
         constraints = [
             models.UniqueConstraint(
-                fields=["item", "source_id", "start", "end"], name="pending_label_once"
+                fields=["item", "source_id", "start", "end", "context_digest"],
+                name="pending_label_once_per_context",
             ),
             models.CheckConstraint(condition=Q(start__lt=F("end")), name="pending_span_ordered"),
             models.CheckConstraint(

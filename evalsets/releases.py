@@ -23,7 +23,7 @@ from django.db import OperationalError, transaction
 from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
 from django.utils import timezone
 
-from evalsets import bridge, resolver
+from evalsets import bridge, queue, resolver
 from evalsets.errors import InvalidInput
 from evalsets.formats import FORMATS, EvalSetHeader, ExportRefused, beir
 from evalsets.models import (
@@ -198,9 +198,6 @@ def release_create(
     The release is version ``N`` (the set's current version, or one past the last release)
     and the set becomes version ``N + 1``, the one now being worked on.
     """
-    from evalsets import sweep
-    from evalsets.release_tasks import build_release
-
     formats = _check_formats(formats)
     states = _check_states(include_states)
     gold_parser = _check_gold_parser(evalset.workspace, gold_parser)
@@ -231,7 +228,7 @@ def release_create(
             progress_total=count * (1 + len(formats)),
         )
         EvalSet.objects.filter(pk=locked.pk).update(version=version + 1)
-        transaction.on_commit(lambda: sweep.enqueue(build_release, release.pk))
+        queue.after_commit("build_release", release.pk)
     evalset.version = version + 1
     return release
 

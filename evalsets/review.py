@@ -330,6 +330,42 @@ def item_approve(*, item: EvalItem, user, row_version: int, comment: str = "") -
 
 
 @transaction.atomic
+def item_approve_imported(
+    *, item: EvalItem, user, filename: str, reviewed_by: str = "", reviewed_at: str = ""
+) -> EvalItem:
+    """Approve ``item`` because the file an owner imported says it was reviewed.
+
+    A release carries each approved item's review (context-grid's ``meta.reviewed``, with
+    ``reviewed_by`` and ``reviewed_at``); importing it back restores the approval from any
+    state instead of leaving the item a draft. The audit entry says the approval came from
+    the import, by whom and when the file says it was reviewed.
+    """
+    current = EvalItem.objects.select_for_update().filter(pk=item.pk).first()
+    if current is None:
+        raise Conflict(f"eval item {item.item_id!r} was deleted by someone else")
+    if current.state == ItemState.APPROVED:
+        return current
+    before = current.state
+    EvalItem.objects.filter(pk=item.pk).update(
+        state=ItemState.APPROVED, row_version=F("row_version") + 1, updated_at=timezone.now()
+    )
+    current.refresh_from_db()
+    who = f" by {reviewed_by}" if reviewed_by else ""
+    when = f" at {reviewed_at}" if reviewed_at else ""
+    record(
+        item=current,
+        kind=EventKind.APPROVED,
+        actor=user,
+        reason=f"approved by importing {filename}, which says it was reviewed{who}{when}",
+        from_state=before,
+        to_state=ItemState.APPROVED,
+        data={"import": filename, "reviewed_by": reviewed_by, "reviewed_at": reviewed_at},
+        row_version=current.row_version,
+    )
+    return current
+
+
+@transaction.atomic
 def item_request_changes(
     *, item: EvalItem, user, row_version: int, comment: str, anchor: GoldAnchor | None = None
 ) -> EvalItem:

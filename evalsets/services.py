@@ -1,11 +1,10 @@
 """Every write Groundwork makes, as ``<entity>_<action>(*, ...)`` functions.
 
-Views, tasks and management commands call these and nothing else to change data, so each
-rule (validation with context-grid's words, optimistic locking, scheduling the background
-work that must follow a write) lives in exactly one place. Each function checks everything
-before it writes and writes inside one transaction, so a refused request leaves nothing
-half-done behind. Background work is queued with ``transaction.on_commit``, never from
-inside an open transaction.
+Each rule (validation with context-grid's words, optimistic locking, scheduling the
+background work that must follow a write) lives in exactly one place. Each function checks
+everything before it writes and writes inside one transaction, so a refused request leaves
+nothing half-done behind. Background work is handed to ``evalsets.queue`` by task name and
+sent once the transaction commits, never from inside it; this module never imports tasks.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from evalsets import access, resolver, review, sweep, validation
+from evalsets import access, ingest, parsers, queue, resolver, review, validation
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
     Document,
@@ -32,6 +31,8 @@ from evalsets.models import (
     Membership,
     ParseStatus,
     ParseVersion,
+    PendingImportLabel,
+    PendingLabelStatus,
     ReleaseFile,
     Role,
     Workspace,
@@ -41,14 +42,6 @@ User = get_user_model()
 
 CONTEXT_CHARS = 32
 ITEM_EDITABLE_FIELDS = ("question", "qtype", "answer", "meta", "assignee")
-
-
-def _on_commit(task_name: str, *args: Any) -> None:
-    """Queue ``evalsets.tasks.<task_name>`` once the current transaction commits."""
-    from evalsets import tasks
-
-    task = getattr(tasks, task_name)
-    transaction.on_commit(lambda: sweep.enqueue(task, *args))
 
 
 # -- workspaces and members --------------------------------------------------------------
@@ -189,24 +182,27 @@ def document_upload(
             "choose another source_id or delete that document first",
             field="source_id",
         )
-    from evalsets import ingest
-
     kind = ingest.sniff_upload(upload)
+    document = Document(
+        workspace=workspace,
+        source_id=source_id,
+        sha256=sha256,
+        size=upload.size,
+        kind=kind,
+        uploaded_by=user,
+    )
+    document.file.save(upload.name or sha256, upload, save=False)
     try:
         with transaction.atomic():
-            document = Document(
-                workspace=workspace,
-                source_id=source_id,
-                sha256=sha256,
-                size=upload.size,
-                kind=kind,
-                uploaded_by=user,
-            )
-            document.file.save(upload.name or sha256, upload, save=False)
             document.save()
             ingest.queue_parses(document)
             _attach_pending_anchors(document)
-    except IntegrityError:
+    except BaseException as error:
+        # No row points at the stored file (a racing upload won, or the write failed):
+        # remove it now rather than leave it to the sweep (sweep.orphan_files).
+        document.file.storage.delete(document.file.name)
+        if not isinstance(error, IntegrityError):
+            raise
         # Another upload of the same file won the race: that copy is the document.
         existing = Document.objects.filter(workspace=workspace, sha256=sha256).first()
         if existing is None:
@@ -227,16 +223,12 @@ def _attach_pending_anchors(document: Document) -> None:
         source_id=document.source_id,
         document__isnull=True,
     ).update(document=document)
-    from evalsets.models import PendingImportLabel, PendingLabelStatus
-
     if PendingImportLabel.objects.filter(
         workspace=document.workspace_id,
         source_id=document.source_id,
         status=PendingLabelStatus.WAITING,
     ).exists():
-        from evalsets.release_tasks import attach_pending_labels
-
-        transaction.on_commit(lambda: sweep.enqueue(attach_pending_labels, document.pk))
+        queue.after_commit("attach_pending_labels", document.pk)
 
 
 @transaction.atomic
@@ -309,7 +301,7 @@ def parse_version_add(
         status=ParseStatus.READY,
         is_reference=make_reference or not has_reference,
     )
-    _on_commit("resolve_parse", parse.pk)
+    queue.after_commit("resolve_parse", parse.pk)
     return parse
 
 
@@ -325,7 +317,7 @@ def parse_make_reference(*, parse: ParseVersion) -> ParseVersion:
     ParseVersion.objects.filter(pk=parse.pk).update(is_reference=True)
     parse.is_reference = True
     # Imported spans quote the reference text: a new reference may let waiting ones attach.
-    _on_commit("attach_pending_labels", parse.document_id)
+    queue.after_commit("attach_pending_labels", parse.document_id)
     return parse
 
 
@@ -510,7 +502,7 @@ def anchor_create_from_highlight(
     )
     item_touch(item=item)
     review.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
-    _on_commit("resolve_anchor", anchor.pk)
+    queue.after_commit("resolve_anchor", anchor.pk)
     return anchor
 
 
@@ -557,7 +549,7 @@ def anchor_create_typed(
     item_touch(item=item)
     review.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
     if document is not None:
-        _on_commit("resolve_anchor", anchor.pk)
+        queue.after_commit("resolve_anchor", anchor.pk)
     return anchor
 
 
@@ -592,8 +584,6 @@ def anchor_delete(*, anchor: GoldAnchor, user=None) -> None:
 
 
 def _check_parser_settings(parser_settings: dict) -> dict:
-    from evalsets import parsers
-
     if not isinstance(parser_settings, dict):
         raise InvalidInput("parser_settings must be an object", field="parser_settings")
     unknown_keys = set(parser_settings) - {"parsers", "reference"}
@@ -652,7 +642,7 @@ def workspace_resolve_all(*, workspace: Workspace) -> int:
     count = ParseVersion.objects.filter(
         document__workspace=workspace, status=ParseStatus.READY
     ).count()
-    _on_commit("resolve_workspace", workspace.pk)
+    queue.after_commit("resolve_workspace", workspace.pk)
     return count
 
 

@@ -4,61 +4,67 @@ Tasks are acknowledged late, so a worker that dies mid-task leaves its message t
 redelivered. A broker that restarts without persistence, or a whole worker host that is
 killed, can still lose a message. Because every task is idempotent, the cure is simple: look
 for work the database says is unfinished and has not moved for a while, and queue it again.
-Workers run this when they start, so restarting a worker completes what was interrupted, and
-again when they reconnect to a broker that went away (``tasks.SweepOnReconnect``); an
-operator can also run ``manage.py sweep``. Work that could not even be published because the
-broker was down (``enqueue``) is found the same way.
+Workers run this when they start, so restarting a worker completes what was interrupted,
+again when they reconnect to a broker that went away (``tasks.SweepOnReconnect``), and every
+``sweep_period()`` while they run (``tasks.SweepPeriodically``), so a parse whose worker died
+is taken over once its lease expires; an operator can also run ``manage.py sweep``. Work
+that could not even be published because the broker was down (``evalsets.queue``) is found
+the same way.
 """
 
 from __future__ import annotations
 
-import logging
-from datetime import timedelta
+from collections.abc import Iterator
+from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
-from kombu.exceptions import OperationalError as BrokerUnreachable
 
-from evalsets.models import AnchorResolution, GoldAnchor, ParseStatus, ParseVersion
-
-logger = logging.getLogger(__name__)
-
-
-def enqueue(task, *args) -> bool:
-    """Publish ``task``; if the broker cannot be reached, log it and leave it to the sweep.
-
-    Called after the write that needs the work has committed, so refusing the request then
-    would only report a saved change as failed (and invite a duplicate on retry). The
-    database still says the work is unfinished, so ``sweep`` queues it again once the broker
-    is back and ``pending_summary`` shows it meanwhile.
-    """
-    try:
-        task.delay(*args)
-    except BrokerUnreachable as exc:
-        logger.warning(
-            "could not queue %s%r (%s); the sweep will queue it again", task.name, args, exc
-        )
-        return False
-    return True
+from evalsets import ingest, queue
+from evalsets.models import (
+    AnchorResolution,
+    Document,
+    GoldAnchor,
+    ParseStatus,
+    ParseVersion,
+    PendingImportLabel,
+    PendingLabelStatus,
+    Release,
+    ReleaseStatus,
+)
 
 
 def stale_after() -> timedelta:
     """Work untouched this long is taken to be lost (``GROUNDWORK_SWEEP_STALE_S``).
 
-    A running parse writes its progress at least once a page, so a live one is never stale.
+    A running parse renews its lease four times per half of this, so a live one is never
+    taken for lost.
     """
     return timedelta(seconds=settings.GROUNDWORK_SWEEP_STALE_S)
 
 
+def _cutoff(older_than: timedelta | None) -> datetime:
+    """Work untouched since before this is lost (``older_than`` ago, zero included)."""
+    return timezone.now() - (stale_after() if older_than is None else older_than)
+
+
+def sweep_period() -> timedelta:
+    """How often each worker sweeps while it runs: a quarter of the stale limit."""
+    return max(stale_after() / 4, timedelta(seconds=0.5))
+
+
 def stale_parses(older_than: timedelta | None = None) -> list[int]:
-    cutoff = timezone.now() - (older_than or stale_after())
-    return list(
-        ParseVersion.objects.filter(
-            status__in=[ParseStatus.QUEUED, ParseStatus.PARSING], updated_at__lt=cutoff
-        ).values_list("pk", flat=True)
-    )
+    """Parses still queued after the stale interval, and parses whose lease expired.
+
+    ``older_than`` (the default stale limit, or what ``manage.py sweep`` was given) applies
+    to queued parses; a parse being run is judged by its lease alone (``ingest``).
+    """
+    cutoff = _cutoff(older_than)
+    queued = Q(status=ParseStatus.QUEUED, updated_at__lt=cutoff)
+    abandoned = Q(status=ParseStatus.PARSING) & ingest.lease_expired()
+    return list(ParseVersion.objects.filter(queued | abandoned).values_list("pk", flat=True))
 
 
 def _count(queryset, key: str) -> Coalesce:
@@ -66,8 +72,9 @@ def _count(queryset, key: str) -> Coalesce:
     return Coalesce(Subquery(counted), 0)
 
 
-def _missing_resolutions(workspace=None):
-    """Ready parses with fewer resolution rows than their document has anchors.
+def _missing_resolutions(workspace=None, anchored_before=None):
+    """Ready parses with fewer resolution rows than their document has anchors (counting
+    only anchors made before ``anchored_before``, when given).
 
     Two counting subqueries rather than two joined ``Count``s: joining both relations would
     multiply each parse's rows by anchors x resolutions (10,000 rows a parse for a document
@@ -77,19 +84,24 @@ def _missing_resolutions(workspace=None):
     ready = ParseVersion.objects.filter(status=ParseStatus.READY)
     if workspace is not None:
         ready = ready.filter(document__workspace=workspace)
+    anchors = GoldAnchor.objects.filter(document=OuterRef("document"))
+    if anchored_before is not None:
+        anchors = anchors.filter(created_at__lt=anchored_before)
     return (
         ready.annotate(
             rows=_count(AnchorResolution.objects.filter(parse=OuterRef("pk")), "parse"),
-            anchors=_count(GoldAnchor.objects.filter(document=OuterRef("document")), "document"),
+            anchors=_count(anchors, "document"),
         )
         .filter(rows__lt=F("anchors"))
         .order_by()
     )
 
 
-def parses_missing_resolutions(workspace=None) -> list[int]:
-    """Ready parses with fewer resolution rows than their document has anchors."""
-    return list(_missing_resolutions(workspace).values_list("pk", flat=True))
+def parses_missing_resolutions(workspace=None, older_than: timedelta | None = None) -> list[int]:
+    """Ready parses with fewer resolution rows than their document has anchors (anchors
+    made more than ``older_than`` ago, when given)."""
+    before = None if older_than is None else timezone.now() - older_than
+    return list(_missing_resolutions(workspace, before).values_list("pk", flat=True))
 
 
 def stale_releases(older_than: timedelta | None = None) -> list[int]:
@@ -98,9 +110,7 @@ def stale_releases(older_than: timedelta | None = None) -> list[int]:
     A release being built is left alone: ``release_claim`` takes one over only once it has
     not moved for ``STALE_BUILD_SECONDS``, and a redelivered build does that itself.
     """
-    from evalsets.models_release import Release, ReleaseStatus
-
-    cutoff = timezone.now() - (older_than or stale_after())
+    cutoff = _cutoff(older_than)
     return list(
         Release.objects.filter(status=ReleaseStatus.QUEUED, updated_at__lt=cutoff).values_list(
             "pk", flat=True
@@ -108,28 +118,105 @@ def stale_releases(older_than: timedelta | None = None) -> list[int]:
     )
 
 
-def sweep(older_than: timedelta | None = None) -> dict[str, int]:
-    """Queue again every stale parse and release, and every parse with anchors unresolved."""
-    from evalsets import tasks
-    from evalsets.release_tasks import build_release
+def documents_with_labels_to_attach(older_than: timedelta | None = None) -> list[int]:
+    """Documents whose reference parse is ready while imported spans still wait for it
+    (their ``attach_pending_labels`` message was lost, or never sent: the broker was down)."""
+    cutoff = _cutoff(older_than)
+    waiting = PendingImportLabel.objects.filter(
+        workspace=OuterRef("workspace"),
+        source_id=OuterRef("source_id"),
+        status=PendingLabelStatus.WAITING,
+        updated_at__lt=cutoff,
+    )
+    return list(
+        Document.objects.filter(
+            Exists(waiting), parses__is_reference=True, parses__status=ParseStatus.READY
+        )
+        .distinct()
+        .values_list("pk", flat=True)
+    )
 
+
+#: An uploaded file no document points at is removed once it is this old: long enough for
+#: the upload that stored it to have committed (or given up).
+ORPHAN_GRACE = timedelta(hours=1)
+
+
+def _stored_names(storage, folder: str) -> Iterator[str]:
+    try:
+        folders, files = storage.listdir(folder)
+    except (FileNotFoundError, NotImplementedError):
+        return
+    for name in files:
+        yield f"{folder}/{name}"
+    for name in folders:
+        yield from _stored_names(storage, f"{folder}/{name}")
+
+
+def orphan_files(older_than: timedelta | None = None) -> list[str]:
+    """Uploaded files that no document points at, untouched for ``older_than`` (default
+    ``ORPHAN_GRACE``): left by an upload whose row was never written and that could not
+    remove its file itself (its process died, or an outer transaction rolled back)."""
+    storage = Document._meta.get_field("file").storage
+    cutoff = timezone.now() - (ORPHAN_GRACE if older_than is None else older_than)
+    referenced = set(Document.objects.exclude(file="").values_list("file", flat=True))
+    found = []
+    for name in _stored_names(storage, "documents"):
+        if name in referenced:
+            continue
+        try:
+            modified = storage.get_modified_time(name)
+        except (NotImplementedError, OSError):
+            continue
+        if modified < cutoff:
+            found.append(name)
+    return found
+
+
+def remove_orphan_files(older_than: timedelta | None = None) -> int:
+    storage = Document._meta.get_field("file").storage
+    orphans = orphan_files(older_than)
+    for name in orphans:
+        storage.delete(name)
+    return len(orphans)
+
+
+def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dict[str, int]:
+    """Queue again every stale parse and release, every parse with anchors unresolved and
+    every document with imported spans waiting for its ready text.
+
+    A sweep when a worker starts or reconnects queues every missing resolution (a broker
+    that restarted may have lost them all) and removes orphaned upload files; a
+    ``periodic`` one queues only the resolutions of anchors older than the stale limit, so
+    resolutions still waiting their turn are not queued twice, and leaves storage alone
+    (listing it is not cheap on every storage).
+    """
     parses = stale_parses(older_than)
     for pk in parses:
-        tasks.parse_version.delay(pk)
-    unresolved = parses_missing_resolutions()
+        queue.send("parse_version", pk)
+    unresolved = parses_missing_resolutions(
+        older_than=(older_than if older_than is not None else stale_after()) if periodic else None
+    )
     for pk in unresolved:
-        tasks.resolve_parse.delay(pk)
+        queue.send("resolve_parse", pk)
     releases = stale_releases(older_than)
     for pk in releases:
-        build_release.delay(pk)
-    return {"parses": len(parses), "resolutions": len(unresolved), "releases": len(releases)}
+        queue.send("build_release", pk)
+    labelled = documents_with_labels_to_attach(older_than)
+    for pk in labelled:
+        queue.send("attach_pending_labels", pk)
+    return {
+        "parses": len(parses),
+        "resolutions": len(unresolved),
+        "releases": len(releases),
+        "labels": len(labelled),
+        "files": 0 if periodic else remove_orphan_files(),
+    }
 
 
 def pending_summary(workspace=None) -> dict[str, int]:
     """What is waiting in the background (in one workspace, or everywhere), for pages,
     the API and ``manage.py sweep`` to show."""
-    from evalsets.models_release import Release, ReleaseStatus
-
     parses = ParseVersion.objects.all()
     anchors = GoldAnchor.objects.all()
     releases = Release.objects.all()

@@ -1,34 +1,54 @@
-"""Celery tasks: thin shells that take ids, re-fetch, and call a service.
+"""Celery tasks: thin shells that take ids, re-fetch, return early if gone, call a service.
 
-Each task is idempotent (a parse is claimed with a conditional update; a resolution is an
-upsert by anchor x parse), acknowledged late so a worker killed mid-task leaves the message
-to be redelivered, and retried on transient database or broker errors.
+Each task is idempotent (a parse is claimed with a lease; a resolution is an upsert by
+anchor x parse; a release build is claimed), acknowledged late so a worker killed mid-task
+leaves the message to be redelivered, and retried on transient database or broker errors:
+the settings for all of that live once, in ``GroundworkTask``.
+
+Nothing imports this module but the app's start-up (``EvalsetsConfig.ready``) and Celery:
+services queue work by task name through ``evalsets.queue``. Importing it registers the
+tasks under ``evalsets.tasks.<name>``, the names ``evalsets.queue`` looks up.
+
+Workers also look after lost work here: they sweep (``evalsets.sweep``) when they start,
+when they reconnect to a broker that went away, and every quarter of the stale limit while
+they run, so work a dead worker held resumes without anyone running a command.
 """
 
 from __future__ import annotations
 
-from celery import bootsteps, shared_task
+import logging
+from datetime import timedelta
+
+from celery import Task, bootsteps, shared_task
 from celery.signals import celeryd_init, worker_ready
 from django.db import OperationalError
 
-from evalsets import imports, ingest, resolution
-from evalsets.models import GoldAnchor, ParseStatus, ParseVersion, Workspace
+from evalsets import imports, ingest, queue, releases, resolution, sweep
+from evalsets.models import Document, GoldAnchor, ParseStatus, ParseVersion, Workspace
 
-RETRY = {
-    "autoretry_for": (OperationalError, ConnectionError),
-    "retry_backoff": True,
-    "retry_backoff_max": 60,
-    "max_retries": 5,
-    "acks_late": True,
-}
+logger = logging.getLogger(__name__)
+
+#: How long ``attach_pending_labels`` keeps waiting for a reference parse to finish.
+ATTACH_RETRY_SECONDS = 10
+ATTACH_MAX_RETRIES = 90
 
 
-@shared_task(**RETRY)
+class GroundworkTask(Task):
+    """Every task's delivery and retry policy, in one place."""
+
+    autoretry_for = (OperationalError, ConnectionError)
+    retry_backoff = True
+    retry_backoff_max = 60
+    max_retries = 5
+    acks_late = True
+
+
+@shared_task(base=GroundworkTask)
 def parse_version(parse_id: int) -> str:
-    parse = ingest.claim_parse(parse_id)
-    if parse is None:
-        return "gone or already done"
-    parse = ingest.run_parse(parse)
+    lease = ingest.claim_parse(parse_id)
+    if lease is None:
+        return "gone, done or held by another worker"
+    parse = ingest.run_parse(lease)
     if parse.status == ParseStatus.READY:
         resolution.resolve_parse(parse)
         if parse.is_reference:
@@ -36,7 +56,7 @@ def parse_version(parse_id: int) -> str:
     return parse.status
 
 
-@shared_task(**RETRY)
+@shared_task(base=GroundworkTask)
 def resolve_parse(parse_id: int) -> int:
     parse = ParseVersion.objects.filter(pk=parse_id, status=ParseStatus.READY).first()
     if parse is None:
@@ -44,7 +64,7 @@ def resolve_parse(parse_id: int) -> int:
     return resolution.resolve_parse(parse)
 
 
-@shared_task(**RETRY)
+@shared_task(base=GroundworkTask)
 def resolve_anchor(anchor_id: int) -> int:
     anchor = GoldAnchor.objects.filter(pk=anchor_id).first()
     if anchor is None:
@@ -52,36 +72,66 @@ def resolve_anchor(anchor_id: int) -> int:
     return resolution.resolve_anchor(anchor)
 
 
-@shared_task(**RETRY)
+@shared_task(base=GroundworkTask)
 def resolve_workspace(workspace_id: int) -> int:
     """Queue a re-resolution of every ready parse in a workspace (after a resolver upgrade)."""
+    if not Workspace.objects.filter(pk=workspace_id).exists():
+        return 0
     ids = list(
         ParseVersion.objects.filter(
             document__workspace=workspace_id, status=ParseStatus.READY
         ).values_list("pk", flat=True)
     )
-    if not Workspace.objects.filter(pk=workspace_id).exists():
-        return 0
     for pk in ids:
-        resolve_parse.delay(pk)
+        queue.send("resolve_parse", pk)
     return len(ids)
 
 
-@shared_task(**RETRY)
-def sweep_lost_work(older_than_s: float | None = None) -> dict:
-    from datetime import timedelta
+@shared_task(base=GroundworkTask)
+def build_release(release_id: int) -> str:
+    release = releases.release_claim(release_id)
+    if release is None:
+        return "gone or already built"
+    return releases.release_build(release).status
 
-    from evalsets import sweep
 
-    if older_than_s is None:
-        return sweep.sweep()
-    return sweep.sweep(timedelta(seconds=older_than_s))
+@shared_task(base=GroundworkTask, bind=True, max_retries=ATTACH_MAX_RETRIES)
+def attach_pending_labels(self, document_id: int) -> int:
+    """Turn the document's waiting imported spans into anchors once its text is ready.
+
+    Queued when a document is uploaded or imported spans name it; the reference parse
+    usually is not ready then, so this waits for it (retrying) while a parse is still
+    running. The parse task also calls ``imports.pending_labels_attach`` when the reference
+    parse becomes ready; both are idempotent.
+    """
+    document = Document.objects.filter(pk=document_id).first()
+    if document is None:
+        return 0
+    attached = imports.pending_labels_attach(document=document)
+    if attached is None and imports.reference_parse_running(document) and not self.request.is_eager:
+        raise self.retry(countdown=ATTACH_RETRY_SECONDS)
+    return attached or 0
+
+
+@shared_task(base=GroundworkTask)
+def sweep_lost_work(older_than_s: float | None = None, periodic: bool = False) -> dict:
+    older_than = None if older_than_s is None else timedelta(seconds=older_than_s)
+    return sweep.sweep(older_than, periodic=periodic)
+
+
+# -- workers look after lost work themselves -------------------------------------------------
+
+
+def _queue_a_sweep() -> None:
+    # A sweep that has waited longer than a period behind other work is dropped unread:
+    # the next one is on its way, so a busy worker's queue does not fill with sweeps.
+    queue.send("sweep_lost_work", periodic=True, expires=sweep.sweep_period().total_seconds())
 
 
 @worker_ready.connect
 def _sweep_when_a_worker_starts(sender=None, **kwargs) -> None:
     """A restarted worker completes what a killed one left unfinished."""
-    sweep_lost_work.delay()
+    queue.send("sweep_lost_work")
 
 
 class SweepOnReconnect(bootsteps.StartStopStep):
@@ -101,14 +151,37 @@ class SweepOnReconnect(bootsteps.StartStopStep):
     def start(self, parent) -> None:
         self.connections += 1
         if self.connections > 1:
-            sweep_lost_work.delay()
+            queue.send("sweep_lost_work")
+
+
+class SweepPeriodically(bootsteps.StartStopStep):
+    """Sweep every ``sweep.sweep_period()`` while the worker runs.
+
+    A worker killed mid-parse and restarted within seconds finds the parse's lease still
+    live when it starts, and its own start-up sweep leaves it alone; the message the dead
+    worker held may not come back for an hour (Redis's visibility timeout) or at all (the
+    filesystem broker). Sweeping on the worker's own timer (no ``celery beat`` to run) picks
+    the parse up once its lease has expired, on any broker.
+    """
+
+    requires = {"celery.worker.components:Timer"}
+
+    def __init__(self, parent, **kwargs) -> None:
+        super().__init__(parent, **kwargs)
+        self.entry = None
+
+    def start(self, parent) -> None:
+        self.entry = parent.timer.call_repeatedly(
+            sweep.sweep_period().total_seconds(), _queue_a_sweep
+        )
+
+    def stop(self, parent) -> None:
+        if self.entry is not None:
+            self.entry.cancel()
+            self.entry = None
 
 
 @celeryd_init.connect
-def _sweep_when_the_broker_comes_back(sender=None, instance=None, **kwargs) -> None:
+def _add_the_sweeping_steps(sender=None, instance=None, **kwargs) -> None:
     instance.app.steps["consumer"].add(SweepOnReconnect)
-
-
-# Release and import tasks live beside their services; Celery's autodiscovery imports only
-# this module, so register them here for the web process and the worker alike.
-from evalsets.release_tasks import attach_pending_labels, build_release  # noqa: E402, F401
+    instance.app.steps["worker"].add(SweepPeriodically)

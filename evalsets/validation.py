@@ -7,7 +7,10 @@ Running these checks before any write means a bad request never leaves half an o
 
 from __future__ import annotations
 
+import math
 import re
+
+from django.core.exceptions import FieldDoesNotExist
 
 from evalsets.errors import InvalidInput
 
@@ -98,3 +101,125 @@ def check_page_starts(page_starts: list, text_length: int) -> list[int]:
             )
         previous = value
     return page_starts
+
+
+# -- what a database can store -------------------------------------------------------------------
+#
+# PostgreSQL refuses NUL in text and jsonb and any string that is not valid UTF-8 (a lone
+# surrogate cannot be encoded); SQLite stores a lone surrogate and then every read of the row
+# fails. JSON columns hold only finite numbers. Integer columns hold what their width allows
+# (SQLite silently stores more, PostgreSQL answers with an error). These checks run at every
+# boundary (the API's serializers, the import plan) so such input is refused with the field
+# named, before anything is written.
+
+#: How deeply JSON values (``meta``, ``parser_settings``) may nest.
+MAX_JSON_DEPTH = 32
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+#: The integer range of each model field type, as PostgreSQL (the strictest store) holds it.
+#: The same figures as Django's ``BaseDatabaseOperations.integer_field_ranges``; only the
+#: width matters here, the sign of a value is each field's own domain rule.
+INT_RANGES: dict[str, tuple[int, int]] = {
+    "SmallIntegerField": (-(2**15), 2**15 - 1),
+    "PositiveSmallIntegerField": (-(2**15), 2**15 - 1),
+    "IntegerField": (-(2**31), 2**31 - 1),
+    "PositiveIntegerField": (-(2**31), 2**31 - 1),
+    "BigIntegerField": (-(2**63), 2**63 - 1),
+    "PositiveBigIntegerField": (-(2**63), 2**63 - 1),
+}
+DEFAULT_INT_RANGE = INT_RANGES["IntegerField"]
+
+
+def check_storable_text(value: str, field: str) -> str:
+    """``value`` unchanged, or ``InvalidInput`` naming ``field`` if no database can store it."""
+    found = _UNSTORABLE.search(value)
+    if found is None:
+        return value
+    char = found.group()
+    what = (
+        "a NUL character (\\u0000)" if char == "\x00" else f"a lone surrogate (\\u{ord(char):04x})"
+    )
+    raise InvalidInput(
+        f"{field} contains {what} at character {found.start()}, which cannot be stored; "
+        "send valid Unicode text",
+        field=_top(field),
+    )
+
+
+def check_storable_json(value: object, field: str, *, max_depth: int = MAX_JSON_DEPTH) -> object:
+    """``value`` unchanged if a JSON column can hold it, else ``InvalidInput`` naming the path.
+
+    Walks nested lists and objects without recursion (so depth costs no stack) and refuses
+    nesting deeper than ``max_depth``, keys or strings a database cannot store, non-finite
+    numbers and anything that is not a JSON value.
+    """
+    stack: list[tuple[object, str, int]] = [(value, field, 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, str):
+            check_storable_text(node, path)
+        elif node is None or isinstance(node, bool | int):
+            continue
+        elif isinstance(node, float):
+            if not math.isfinite(node):
+                raise InvalidInput(
+                    f"{path} is {node}, and JSON numbers must be finite", field=_top(field)
+                )
+        elif isinstance(node, dict | list | tuple):
+            if depth >= max_depth:
+                raise InvalidInput(
+                    f"{path} nests deeper than {max_depth} levels; flatten it", field=_top(field)
+                )
+            if isinstance(node, dict):
+                for key, child in node.items():
+                    if not isinstance(key, str):
+                        raise InvalidInput(
+                            f"{path} has a key {key!r} that is not text", field=_top(field)
+                        )
+                    check_storable_text(key, f"{path} key {key[:40]!r}")
+                    stack.append((child, f"{path}.{key}", depth + 1))
+            else:
+                for index, child in enumerate(node):
+                    stack.append((child, f"{path}[{index}]", depth + 1))
+        else:
+            raise InvalidInput(
+                f"{path} is a {type(node).__name__}, not a JSON value", field=_top(field)
+            )
+    return value
+
+
+def check_db_int(value: int, field: str, bounds: tuple[int, int] = DEFAULT_INT_RANGE) -> int:
+    """``value`` unchanged if an integer column of ``bounds`` holds it, else ``InvalidInput``."""
+    low, high = bounds
+    if not low <= value <= high:
+        shown = value if value.bit_length() <= 128 else f"a number of {value.bit_length()} bits"
+        raise InvalidInput(
+            f"{field} must be between {low} and {high} to be stored, got {shown}", field=field
+        )
+    return value
+
+
+def column_range(model, name: str) -> tuple[int, int]:
+    """The integer range of ``model``'s column ``name`` (32-bit when it is not a model field)."""
+    try:
+        column = model._meta.get_field(name)
+    except FieldDoesNotExist:
+        return DEFAULT_INT_RANGE
+    return INT_RANGES.get(column.get_internal_type(), DEFAULT_INT_RANGE)
+
+
+def check_storable(value: object, field: str, int_bounds: tuple[int, int] = DEFAULT_INT_RANGE):
+    """Any input value: text, JSON (lists, objects, numbers) or an integer for a column."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return check_db_int(value, field, int_bounds)
+    if isinstance(value, str):
+        return check_storable_text(value, field)
+    if isinstance(value, dict | list | tuple | float):
+        return check_storable_json(value, field)
+    return value
+
+
+def _top(path: str) -> str:
+    """The field a nested path starts from: ``meta`` for ``meta.a[2]``."""
+    return path.split("[", 1)[0].split(".", 1)[0].split(" ", 1)[0]

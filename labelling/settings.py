@@ -87,6 +87,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "labelling.middleware.RefuseUnstorableUrl",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -203,6 +204,12 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "evalsets.api.errors.exception_handler",
+    # NaN, Infinity and 1e999 are refused while the body is parsed (evalsets.api.storable).
+    "DEFAULT_PARSER_CLASSES": [
+        "evalsets.api.storable.StrictJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 
 # The client's address: the socket's (REMOTE_ADDR) unless this many trusted proxies stand in
@@ -274,22 +281,30 @@ SPECTACULAR_SETTINGS = {
 
 # Celery: a broker that needs no server unless CELERY_BROKER_URL says otherwise.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
-if CELERY_BROKER_URL.startswith("filesystem://"):
-    _broker_dir = VAR_DIR / "broker"
-    for _sub in ("queue", "processed", "control"):
-        (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_dir / "queue"),
-        "data_folder_out": str(_broker_dir / "queue"),
-        "data_folder_processed": str(_broker_dir / "processed"),
+
+
+def filesystem_broker_options(folder: Path) -> dict:
+    """kombu's filesystem transport keeping its messages under ``folder`` (made if missing)."""
+    for sub in ("queue", "processed", "control"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    return {
+        "data_folder_in": str(folder / "queue"),
+        "data_folder_out": str(folder / "queue"),
+        "data_folder_processed": str(folder / "processed"),
         "store_processed": False,
-        "control_folder": str(_broker_dir / "control"),
+        "control_folder": str(folder / "control"),
         "polling_interval": 0.2,
     }
+
+
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(VAR_DIR / "broker")
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
+# The queue tasks go to and workers read; each test session uses one of its own.
+CELERY_TASK_DEFAULT_QUEUE = env_str("GROUNDWORK_TASK_QUEUE", "celery")
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True

@@ -7,6 +7,9 @@ from labelling import labels, login_limit, views
 ws = "w/<slug:ws>"
 evalset = f"{ws}/sets/<slug:set_slug>"
 
+# Unexpected errors under /api/ answer in the API's JSON error shape (evalsets.api.errors).
+handler500 = "evalsets.api.errors.server_error"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("login/", login_limit.LoginView.as_view(), name="login"),

@@ -4,6 +4,12 @@ The worker is a separate ``celery worker`` process reading the Redis broker and 
 to the same PostgreSQL test database the test uses, exactly as in production; nothing is
 mocked. Tests that use it are marked ``services`` and run with ``transactional_db`` so the
 worker sees committed rows.
+
+Each test session sends its tasks to a queue of its own (``GROUNDWORK_TASK_QUEUE``) and
+clears the broker's unacknowledged messages when it starts and ends, and a test that kills
+a worker drops the messages that worker held: otherwise Redis hands them back an hour
+later (its visibility timeout) to whichever session runs then, whose database reuses the
+ids they name.
 """
 
 from __future__ import annotations
@@ -13,15 +19,26 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import redis
 from django.conf import settings
 from django.db import connection
+from kombu import pools as kombu_pools
 
 from labelling.celery import app as celery_app
 
 ROOT = Path(__file__).resolve().parent.parent
+
+#: This session's queue: no worker of another session, and no message another session left
+#: behind, can reach it.
+SESSION_QUEUE = f"groundwork-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+celery_app.conf.task_default_queue = SESSION_QUEUE
+#: What kombu's Redis transport keeps about delivered, unacknowledged messages.
+UNACKED_KEYS = ("unacked", "unacked_index", "unacked_mutex")
 
 
 def services_configured() -> str | None:
@@ -51,6 +68,7 @@ def start_worker(
         "DATABASE_URL": database_url(),
         "DJANGO_MEDIA_ROOT": str(media_root),
         "CELERY_TASK_ALWAYS_EAGER": "false",
+        "GROUNDWORK_TASK_QUEUE": SESSION_QUEUE,
         **extra_env,
     }
     process = subprocess.Popen(
@@ -83,6 +101,57 @@ def start_worker(
     raise RuntimeError("the Celery worker did not answer a ping within 60 s")
 
 
+def clear_redis(url: str) -> None:
+    """Empty this session's queue and forget every unacknowledged message on ``url``."""
+    client = redis.Redis.from_url(url)
+    bindings = (f"_kombu.binding.{SESSION_QUEUE}", f"_kombu.binding_permanent.{SESSION_QUEUE}")
+    client.delete(SESSION_QUEUE, *UNACKED_KEYS, *bindings)
+
+
+def forget_deliveries_before(url: str, moment: float) -> int:
+    """Drop the unacknowledged messages delivered before ``moment`` (``time.time()``): the
+    ones a worker killed then was holding. Returns how many."""
+    client = redis.Redis.from_url(url)
+    tags = client.zrangebyscore("unacked_index", "-inf", moment)
+    if tags:
+        client.zrem("unacked_index", *tags)
+        client.hdel("unacked", *tags)
+    return len(tags)
+
+
+def reset_producer() -> None:
+    """Drop this process's broker connections so the next publish uses the current settings.
+
+    kombu keeps connection and producer pools in process-wide registries keyed by broker;
+    closing only the app's pool would leave a closed pool in the registry, which every later
+    publish in this test session would be handed ("Acquire on closed pool"). Reset them all.
+    """
+    kombu_pools.reset()
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
+
+
+@contextmanager
+def producer_on(url: str, transport_options: dict | None = None):
+    """Point this process's Celery app at the broker ``url``.
+
+    Celery prefers the ``CELERY_BROKER_URL`` environment variable to ``broker_url``, but
+    ``broker_read_url``/``broker_write_url`` (which every connection is made from) to both.
+    """
+    conf = celery_app.conf
+    keys = ("broker_read_url", "broker_write_url", "broker_transport_options")
+    previous = {key: conf.get(key) for key in keys}
+    reset_producer()
+    conf.update(broker_read_url=url, broker_write_url=url)
+    if transport_options is not None:
+        conf.update(broker_transport_options=transport_options)
+    try:
+        yield
+    finally:
+        reset_producer()
+        conf.update(previous)
+
+
 def stop_worker(process: subprocess.Popen) -> None:
     if process.poll() is None:
         process.terminate()
@@ -102,6 +171,24 @@ def wait_for(predicate, *, timeout: float = 60, what: str = "the condition"):
             return value
         time.sleep(0.2)
     pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def wait_for_parses(source_id: str, count: int, *, timeout: float = 120) -> None:
+    """Wait until ``count`` parses of ``source_id`` have finished, then check each is ready
+    (a failed one fails the test with its reason, not with a timeout on a page)."""
+    from evalsets.models import ParseStatus, ParseVersion
+
+    parses = ParseVersion.objects.filter(document__source_id=source_id)
+    deadline = time.monotonic() + timeout
+    while parses.exclude(status__in=[ParseStatus.QUEUED, ParseStatus.PARSING]).count() < count:
+        if time.monotonic() > deadline:
+            seen = list(parses.values("pk", "parser", "status", "progress_done", "claimed_by"))
+            pytest.fail(
+                f"timed out after {timeout:.0f} s waiting for {count} parses of {source_id} "
+                f"to finish; they are {seen}"
+            )
+        time.sleep(0.2)
+    assert [(p.parser, p.status, p.error) for p in parses if p.status != "ready"] == []
 
 
 def start_resolving_a_new_parse(document, text: str) -> int:
@@ -141,8 +228,10 @@ class WorkerHandle:
     def __init__(self, media_root: Path):
         self.media_root = media_root
         self.process: subprocess.Popen | None = None
+        self.broker_url = settings.CELERY_BROKER_URL
 
     def start(self, **extra_env: str) -> None:
+        self.broker_url = extra_env.get("CELERY_BROKER_URL", settings.CELERY_BROKER_URL)
         self.process = start_worker(self.media_root, **extra_env)
 
     def ensure_running(self) -> None:
@@ -150,10 +239,13 @@ class WorkerHandle:
             self.start()
 
     def kill(self) -> None:
-        """SIGKILL the worker and its pool children at once, as a crashed host would."""
+        """SIGKILL the worker and its pool children at once, as a crashed host would, then
+        drop the messages it held: the tests check that the sweep recovers its work."""
         assert self.process is not None
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+        if self.broker_url.startswith("redis://"):
+            forget_deliveries_before(self.broker_url, time.time())
 
     def stop(self) -> None:
         if self.process is not None:
@@ -166,11 +258,12 @@ def celery_worker(django_db_setup, django_db_blocker, worker_media):
     reason = services_configured()
     if reason:
         pytest.skip(f"needs PostgreSQL, Redis and a worker: {reason}")
-    celery_app.control.purge()
+    clear_redis(settings.CELERY_BROKER_URL)
     handle = WorkerHandle(worker_media)
     handle.start()
     yield handle
     handle.stop()
+    clear_redis(settings.CELERY_BROKER_URL)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from evalsets import services
 from evalsets.models import Document, GoldAnchor
+from tests import services as svc
 from tests.browser import log_in
 from tests.conftest import PASSWORD
 
@@ -64,7 +65,8 @@ def test_an_annotator_uploads_reads_highlights_a_new_question_and_submits_it(
     upload.write_text(MARKDOWN)
     page.locator("[data-file-input]").set_input_files(str(upload))
     row = page.locator('tr[data-doc="travel.md"]')
-    expect(row.locator('[data-status="ready"]')).to_have_count(2, timeout=60_000)
+    svc.wait_for_parses("travel.md", 2)
+    expect(row.locator('[data-status="ready"]')).to_have_count(2, timeout=15_000)  # polls <= 3 s
     page.screenshot(path="/tmp/gw-workspace.png", full_page=True)
 
     row.get_by_role("link", name="travel.md").click()
@@ -270,8 +272,9 @@ def test_several_files_dropped_on_the_workspace_page_upload_and_get_read(
     dropzone = page.locator("[data-dropzone]").element_handle()
     page.evaluate(DROP, [dropzone, [["a.txt", "first file"], ["b.txt", "second file"]]])
     for name in ("a.txt", "b.txt"):
+        svc.wait_for_parses(name, 1)
         row = page.locator(f'tr[data-doc="{name}"]')
-        expect(row.locator('[data-status="ready"]')).to_have_count(1, timeout=60_000)
+        expect(row.locator('[data-status="ready"]')).to_have_count(1, timeout=15_000)
     assert sorted(Document.objects.values_list("source_id", flat=True)) == ["a.txt", "b.txt"]
 
 

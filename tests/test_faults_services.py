@@ -16,7 +16,6 @@ import socket
 import subprocess
 import sys
 import threading
-from contextlib import contextmanager
 
 import psycopg
 import pytest
@@ -24,12 +23,10 @@ import redis
 import requests
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
-from kombu import pools as kombu_pools
 from rest_framework.authtoken.models import Token
 
 from evalsets import services
 from evalsets.models import AnchorResolution, EvalItem, GoldAnchor, ParseVersion
-from labelling.celery import app as celery_app
 from tests import services as svc
 from tests.conftest import HANDBOOK
 
@@ -93,44 +90,14 @@ class PrivateRedis:
         return redis.Redis(port=self.port, socket_timeout=2)
 
     def queued_messages(self) -> int:
-        return self.client().llen("celery")
-
-
-def _reset_producer() -> None:
-    """Drop this process's broker connections so the next publish uses ``broker_url``.
-
-    kombu keeps connection and producer pools in process-wide registries keyed by broker;
-    closing only the app's pool would leave a closed pool in the registry, which every later
-    publish in this test session would be handed ("Acquire on closed pool"). Reset them all.
-    """
-    kombu_pools.reset()
-    celery_app._pool = None
-    celery_app.amqp._producer_pool = None
-
-
-@contextmanager
-def _producer_on(url: str):
-    """Point this process's Celery app at ``url``.
-
-    Celery prefers the ``CELERY_BROKER_URL`` environment variable to ``broker_url``, but
-    ``broker_read_url``/``broker_write_url`` (which every connection is made from) to both.
-    """
-    conf = celery_app.conf
-    previous = {key: conf.get(key) for key in ("broker_read_url", "broker_write_url")}
-    _reset_producer()
-    conf.update(broker_read_url=url, broker_write_url=url)
-    try:
-        yield
-    finally:
-        _reset_producer()
-        conf.update(previous)
+        return self.client().llen(svc.SESSION_QUEUE)
 
 
 @pytest.fixture
 def private_redis():
     server = PrivateRedis()
     server.start()
-    with _producer_on(server.url):
+    with svc.producer_on(server.url):
         yield server
     if server.process is not None and server.process.poll() is None:
         server.crash()

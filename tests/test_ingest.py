@@ -148,13 +148,13 @@ def test_a_hanging_parser_is_cut_off_and_the_worker_lives(workspace, document, s
 def test_a_parse_task_for_a_deleted_document_does_nothing(workspace, document):
     parse = ParseVersion.objects.create(document=document, parser="plaintext", parser_version="9")
     document.delete()
-    assert tasks.parse_version(parse.pk) == "gone or already done"
+    assert tasks.parse_version(parse.pk) == "gone, done or held by another worker"
 
 
 def test_running_the_same_parse_task_twice_does_the_work_once(upload, workspace):
     upload("a.txt", b"Plain words.")
     parse = ParseVersion.objects.get(document__source_id="a.txt")
-    assert tasks.parse_version(parse.pk) == "gone or already done"
+    assert tasks.parse_version(parse.pk) == "gone, done or held by another worker"
 
 
 def test_reparsing_with_a_new_parser_version_adds_a_version_and_keeps_the_old(
@@ -183,7 +183,10 @@ def test_the_sweep_queues_again_a_parse_that_a_lost_worker_left_behind(upload, w
     upload("a.txt", b"Plain words for the sweep.")
     parse = ParseVersion.objects.get(document__source_id="a.txt")
     ParseVersion.objects.filter(pk=parse.pk).update(
-        status="parsing", text="", updated_at=timezone.now() - timedelta(minutes=10)
+        status="parsing",
+        text="",
+        updated_at=timezone.now() - timedelta(minutes=10),
+        heartbeat_at=timezone.now() - timedelta(minutes=10),  # its worker died then
     )
     fresh = ParseVersion.objects.create(
         document=parse.document, parser="plaintext", parser_version="x"

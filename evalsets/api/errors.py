@@ -3,13 +3,17 @@
 ``detail`` is a sentence a person can act on (it names the field where there is one);
 ``errors`` lets a form put each message beside its field. Domain errors from the services,
 DRF's validation errors, database integrity races and Django's own validation errors all
-come out this way, as 4xx, never as a 500.
+come out this way, as 4xx, never as a 500. A fault of our own (an exception nothing
+expected) is still a 500, but under ``/api/`` it keeps the same shape and shows no traceback:
+``server_error`` is the site's ``handler500``.
 """
 
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -85,3 +89,20 @@ def exception_handler(exc, context):
     elif isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"detail": str(response.data["detail"]), "errors": {}}
     return response
+
+
+def server_error(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    """Django's ``handler500``: JSON in the API's error shape under ``/api/``, else the page.
+
+    Django has already logged the exception with its traceback; the client gets neither.
+    """
+    if request.path_info.startswith("/api/"):
+        return JsonResponse(
+            {
+                "detail": "the server failed while answering this request; the error was "
+                "logged, try again later or tell the site's administrator",
+                "errors": {},
+            },
+            status=500,
+        )
+    return defaults.server_error(request, *args, **kwargs)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from django.urls import reverse
 from rest_framework import serializers
 
+from evalsets.api.storable import StorableInput
 from evalsets.models import Release, ReleaseFile
 
 
-class ReleaseCreateSerializer(serializers.Serializer):
+class ReleaseCreateSerializer(StorableInput, serializers.Serializer):
     formats = serializers.ListField(child=serializers.CharField(max_length=32))
     #: Defaults to approved only; any other state must be named here explicitly.
     include_states = serializers.ListField(
@@ -91,7 +92,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
         )
 
 
-class ImportSerializer(serializers.Serializer):
+class ImportSerializer(StorableInput, serializers.Serializer):
     file = serializers.FileField()
     format = serializers.CharField(max_length=32, required=False, allow_blank=True)
     token = serializers.CharField(max_length=64, required=False, allow_blank=True)

@@ -12,12 +12,13 @@ from django.shortcuts import get_object_or_404
 from django.utils.functional import cached_property
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import status
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evalsets import imports, releases, selectors
 from evalsets.api import release_serializers as s
+from evalsets.api.storable import StrictJSONParser
 from evalsets.api.views import WorkspaceScoped
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import Release, Role
@@ -101,7 +102,7 @@ class ReleaseCompareView(_ReleaseBase):
 
 class _ImportBase(WorkspaceScoped, APIView):
     required_roles = {"post": Role.OWNER}
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
     serializer_class = s.ImportSerializer
 
     def read_input(self, request):
@@ -142,6 +143,7 @@ class ImportPreviewView(_ImportBase):
             data=content,
             filename=filename,
             fmt=fields.get("format"),
+            user=request.user,
         )
         return Response(plan.to_dict())
 

@@ -5,25 +5,26 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from evalsets.api.serializers import ItemSerializer
+from evalsets.api.storable import StorableInput
 from evalsets.models import AssignmentKind, Comment, EventKind, ItemAssignment, ItemEvent
 from evalsets.review import MAX_COMMENT_CHARS
 
 
-class SubmitSerializer(serializers.Serializer):
+class SubmitSerializer(StorableInput, serializers.Serializer):
     row_version = serializers.IntegerField(
         required=False, help_text="the row_version you read; a stale one is refused with 409"
     )
     comment = serializers.CharField(required=False, allow_blank=True, max_length=MAX_COMMENT_CHARS)
 
 
-class ApproveSerializer(serializers.Serializer):
+class ApproveSerializer(StorableInput, serializers.Serializer):
     row_version = serializers.IntegerField(
         help_text="the row_version you reviewed; if the item changed since, approving is refused"
     )
     comment = serializers.CharField(required=False, allow_blank=True, max_length=MAX_COMMENT_CHARS)
 
 
-class RequestChangesSerializer(serializers.Serializer):
+class RequestChangesSerializer(StorableInput, serializers.Serializer):
     row_version = serializers.IntegerField(help_text="the row_version you reviewed")
     comment = serializers.CharField(
         allow_blank=True,
@@ -36,7 +37,7 @@ class RequestChangesSerializer(serializers.Serializer):
     )
 
 
-class ReopenSerializer(serializers.Serializer):
+class ReopenSerializer(StorableInput, serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, max_length=MAX_COMMENT_CHARS)
 
 
@@ -61,7 +62,7 @@ class CommentSerializer(serializers.ModelSerializer):
         fields = ["id", "body", "kind", "author", "created_at", "parent", "anchor"]
 
 
-class CommentCreateSerializer(serializers.Serializer):
+class CommentCreateSerializer(StorableInput, serializers.Serializer):
     body = serializers.CharField(allow_blank=True, max_length=MAX_COMMENT_CHARS)
     parent = serializers.UUIDField(required=False, allow_null=True)
     anchor = serializers.UUIDField(required=False, allow_null=True)
@@ -104,7 +105,7 @@ class AssignmentSerializer(serializers.ModelSerializer):
         fields = ["id", "item", "user", "kind", "assigned_by", "created_at", "done_at"]
 
 
-class AssignmentCreateSerializer(serializers.Serializer):
+class AssignmentCreateSerializer(StorableInput, serializers.Serializer):
     users = serializers.ListField(
         child=serializers.CharField(max_length=150),
         allow_empty=False,
@@ -132,7 +133,7 @@ class AssignmentResultSerializer(serializers.Serializer):
     skipped = serializers.ListField(child=serializers.DictField())
 
 
-class NextItemQuerySerializer(serializers.Serializer):
+class NextItemQuerySerializer(StorableInput, serializers.Serializer):
     role = serializers.ChoiceField(
         choices=AssignmentKind.values,
         error_messages={"invalid_choice": "role must be annotate or review, got {input!r}"},

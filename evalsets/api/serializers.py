@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from evalsets.api.fast import FastRepresentation
+from evalsets.api.storable import StorableInput
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -19,6 +20,7 @@ from evalsets.models import (
     Workspace,
 )
 from evalsets.portability import item_portability
+from evalsets.resolution import parse_health
 
 User = get_user_model()
 
@@ -36,12 +38,12 @@ class WorkspaceSerializer(serializers.ModelSerializer):
         return roles.get(obj.pk)
 
 
-class WorkspaceCreateSerializer(serializers.Serializer):
+class WorkspaceCreateSerializer(StorableInput, serializers.Serializer):
     slug = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
 
 
-class WorkspaceUpdateSerializer(serializers.Serializer):
+class WorkspaceUpdateSerializer(StorableInput, serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     parser_settings = serializers.JSONField(required=False)
 
@@ -54,7 +56,7 @@ class MemberSerializer(serializers.ModelSerializer):
         fields = ["username", "role", "created_at"]
 
 
-class MemberCreateSerializer(serializers.Serializer):
+class MemberCreateSerializer(StorableInput, serializers.Serializer):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=Role.choices)
 
@@ -96,7 +98,7 @@ class MyInvitationSerializer(serializers.ModelSerializer):
         fields = ["workspace", "workspace_name", "role", "invited_by", "created_at"]
 
 
-class MemberUpdateSerializer(serializers.Serializer):
+class MemberUpdateSerializer(StorableInput, serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
 
 
@@ -146,12 +148,10 @@ class ParseDetailSerializer(ParseSummarySerializer):
         fields = [*ParseSummarySerializer.Meta.fields, "page_starts", "text", "health"]
 
     def get_health(self, obj) -> dict:
-        from evalsets.resolution import parse_health
-
         return parse_health(obj)
 
 
-class ParseBlockSerializer(serializers.Serializer):
+class ParseBlockSerializer(StorableInput, serializers.Serializer):
     """One block of a context-grid ``ParsedDocument``: where it is and on which page."""
 
     start = serializers.IntegerField(min_value=0)
@@ -159,7 +159,7 @@ class ParseBlockSerializer(serializers.Serializer):
     page = serializers.IntegerField(min_value=1, required=False, allow_null=True)
 
 
-class ParseCreateSerializer(serializers.Serializer):
+class ParseCreateSerializer(StorableInput, serializers.Serializer):
     """A parse made elsewhere: ``text`` plus ``page_starts``, or context-grid style ``blocks``."""
 
     parser = serializers.CharField(max_length=64)
@@ -207,12 +207,12 @@ class DocumentSerializer(serializers.ModelSerializer):
         fields = ["source_id", "sha256", "size", "kind", "uploaded_by", "created_at", "parses"]
 
 
-class DocumentCreateSerializer(serializers.Serializer):
+class DocumentCreateSerializer(StorableInput, serializers.Serializer):
     file = serializers.FileField(allow_empty_file=False)
     source_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
 
 
-class EvalSetSerializer(serializers.ModelSerializer):
+class EvalSetSerializer(StorableInput, serializers.ModelSerializer):
     id = serializers.SlugField(source="slug", max_length=100)
     item_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
 
@@ -222,7 +222,7 @@ class EvalSetSerializer(serializers.ModelSerializer):
         read_only_fields = ["version", "source", "created_at"]
 
 
-class EvalSetUpdateSerializer(serializers.Serializer):
+class EvalSetUpdateSerializer(StorableInput, serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     meta = serializers.DictField(required=False)
 
@@ -303,8 +303,10 @@ class DocumentAnchorSerializer(AnchorSerializer):
         fields = [*AnchorSerializer.Meta.fields, "item"]
 
 
-class AnchorCreateSerializer(serializers.Serializer):
+class AnchorCreateSerializer(StorableInput, serializers.Serializer):
     """Either a highlight (``parse``, ``start``, ``end``) or a typed ``source_id`` + ``quote``."""
+
+    storable_model = GoldAnchor
 
     parse = serializers.UUIDField(required=False)
     start = serializers.IntegerField(required=False, min_value=0)
@@ -342,7 +344,9 @@ class AnchorCreateSerializer(serializers.Serializer):
         return attrs
 
 
-class AnchorUpdateSerializer(serializers.Serializer):
+class AnchorUpdateSerializer(StorableInput, serializers.Serializer):
+    storable_model = GoldAnchor
+
     grade = serializers.IntegerField()
 
 
@@ -408,7 +412,9 @@ class _UsernameField(serializers.SlugRelatedField):
             ) from None
 
 
-class ItemCreateSerializer(serializers.Serializer):
+class ItemCreateSerializer(StorableInput, serializers.Serializer):
+    storable_model = EvalItem
+
     id = serializers.CharField(max_length=128)
     question = serializers.CharField(allow_blank=True, trim_whitespace=False)
     qtype = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True)
@@ -417,7 +423,9 @@ class ItemCreateSerializer(serializers.Serializer):
     assignee = _UsernameField(required=False, allow_null=True)
 
 
-class ItemUpdateSerializer(serializers.Serializer):
+class ItemUpdateSerializer(StorableInput, serializers.Serializer):
+    storable_model = EvalItem
+
     row_version = serializers.IntegerField(
         help_text="the row_version you read; a stale one is refused with 409"
     )

@@ -15,11 +15,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status, viewsets
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
 from evalsets import access, ingest, selectors, services
 from evalsets.api import serializers as s
+from evalsets.api.storable import StrictJSONParser
 from evalsets.models import EvalItem, Invitation, ItemState, Membership, Role, Workspace
 from evalsets.portability import evalset_portability
 
@@ -233,7 +234,7 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         "reparse": Role.ANNOTATOR,
         "destroy": Role.OWNER,
     }
-    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
 
     def get_queryset(self):
         if self._fake():

@@ -24,7 +24,6 @@ document that is not in Groundwork yet.
 
 from __future__ import annotations
 
-import io
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import BinaryIO, Protocol
 
 from contextgrid.core.evalset import EvalItem, EvalSet
 
+from evalsets.archive import GuardedZip
 from evalsets.formats import beir, contextgrid_csv, contextgrid_jsonl, deepset, legalbench
 from evalsets.formats.base import (
     ERROR,
@@ -184,9 +184,9 @@ def guess_format(data: bytes, filename: str) -> str | None:
     name = filename.lower()
     head = data[:4096].lstrip(b"\xef\xbb\xbf").lstrip()
     if data.startswith(b"PK\x03\x04"):
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as archive:
-                if any(n.endswith("queries.jsonl") for n in archive.namelist()):
+        try:  # past the archive limits: ArchiveTooLarge, for the caller to refuse the file
+            with GuardedZip(data, name=filename) as archive:
+                if any(n.endswith("queries.jsonl") for n in archive.names()):
                     return "beir"
         except zipfile.BadZipFile:
             return None

@@ -19,6 +19,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import IO, Any, Literal
 
 from contextgrid.core.errors import EvalSetError
@@ -118,12 +119,17 @@ class Problem:
 class PendingLabel:
     """A label whose file is not in Groundwork yet. Kept, not dropped, and attached later.
 
-    Two shapes, by format:
+    Three shapes, by format:
 
-    * `anchor` set -- the anchor is complete (deepset gives the quote itself); it only needs
-      its file to exist. `attach()` returns it unchanged.
-    * `span` set -- offsets into a file we have not seen (LegalBench-RAG). The quote can only
-      be taken once the text arrives: `attach(text)` slices it and works out `occurrence`.
+    * `anchor` set, no `context` -- the anchor is complete (a quote with its occurrence); it
+      only needs its file to exist. `attach()` returns it unchanged.
+    * `context` set (deepset) -- `span` counts characters in `context`, the passage the label
+      was cut from. Once the text arrives, `attach(text)` finds the context in it and takes
+      the quote from where it sits there, so a quote repeated in the document gets the
+      occurrence the label meant (`anchor` is the quote with occurrence 0, for display).
+    * `span` set, no `context` (LegalBench-RAG) -- offsets into the file itself; `attach(text)`
+      slices it and works out `occurrence`. `expected`, when given, is the text the span
+      must hold (the snippet's `answer`); a span holding something else is refused.
     """
 
     line: int | None
@@ -133,6 +139,8 @@ class PendingLabel:
     anchor: GoldAnchor | None = None
     span: tuple[int, int] | None = None
     grade: int = 2
+    context: str = ""
+    expected: str = ""
 
     def attach(self, text: str | None = None) -> GoldAnchor:
         """The anchor this label becomes now that its file has arrived.
@@ -140,15 +148,26 @@ class PendingLabel:
         Raises `EvalSetError` (context-grid's) with a readable message when the span does not
         fit the text that arrived -- the one place in this package that raises, because the
         caller asked for a single anchor and there is no result object to hang a problem on.
+        `placed()` says, besides, how a context label was placed.
         """
-        if self.anchor is not None:
-            return self.anchor
+        return self.placed(text)[0]
+
+    def placed(self, text: str | None = None) -> tuple[GoldAnchor, str]:
+        """`(anchor, note)`: the anchor, and a sentence when its place is a guess ("" if not)."""
+        if self.anchor is not None and (not self.context or text is None):
+            return self.anchor, ""
         if self.span is None or text is None:
             raise EvalSetError(
                 f"pending label for item {self.item!r} on {self.file_name!r} needs the file's "
                 "text to become an anchor"
             )
-        return anchor_from_span(text, self.file_name, self.span[0], self.span[1], grade=self.grade)
+        if self.context:
+            return anchor_from_context(
+                text, self.file_name, self.context, self.span[0], self.span[1], grade=self.grade
+            )
+        check_span_text(text, self.file_name, self.span[0], self.span[1], self.expected)
+        start, end = self.span
+        return anchor_from_span(text, self.file_name, start, end, grade=self.grade), ""
 
 
 @dataclass(slots=True)
@@ -170,6 +189,14 @@ class ImportResult:
     pending: list[PendingLabel] = field(default_factory=list)
     source: str = "import"
     meta: dict[str, Any] = field(default_factory=dict)
+    #: Fields the format can carry that this file has no column (or no value) for, so an
+    #: import must leave them alone: e.g. `{"qtype"}` for a CSV without a qtype column.
+    absent: set[str] = field(default_factory=set)
+    #: How each file name in the file was matched to a document: `{"file", "source_id",
+    #: "how"}` with `how` one of `exact`, `suffix` (LegalBench-RAG's corpus-relative paths).
+    matches: list[dict[str, str]] = field(default_factory=list)
+    #: The line each item in `items` starts on, by item id, where the format has lines.
+    lines: dict[str, int | None] = field(default_factory=dict)
 
     @property
     def errors(self) -> list[Problem]:
@@ -245,6 +272,7 @@ def check_duplicates(
             )
             continue
         seen[item.id] = line
+        result.lines[item.id] = line
         kept.append(item)
     return kept
 
@@ -515,8 +543,20 @@ def json_kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
+#: A number as spreadsheets and pandas spell it: `187`, `187.0`, `1.87e2`, `.5`.
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+#: Whole numbers of more than this many digits are not offsets, counts or grades; refusing
+#: them keeps `1e999999` cheap.
+_MAX_DIGITS = 30
+
+
 def whole_number(value: Any) -> int | None:
-    """`value` as an int when it is one (3, 3.0, "3", " 3 "); `None` otherwise."""
+    """`value` as an int when it is one in any spelling; `None` otherwise.
+
+    `3`, `3.0`, `"3"`, `" 3 "`, `"3.0"` (what pandas writes for an integer column that has
+    blanks) and `"3e0"` are all 3; `3.5`, `"3.5"`, `"three"` and `True` are not whole numbers.
+    Strings are read exactly (as decimals, not floats), so `"187.0000000000001"` is refused.
+    """
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -525,8 +565,10 @@ def whole_number(value: Any) -> int | None:
         return int(value) if value.is_integer() else None
     if isinstance(value, str):
         text = value.strip()
-        if re.fullmatch(r"[+-]?\d+", text):
-            return int(text)
+        if _DECIMAL.fullmatch(text):
+            number = Decimal(text)
+            if number.adjusted() < _MAX_DIGITS and number == number.to_integral_value():
+                return int(number)
     return None
 
 
@@ -640,4 +682,80 @@ def anchor_from_span(
     begin = start + (len(raw) - len(raw.lstrip()))
     return GoldAnchor(
         source_id=source_id, quote=quote, grade=grade, occurrence=occurrence_at(text, quote, begin)
+    )
+
+
+def anchor_from_context(
+    text: str, source_id: str, context: str, start: int, end: int, *, grade: int
+) -> tuple[GoldAnchor, str]:
+    """The anchor for `context[start:end]`, placed in `text` through its context.
+
+    deepset labels carry a passage (`context`) and the answer's offsets in it, not offsets
+    into the file. The passage is found in the file (verbatim, else with runs of whitespace
+    collapsed: Excel turns line breaks into CRLF, PDF text breaks lines mid-sentence) and
+    the quote taken from where it sits there, so `occurrence` names the copy the label
+    meant, not the first copy in the file. Returns `(anchor, note)`; `note` is a sentence
+    when the place had to be guessed (the context is not in the file, or is there more than
+    once), and "" otherwise. Raises `EvalSetError` when the quote is not in the file at all.
+    """
+    piece = context[start:end]
+    quote = piece.strip()
+    if not quote:
+        raise EvalSetError("a gold anchor must quote some text")
+    lead = len(piece) - len(piece.lstrip())
+    copies = all_occurrences(text, context)
+    if copies:
+        at = copies[0] + start + lead
+        note = ""
+        if len(copies) > 1:
+            note = f"the context appears {len(copies)} times in {source_id!r}; the first was used."
+        return anchor_from_span(text, source_id, at, at + len(quote), grade=grade), note
+    region = locate_quote(text, context)
+    if region is not None:
+        left, right = region
+        place = _nearest(text[left:right], quote, start + lead)
+        if place is not None:
+            begin, stop = left + place[0], left + place[1]
+            return anchor_from_span(text, source_id, begin, stop, grade=grade), ""
+    first = locate_quote(text, quote)
+    if first is None:
+        raise EvalSetError(
+            f"the quote {quote[:60]!r} is not in {source_id!r}, nor is the context it was cut from"
+        )
+    anchor = anchor_from_span(text, source_id, first[0], first[1], grade=grade)
+    if locate_quote(text, quote, 1) is None:
+        return anchor, ""
+    return anchor, (
+        f"the context was not found in {source_id!r} and the quote appears there more than "
+        "once; the first copy was used."
+    )
+
+
+def _nearest(passage: str, quote: str, wanted: int) -> tuple[int, int] | None:
+    """The copy of `quote` in `passage` (whitespace runs collapsed) starting nearest `wanted`."""
+    copies = []
+    while (found := locate_quote(passage, quote, len(copies))) is not None:
+        copies.append(found)
+    return min(copies, key=lambda found: abs(found[0] - wanted), default=None)
+
+
+def check_span_text(text: str, source_id: str, start: int, end: int, expected: str) -> None:
+    """Refuse a span whose text is not `expected` (when given), saying where it really is.
+
+    LegalBench-RAG snippets carry their `answer` next to the span; an off-by-n span would
+    otherwise quote the wrong characters without a word.
+    """
+    wanted = expected.strip()
+    if not wanted or text[start:end].strip() == wanted:
+        return
+    found = all_occurrences(text, wanted)
+    nearest = min(found, key=lambda at: abs(at - start), default=None)
+    where = (
+        f"; the answer is at [{nearest}, {nearest + len(wanted)}) (off by {nearest - start})"
+        if nearest is not None
+        else f"; the answer is nowhere in {source_id!r}"
+    )
+    raise EvalSetError(
+        f"span [{start}, {end}) of {source_id!r} reads {text[start:end][:60]!r}, not the "
+        f"snippet's answer {wanted[:60]!r}{where}"
     )

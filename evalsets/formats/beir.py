@@ -34,18 +34,18 @@ warning (there is nothing to attach later: the judgement is already on the item)
 from __future__ import annotations
 
 import csv
-import io
 import json
 import posixpath
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import EvalItem, EvalSet
 
+from evalsets.archive import GuardedZip
 from evalsets.formats.base import (
     WARNING,
     AnchorPositions,
@@ -249,8 +249,8 @@ def read(
     if not data.strip():
         result.add(f"{filename} is empty. Expected {EXPECTED}.")
         return result
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
+    try:  # past the archive limits: ArchiveTooLarge, which refuses the whole file
+        archive = GuardedZip(data, name=filename)
     except zipfile.BadZipFile:
         kind = binary_kind(data)
         what = kind or ("JSON" if data.lstrip()[:1] in (b"{", b"[") else "not a zip archive")
@@ -262,7 +262,7 @@ def read(
         return result
 
     with archive:
-        names = [n for n in archive.namelist() if not n.endswith("/")]
+        names = [n for n in archive.names() if not n.endswith("/")]
         queries_name = _find(names, "queries.jsonl")
         if queries_name is None:
             result.add(
@@ -274,13 +274,15 @@ def read(
         qrels_name = _qrels(names, root, result)
         if qrels_name is None:
             return result
-        queries_text = _member_text(archive, queries_name, result)
-        qrels_text = _member_text(archive, qrels_name, result)
-        if queries_text is None or qrels_text is None:
+        unreadable: list[str] = []
+        queries = _read_queries(
+            _member_lines(archive, queries_name, result, unreadable), queries_name, result
+        )
+        judgements = _read_qrels(
+            _member_lines(archive, qrels_name, result, unreadable), qrels_name, queries, result
+        )
+        if unreadable:
             return result
-
-    queries = _read_queries(queries_text, queries_name, result)
-    judgements = _read_qrels(qrels_text, qrels_name, queries, result)
 
     placed: list[tuple[EvalItem, int | None]] = []
     without = 0
@@ -341,19 +343,27 @@ def _qrels(names: list[str], root: str, result: ImportResult) -> str | None:
     return None
 
 
-def _member_text(archive: zipfile.ZipFile, name: str, result: ImportResult) -> str | None:
+def _member_lines(
+    archive: GuardedZip, name: str, result: ImportResult, unreadable: list[str]
+) -> Iterator[str]:
+    """The member's lines, streamed within the archive limits; stops at the first bad byte
+    (saying so, and adding ``name`` to ``unreadable``)."""
     try:
-        return archive.read(name).decode("utf-8-sig")
+        for number, raw in enumerate(archive.lines(name), start=1):
+            yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as exc:
-        result.add(f"{name} in {result.filename} is not UTF-8 text: {exc.reason}.")
-    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError) as exc:
+        result.add(f"{name} in {result.filename} is not UTF-8 text: {exc.reason}.", line=number)
+        unreadable.append(name)
+    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError, EOFError) as exc:
         result.add(f"{name} in {result.filename} cannot be read: {exc}.")
-    return None
+        unreadable.append(name)
 
 
-def _read_queries(text: str, name: str, result: ImportResult) -> dict[str, tuple[str, int]]:
+def _read_queries(
+    lines: Iterable[str], name: str, result: ImportResult
+) -> dict[str, tuple[str, int]]:
     queries: dict[str, tuple[str, int]] = {}
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -391,11 +401,11 @@ def _read_queries(text: str, name: str, result: ImportResult) -> dict[str, tuple
 
 
 def _read_qrels(
-    text: str, name: str, queries: Mapping[str, Any], result: ImportResult
+    lines: Iterable[str], name: str, queries: Mapping[str, Any], result: ImportResult
 ) -> dict[str, list[tuple[str, int]]]:
     judgements: dict[str, dict[str, int]] = {}
     zero = 0
-    for number, line in enumerate(text.split("\n"), start=1):
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         cells = line.rstrip("\r").split("\t")

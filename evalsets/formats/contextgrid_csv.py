@@ -277,6 +277,10 @@ def read(
         )
         return result
 
+    carried = ("qtype", "answer", "meta", "grade", "page", "occurrence")
+    result.absent.update(name for name in carried if name not in columns)
+    if "quote" not in columns or "source_id" not in columns:
+        result.absent.add("anchors")
     known = set(columns.values())
     unknown = [name for name in fieldnames if name not in known and name and name.strip()]
     if unknown:

@@ -39,14 +39,23 @@ like a spreadsheet formula are written exactly and named in the notes.
 **Import.** One reader for all three layouts. Rows are grouped into items by `question_id`
 when the column exists, otherwise by question text; an item without an id gets
 `q-` + the first 10 hex digits of the SHA-256 of its question, so re-importing the same file
-(or a re-ordered one) yields the same ids. The anchor's quote is `context[answer_start:
-answer_end]` when the offsets are whole numbers inside the context and the slice is not blank
-(and agrees with `text` when `text` is given); otherwise `text` when it occurs in the context;
-otherwise the whole `context` (a retrieval label). The full context of every labelled row is
-kept in `meta["contexts"]` as `{"file_name", "context"}`. When `documents` is given, labels
-whose `file_name` is not among them become `pending` (the anchor is complete; it waits for
-its file) and `occurrence` is worked out from where the context sits in the document; when
-`documents` is `None`, file names are trusted and every anchor is attached.
+(or a re-ordered one) yields the same ids. One `question_id` on two different questions is
+an error naming both lines. The anchor's quote is `context[answer_start:answer_end]` when
+the offsets are whole numbers (`187`, `187.0` as pandas writes them, `1.87e2`) inside the
+context and the slice is not blank (and agrees with `text` when `text` is given); otherwise
+`text` when it occurs in the context; otherwise the whole `context` (a retrieval label).
+The item's `answer` is the first labelled row's `text` (deepset's answer column).
+
+`filters` is read as deepset's page writes it, `{"key1":"value1", "key1":"value2",
+"key2":"value3"}`: a key given more than once holds several values, so it is read as a list,
+`{"key1": ["value1", "value2"], "key2": "value3"}`, never collapsed to its last value.
+
+Labels are placed in the document through their context: the context is found in the
+document (verbatim, else with whitespace collapsed) and the quote taken from where it sits
+there, so a quote that is repeated gets the `occurrence` the label meant. When `documents`
+is given, labels whose `file_name` is not among them become `pending`, carrying the context
+and the quote's offsets in it, and are placed the same way when the file arrives. When
+`documents` is `None`, file names are trusted and every anchor is attached with occurrence 0.
 """
 
 from __future__ import annotations
@@ -61,6 +70,7 @@ from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor
 
 from evalsets.formats.base import (
+    ERROR,
     WARNING,
     AnchorPositions,
     CsvSink,
@@ -70,13 +80,11 @@ from evalsets.formats.base import (
     ImportResult,
     PendingLabel,
     Tally,
-    all_occurrences,
     csv_reader,
     decode_text,
     delimiter_hint,
     finish_notes,
     formula_tally,
-    locate_quote,
     looks_like_formula,
     passage_around,
     whole_number,
@@ -490,19 +498,30 @@ def _answer_in(answer: str | None, context: str, q_start: int, q_end: int) -> tu
 
 def question_id(question: str) -> str:
     """The stable id of a question that arrived without one."""
-    return "q-" + hashlib.sha256(question.strip().encode("utf-8")).hexdigest()[:10]
+    return "q-" + hashlib.sha256(question.strip().encode()).hexdigest()[:10]
 
 
 class _Group:
-    __slots__ = ("anchors", "answer", "contexts", "filters", "line", "question")
+    __slots__ = ("anchors", "answer", "filters", "line", "question")
 
     def __init__(self, question: str, line: int) -> None:
         self.question = question
         self.line = line
         self.answer: str | None = None
         self.anchors: list[GoldAnchor] = []
-        self.contexts: list[dict[str, str]] = []
         self.filters: dict[str, Any] | None = None
+
+
+def filters_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """`json.loads` hook: a key given twice holds both values, as deepset's filters mean it."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key not in out:
+            out[key] = value
+            continue
+        before = out[key] if isinstance(out[key], list) else [out[key]]
+        out[key] = [*before, *(value if isinstance(value, list) else [value])]
+    return out
 
 
 def read(
@@ -544,6 +563,8 @@ def read(
         )
         return result
 
+    if "filters" not in columns:
+        result.absent.add("filters")
     groups: dict[str, _Group] = {}
     ended = reader.line_num
     index = 0
@@ -559,12 +580,14 @@ def read(
             hint="Check for an unclosed double quote; rows before this one were read.",
         )
 
+    if not any(group.filters for group in groups.values()):
+        # An all-empty filters column (the RAG layout's, say) says nothing about filters.
+        result.absent.add("filters")
     for item_id, group in groups.items():
         meta: dict[str, Any] = {}
-        if group.contexts:
-            meta["contexts"] = group.contexts
         if group.filters:
             meta["filters"] = group.filters
+        result.lines[item_id] = group.line
         try:
             result.items.append(
                 EvalItem(
@@ -590,7 +613,9 @@ def _read_row(
     result: ImportResult,
 ) -> None:
     def cell(name: str, strip: bool = True) -> str:
-        value = row.get(columns.get(name, ""))
+        if name not in columns:  # not "": pandas names its index column ""
+            return ""
+        value = row.get(columns[name])
         if not isinstance(value, str):
             return ""
         return value.strip() if strip else value
@@ -645,7 +670,7 @@ def _read_row(
     raw_filters = cell("filters")
     if raw_filters:
         try:
-            parsed = json.loads(raw_filters)
+            parsed = json.loads(raw_filters, object_pairs_hook=filters_pairs)
         except json.JSONDecodeError:
             parsed = None
         if isinstance(parsed, Mapping):
@@ -663,11 +688,13 @@ def _read_row(
         group = groups[item_id] = _Group(question, line)
     elif group.question != question:
         fault(
-            f"question_id {item_id!r} is used for two different questions; this row was "
-            f"filed under the first one (line {group.line}).",
+            f"question_id {item_id!r} names two different questions: {group.question[:60]!r} "
+            f"on line {group.line} and {question[:60]!r} on line {line}.",
             "question_id",
-            severity=WARNING,
+            "Give each question its own question_id; nothing was imported.",
+            severity=ERROR,
         )
+        return
     if answer.strip() and group.answer is None:
         group.answer = answer.strip()
     if filters and group.filters is None:
@@ -676,10 +703,6 @@ def _read_row(
     quote, at = _quote(context, answer, offsets, fault)
     if not quote:
         return  # a question-only row (RAG, or no answer)
-    if context.strip():
-        entry = {"file_name": file_name, "context": context}
-        if entry not in group.contexts:
-            group.contexts.append(entry)
     if not file_name:
         fault(
             "this label names no file_name, so its evidence cannot be tied to a document; the "
@@ -690,36 +713,34 @@ def _read_row(
         )
         return
 
+    # Where the quote sits in its passage: the context, or the quote alone when the row has
+    # no context (or the quote is not in it).
+    passage, begin = (context, at) if at is not None else (quote, 0)
+    label = PendingLabel(
+        line=line,
+        item=item_id,
+        file_name=file_name,
+        would_create=f"anchor on {file_name!r} quoting {quote[:80]!r}",
+        anchor=GoldAnchor(source_id=file_name, quote=quote),
+        span=(begin, begin + len(quote)),
+        context=passage,
+    )
     text = None if documents is None else _document(documents, file_name)
-    occurrence = 0
-    if text is not None:
-        occurrence = _occurrence(text, context, quote, at)
-        if occurrence < 0:
-            fault(
-                f"the quote {quote[:60]!r} was not found in {file_name!r}; the anchor was kept "
-                "but may not resolve.",
-                "context",
-                "Check that file_name names the right file.",
-                severity=WARNING,
-            )
-            occurrence = 0
-    try:
-        anchor = GoldAnchor(source_id=file_name, quote=quote, occurrence=occurrence)
-    except EvalSetError as exc:  # pragma: no cover - quote is never blank here
-        fault(str(exc), "text")
-        return
     if documents is not None and text is None:
-        result.pending.append(
-            PendingLabel(
-                line=line,
-                item=item_id,
-                file_name=file_name,
-                would_create=f"anchor on {file_name!r} quoting {quote[:80]!r}",
-                anchor=anchor,
-            )
-        )
+        result.pending.append(label)
         return
-    if anchor not in group.anchors:
+    anchor = label.anchor
+    if text is not None:
+        try:
+            anchor, note = label.placed(text)
+        except EvalSetError:
+            note = (
+                f"the quote {quote[:60]!r} was not found in {file_name!r}; the anchor was "
+                "kept but may not resolve."
+            )
+        if note:
+            fault(note, "context", "Check that file_name names the right file.", WARNING)
+    if anchor is not None and anchor not in group.anchors:
         group.anchors.append(anchor)
 
 
@@ -765,22 +786,10 @@ def _quote(
     return "", None
 
 
-def _occurrence(text: str, context: str, quote: str, at: int | None) -> int:
-    """Which copy of `quote` in the document the row means; -1 when it is not there at all."""
-    copies = all_occurrences(text, quote)
-    if not copies:
-        return 0 if locate_quote(text, quote) is not None else -1
-    if at is not None and context:
-        where = text.find(context)
-        if where != -1:
-            absolute = where + at
-            return sum(1 for found in copies if found < absolute)
-    return 0
-
-
 __all__ = [
     "COLUMNS",
     "SLUGS",
+    "filters_pairs",
     "question_id",
     "read",
     "write_qa",

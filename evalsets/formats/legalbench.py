@@ -13,6 +13,16 @@ in `meta["legalbench_spans"]` as `[file_path, start, end]`.
 Ids are the test's `id` when it has one, otherwise `lb<index>` counting tests from 0 -- the
 same ids `read_legalbench_rag` gives, stable across re-imports.
 
+A snippet's `answer`, when it has one, is the text its span must hold: a span that reads
+anything else (off by a few characters, counted in another version of the file) is an error
+naming the snippet and where the answer really is, never a wrong quote imported quietly.
+
+`file_path` is relative to the benchmark's corpus folder (`cuad/contract.txt`), while a
+document uploaded to Groundwork is named by its file name (`contract.txt`). A path matches
+the document of that exact name first, else the one document whose name is a path suffix of
+it (or it of the name), component by component; two or more such documents are an error
+listing them. `result.matches` says how each path was matched (`exact` or `suffix`).
+
 Nothing is dropped quietly, unlike the upstream reader: a snippet without `file_path` or
 `span`, a span of the wrong shape, offsets that are not whole numbers and spans outside the
 document are errors; a snippet whose file is not in `documents` (or every snippet, when
@@ -37,6 +47,7 @@ from evalsets.formats.base import (
     PendingLabel,
     anchor_from_span,
     check_duplicates,
+    check_span_text,
     decode_text,
     json_kind,
     set_name,
@@ -83,9 +94,12 @@ def read(
     if tests is None:
         return result
 
+    matcher = _Matcher(documents, result)
+    if not any(isinstance(test, Mapping) and "answer" in test for test in tests):
+        result.absent.add("answer")
     placed: list[tuple[EvalItem, int | None]] = []
     for index, test in enumerate(tests):
-        item = _item(test, index, documents, result)
+        item = _item(test, index, matcher, result)
         if item is not None:
             placed.append((item, None))
     result.items = check_duplicates(result, placed, set_name(filename, evalset_id))
@@ -121,9 +135,56 @@ def _tests(payload: Any, result: ImportResult) -> list[Any] | None:
     return tests
 
 
-def _item(
-    test: Any, index: int, documents: DocumentTexts | None, result: ImportResult
-) -> EvalItem | None:
+def _parts(path: str) -> list[str]:
+    return [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
+
+
+def _is_tail(short: list[str], long: list[str]) -> bool:
+    return 0 < len(short) <= len(long) and long[len(long) - len(short) :] == short
+
+
+class _Matcher:
+    """Finds the document a corpus-relative `file_path` means, and records how."""
+
+    def __init__(self, documents: DocumentTexts | None, result: ImportResult) -> None:
+        self.documents = documents
+        self.result = result
+        self._names: list[str] | None = None
+        self._seen: dict[str, tuple[str | None, list[str]]] = {}
+
+    def __call__(self, file_path: str) -> tuple[str | None, list[str]]:
+        """`(source_id or None, candidates)`: `None` with no candidates means not uploaded;
+        `None` with two or more means ambiguous."""
+        if file_path in self._seen:
+            return self._seen[file_path]
+        found: tuple[str | None, list[str]] = (None, [])
+        if self.documents is not None:
+            if file_path in self.documents:
+                found = (file_path, [file_path])
+                self.result.matches.append(
+                    {"file": file_path, "source_id": file_path, "how": "exact"}
+                )
+            else:
+                if self._names is None:
+                    self._names = sorted(self.documents)
+                path = _parts(file_path)
+                hits = [
+                    name
+                    for name in self._names
+                    if _is_tail(_parts(name), path) or _is_tail(path, _parts(name))
+                ]
+                if len(hits) == 1:
+                    found = (hits[0], hits)
+                    self.result.matches.append(
+                        {"file": file_path, "source_id": hits[0], "how": "suffix"}
+                    )
+                else:
+                    found = (None, hits)
+        self._seen[file_path] = found
+        return found
+
+
+def _item(test: Any, index: int, matcher: _Matcher, result: ImportResult) -> EvalItem | None:
     where = f"tests[{index}]"
     if not isinstance(test, Mapping):
         result.add(
@@ -180,15 +241,18 @@ def _item(
         parsed = _snippet(snippet, place, fault)
         if parsed is None:
             continue
-        file_path, start, end = parsed
+        file_path, start, end, expected = parsed
         provenance.append([file_path, start, end])
-        text = None
-        if documents is not None:
-            try:
-                text = documents[file_path]
-            except KeyError:
-                text = None
-        if text is None:
+        source_id, candidates = matcher(file_path)
+        if source_id is None and len(candidates) > 1:
+            fault(
+                f"{file_path!r} matches {len(candidates)} documents by path suffix: "
+                f"{', '.join(repr(c) for c in candidates[:5])}; which one is meant cannot be told.",
+                f"{place}.file_path",
+                "Upload the file under its full path as source_id, or remove the extra copies.",
+            )
+            continue
+        if source_id is None:
             result.pending.append(
                 PendingLabel(
                     line=None,
@@ -196,11 +260,14 @@ def _item(
                     file_name=file_path,
                     would_create=f"anchor quoting characters {start}-{end} of {file_path!r}",
                     span=(start, end),
+                    expected=expected,
                 )
             )
             continue
+        text = matcher.documents[source_id] if matcher.documents is not None else ""
         try:
-            anchor = anchor_from_span(text, file_path, start, end)
+            check_span_text(text, source_id, start, end, expected)
+            anchor = anchor_from_span(text, source_id, start, end)
         except EvalSetError as exc:
             fault(
                 str(exc),
@@ -221,7 +288,7 @@ def _item(
     )
 
 
-def _snippet(snippet: Any, place: str, fault: Any) -> tuple[str, int, int] | None:
+def _snippet(snippet: Any, place: str, fault: Any) -> tuple[str, int, int, str] | None:
     if not isinstance(snippet, Mapping):
         fault(f"{place} is {json_kind(snippet)}, expected an object.", place)
         return None
@@ -254,7 +321,11 @@ def _snippet(snippet: Any, place: str, fault: Any) -> tuple[str, int, int] | Non
             f"{place}.span",
         )
         return None
-    return file_path.strip(), start, end
+    answer = snippet.get("answer")
+    if answer is not None and not isinstance(answer, str):
+        fault(f"`answer` is {json_kind(answer)}, expected a string.", f"{place}.answer")
+        return None
+    return file_path.strip(), start, end, answer or ""
 
 
 __all__ = ["EXPECTED", "SLUG", "read"]

@@ -15,6 +15,7 @@ import re
 
 from .base import (
     ParsedText,
+    ParseError,
     ProgressFn,
     library_version,
     tidy_block_text,
@@ -91,9 +92,22 @@ class SelectolaxParser:
 
 
 def html_to_text(markup: str) -> str:
-    """Readable text of an HTML document or fragment (see the module docstring for the rules)."""
+    """Readable text of an HTML document or fragment (see the module docstring for the rules).
+
+    Raises ``ParseError("too_large")`` for markup nested deeper than ``MAX_DEPTH``: building
+    the tree costs the HTML parser time in proportion to the depth for every tag, so 100,000
+    nested ``<div>`` would hold a worker for its whole time limit.
+    """
     from selectolax.lexbor import LexborHTMLParser
 
+    depth = nesting_depth(markup, stop_after=MAX_DEPTH)
+    if depth > MAX_DEPTH:
+        raise ParseError(
+            "too_large",
+            f"This page nests its elements more than {MAX_DEPTH:,} levels deep, far more than "
+            "any real page (browsers stop at 512); it was refused because reading it would "
+            "take too long. Save the page again from a browser, or upload its text.",
+        )
     tree = LexborHTMLParser(markup)
     for node in tree.css(_DROP_SELECTOR):
         node.decompose()
@@ -104,6 +118,86 @@ def html_to_text(markup: str) -> str:
     if root is None:
         return ""
     return tidy_block_text(_TextWriter().walk(root))
+
+
+#: How deeply elements may nest before a page is refused (see ``nesting_depth``).
+MAX_DEPTH = 1_000
+#: Elements that never hold others (void) or close themselves when a sibling opens
+#: (optional end tags): neither makes the tree deeper.
+_FLAT_TAGS = frozenset(
+    {
+        *("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta"),
+        *("param", "source", "track", "wbr", "keygen", "frame", "basefont", "bgsound"),
+        *("p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody"),
+        *("tfoot", "colgroup", "caption", "rb", "rt", "rp", "html", "head", "body"),
+    }
+)
+#: HTML elements for which ``<x/>`` still opens an element (only foreign ones self-close).
+_HTML_CONTAINERS = frozenset(
+    {
+        *("a", "abbr", "address", "article", "aside", "audio", "b", "bdi", "bdo", "blockquote"),
+        *("button", "canvas", "center", "cite", "code", "data", "datalist", "del", "details"),
+        *("dfn", "dialog", "div", "dl", "em", "fieldset", "figcaption", "figure", "font"),
+        *("footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "i"),
+        *("ins", "kbd", "label", "legend", "main", "map", "mark", "menu", "meter", "nav"),
+        *("nobr", "object", "ol", "output", "picture", "pre", "progress", "q", "ruby", "s"),
+        *("samp", "search", "section", "select", "slot", "small", "span", "strike"),
+        *("strong", "sub", "summary", "sup", "table", "template", "time", "tt", "u", "ul"),
+        *("var", "video", "big", "marquee", "dir", "applet", "frameset"),
+    }
+)
+#: Elements whose content is text up to their end tag: tags inside are not tags.
+_RAW_TEXT_END = {
+    name: re.compile(f"</{name}", re.I)
+    for name in (
+        *("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes"),
+        "noscript",
+    )
+}
+_TAG_OR_COMMENT = re.compile(r"<(/?)([A-Za-z][^\s/>]*)|<!--")
+
+
+def nesting_depth(markup: str, *, stop_after: int) -> int:
+    """How deeply the elements of ``markup`` nest, scanning it once (stops past ``stop_after``).
+
+    A cheap estimate made before the real parse, never lower than the depth the HTML parser
+    builds for ordinary markup: it counts start and end tags, skips comments and the text of
+    scripts and styles, and leaves out elements that cannot deepen the tree (void elements,
+    and those like ``<p>`` and ``<li>`` that a sibling closes).
+    """
+    depth = deepest = 0
+    at = 0
+    while (found := _TAG_OR_COMMENT.search(markup, at)) is not None:
+        at = found.end()
+        if found.group(2) is None:  # a comment
+            end = markup.find("-->", at)
+            if end < 0:
+                break
+            at = end + 3
+            continue
+        name = found.group(2).lower()
+        if name in _FLAT_TAGS:
+            continue
+        if found.group(1):
+            depth = max(0, depth - 1)
+            continue
+        close = markup.find(">", at)
+        if close < 0:
+            break
+        if markup[close - 1] == "/" and name not in _HTML_CONTAINERS:
+            at = close + 1
+            continue  # <path/> in SVG: opens and closes at once
+        raw_end = _RAW_TEXT_END.get(name)
+        if raw_end is not None:
+            end = raw_end.search(markup, close)
+            at = end.end() if end else len(markup)
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > stop_after:
+                break
+    return deepest
 
 
 def _inside(node: object, tags: set[str]) -> bool:
@@ -125,26 +219,30 @@ class _TextWriter:
         self.pre_depth = 0
 
     def walk(self, root: object) -> str:
-        # Stack entries: (node, entering). Children are pushed in reverse so they pop in order.
-        stack: list[tuple[object, bool]] = [(root, True)]
+        # Stack entries: (node, entering, a table cell came before it among its siblings).
+        # Children are pushed in reverse so they pop in order; the cell flag is found in the
+        # same pass over the children, so a row of 100,000 cells costs no more than a list.
+        stack: list[tuple[object, bool, bool]] = [(root, True, False)]
         while stack:
-            node, entering = stack.pop()
+            node, entering, cell_before = stack.pop()
             if entering:
-                if self._enter(node):
-                    stack.append((node, False))
+                if self._enter(node, cell_before):
+                    stack.append((node, False, False))
                     children = []
+                    seen_cell = False
                     child = node.child  # type: ignore[attr-defined]
                     while child is not None:
-                        children.append(child)
+                        children.append((child, True, seen_cell))
+                        seen_cell = seen_cell or child.tag in _CELL_TAGS
                         child = child.next
-                    stack.extend((c, True) for c in reversed(children))
+                    stack.extend(reversed(children))
             else:
                 self._leave(node)
         return "".join(self.out)
 
     # -- events ---------------------------------------------------------------------------
 
-    def _enter(self, node: object) -> bool:
+    def _enter(self, node: object, cell_before: bool) -> bool:
         """Handle the opening of ``node``; return whether to walk its children."""
         tag = node.tag  # type: ignore[attr-defined]
         if node.is_text_node:  # type: ignore[attr-defined]
@@ -159,7 +257,7 @@ class _TextWriter:
             self._block(_PARAGRAPH)
         elif tag in _LINE_TAGS:
             self._block(_LINE)
-        elif tag in _CELL_TAGS and self._has_cell_before(node):
+        elif tag in _CELL_TAGS and cell_before:
             self.pending_space = "\t"
         if tag == "pre":
             self.pre_depth += 1
@@ -173,15 +271,6 @@ class _TextWriter:
             self._block(_LINE)
         if tag == "pre":
             self.pre_depth -= 1
-
-    @staticmethod
-    def _has_cell_before(node: object) -> bool:
-        prev = node.prev  # type: ignore[attr-defined]
-        while prev is not None:
-            if prev.tag in _CELL_TAGS:
-                return True
-            prev = prev.prev
-        return False
 
     # -- output ---------------------------------------------------------------------------
 

@@ -12,8 +12,9 @@ import codecs
 import io
 import os
 import re
-import struct
 import zipfile
+
+from evalsets.archive import LIMITS, ArchiveTooLarge, GuardedZip, central_directory_entries, is_zip
 
 from .base import ParseError
 from .encoding import bom_encoding
@@ -68,73 +69,26 @@ _HEAD_OR_BODY_TAG = re.compile(r"<(?:head|body)[\s>]", re.I)
 
 
 # Archive bombs: a .docx is a ZIP, and a small ZIP can claim to unpack to gigabytes or hold
-# millions of tiny members. Its central directory says both before anything is unpacked, and
-# Python's zipfile never returns more than a member's declared size, so checking the declared
-# figures is enough. Real Word documents have tens or hundreds of parts.
-MAX_ARCHIVE_MEMBERS = 10_000
-MAX_ARCHIVE_UNPACKED_BYTES = 512 * 1024 * 1024
-#: A member this much larger than its compressed bytes (and over MIN_RATIO_CHECK_BYTES) is a
-#: bomb; text XML compresses 5-30 times, not hundreds.
-MAX_ARCHIVE_RATIO = 200
-MIN_RATIO_CHECK_BYTES = 8 * 1024 * 1024
+# millions of tiny members. ``evalsets.archive`` reads every uploaded archive under one set of
+# limits (members, unpacked bytes, compression ratio); here its refusal becomes ``too_large``.
+# python-docx then reads the parts itself, and Python's zipfile never returns more than a
+# member's declared size, which the guard has already checked.
 _ARCHIVE_BOMB = (
-    "This file is a compressed archive that would unpack to {what}, far more than any real "
-    "document; it was refused. Save the document again and upload that copy."
+    "This file is a compressed archive that {what}, far more than any real document; it was "
+    "refused. Save the document again and upload that copy."
 )
 
 
-def _declared_member_count(data: bytes) -> int | None:
-    """The member count from a ZIP's end-of-central-directory record, without opening it."""
-    tail_start = max(0, len(data) - (22 + 65535))
-    at = data.rfind(b"PK\x05\x06", tail_start)
-    if at < 0 or at + 22 > len(data):
-        return None
-    (count,) = struct.unpack_from("<H", data, at + 10)
-    if count == 0xFFFF and at >= 20 and data[at - 20 : at - 16] == b"PK\x06\x07":
-        (offset,) = struct.unpack_from("<Q", data, at - 20 + 8)
-        if data[offset : offset + 4] == b"PK\x06\x06" and offset + 40 <= len(data):
-            (count,) = struct.unpack_from("<Q", data, offset + 32)
-    return count
-
-
 def check_archive(data: bytes) -> None:
-    """Raise ``too_large`` when a ZIP-based upload is an archive bomb; do nothing otherwise.
-
-    Too many members, too many bytes once unpacked, or a member compressed far beyond what
-    real documents compress to. Only the directory is read; nothing is decompressed.
-    """
-    if not (data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06")):
+    """Raise ``too_large`` when a ZIP-based upload passes the archive limits; else nothing."""
+    if not is_zip(data):
         return
-    count = _declared_member_count(data)
-    if count is not None and count > MAX_ARCHIVE_MEMBERS:
-        raise ParseError("too_large", _ARCHIVE_BOMB.format(what=f"{count:,} separate files"))
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = archive.infolist()
+        GuardedZip(data, name="This file").close()
+    except ArchiveTooLarge as exc:
+        raise ParseError("too_large", _ARCHIVE_BOMB.format(what=exc.clause)) from None
     except (zipfile.BadZipFile, OSError, ValueError, EOFError):
         return  # not readable as a ZIP: the parser says it is damaged
-    if len(members) > MAX_ARCHIVE_MEMBERS:
-        raise ParseError("too_large", _ARCHIVE_BOMB.format(what=f"{len(members):,} separate files"))
-    total = sum(member.file_size for member in members)
-    if total > MAX_ARCHIVE_UNPACKED_BYTES:
-        raise ParseError("too_large", _ARCHIVE_BOMB.format(what=_size(total)))
-    for member in members:
-        if member.file_size > MIN_RATIO_CHECK_BYTES and member.file_size > MAX_ARCHIVE_RATIO * max(
-            member.compress_size, 1
-        ):
-            ratio = member.file_size // max(member.compress_size, 1)
-            raise ParseError(
-                "too_large",
-                _ARCHIVE_BOMB.format(
-                    what=f"{_size(member.file_size)} from one part compressed {ratio:,} to 1"
-                ),
-            )
-
-
-def _size(nbytes: int) -> str:
-    if nbytes >= 1024**3:
-        return f"{nbytes / 1024**3:,.1f} GB"
-    return f"{nbytes / 1024**2:,.1f} MB"
 
 
 def describe_content(data: bytes) -> str:
@@ -143,7 +97,7 @@ def describe_content(data: bytes) -> str:
         return "an empty file"
     if b"%PDF-" in data[:1024]:
         return "a PDF"
-    if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
+    if is_zip(data):
         return _describe_zip(data)
     if data.startswith(_OLE_MAGIC):
         if _ENCRYPTED_OOXML in data:
@@ -237,9 +191,9 @@ def _unsupported_reason(description: str) -> str:
 
 
 def _describe_zip(data: bytes) -> str:
-    count = _declared_member_count(data)
-    if count is not None and count > MAX_ARCHIVE_MEMBERS:
-        return f"a ZIP archive of {count:,} files"  # not opened: its directory alone is huge
+    count = central_directory_entries(data, LIMITS.max_members)
+    if count is not None and count > LIMITS.max_members:
+        return "a ZIP archive of too many files"  # not opened: its directory alone is huge
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = set(archive.namelist())

@@ -112,7 +112,7 @@
 
     var form = document.getElementById("release-form");
     if (form) {
-      form.addEventListener("submit", function (event) {
+    form.addEventListener("submit", function (event) {
         event.preventDefault();
         var error = document.getElementById("release-error");
         error.textContent = "";
@@ -210,6 +210,28 @@
       tables.appendChild(el("table", { className: "grid preview-table" }, el("thead", {}, thead), tbody));
     }
 
+    function shown(value) {
+      if (value === null || value === undefined || value === "") return "(none)";
+      return typeof value === "string" ? value : JSON.stringify(value);
+    }
+
+    // One row per change of an item to update: the field, its old and its new value.
+    function changeRows(items) {
+      var rows = [];
+      items.forEach(function (i) {
+        (i.changes || []).forEach(function (c) { rows.push([i.id, c.field, shown(c.old), shown(c.new)]); });
+        (i.anchors_changed || []).forEach(function (c) {
+          rows.push([i.id, c.field + " of anchor " + JSON.stringify(c.quote), shown(c.old), shown(c.new)]);
+        });
+        i.anchors_added.forEach(function (a) {
+          rows.push([i.id, "anchor added on " + a.source_id, "", a.quote]);
+        });
+        if (i.pending_spans_added) rows.push([i.id, "labels waiting for their file", "", String(i.pending_spans_added)]);
+        if (i.state) rows.push([i.id, "state (reviewed" + (i.state.reviewed_by ? " by " + i.state.reviewed_by : "") + ")", i.state.old, i.state.new]);
+      });
+      return rows;
+    }
+
     form.addEventListener("submit", function (event) {
       event.preventDefault();
       error.textContent = "";
@@ -223,16 +245,21 @@
         document.getElementById("import-summary").textContent =
           p.filename + " read as " + p.format + ": " + c.create + " to create, " + c.update +
           " to update, " + c.unchanged + " unchanged, " + c.refused + " refused, " + c.pending +
-          " waiting for a file, " + c.warnings + " warning(s).";
+          " waiting for a file, " + c.warnings + " warning(s). This format changes only: " +
+          (p.carries || []).join(", ") + ".";
         tables.textContent = "";
         section("Refused", ["Where", "Problem"], p.refused, function (r) {
           return [(r.line ? "line " + r.line : "") + (r.item ? " item " + r.item : ""), r.text];
         }, "refused");
-        section("To create", ["Item", "Question", "Anchors"], p.create, function (i) {
-          return [i.id, i.question, i.anchors_added.length + i.pending_spans_added];
+        section("To create", ["Item", "Question", "Anchors", "State"], p.create, function (i) {
+          var state = i.state ? i.state.new + " (reviewed" + (i.state.reviewed_by ? " by " + i.state.reviewed_by : "") + ")" : "draft";
+          return [i.id, i.question, i.anchors_added.length + i.pending_spans_added, state];
         });
-        section("To update", ["Item", "Changed", "Anchors added"], p.update, function (i) {
-          return [i.id, i.changed.join(", "), i.anchors_added.length + i.pending_spans_added];
+        section("Changes to update", ["Item", "What", "Was", "Becomes"], changeRows(p.update), function (r) {
+          return r;
+        });
+        section("Files matched", ["In the file", "Document", "How"], p.matched_files || [], function (m) {
+          return [m.file, m.source_id, m.how];
         });
         section("Waiting for a file", ["Item", "File", "Line", "Why"], p.pending, function (w) {
           return [w.item, w.file_name, w.line, w.reason];

@@ -25,7 +25,8 @@ class Command(BaseCommand):
         queued = sweep(None if older_than is None else timedelta(seconds=older_than))
         self.stdout.write(
             f"Queued again: {queued['parses']} parses, {queued['resolutions']} resolutions, "
-            f"{queued['releases']} releases."
+            f"{queued['releases']} releases, {queued['labels']} documents with imported "
+            f"labels to attach; removed {queued['files']} orphaned files."
         )
         for name, count in pending_summary().items():
             self.stdout.write(f"  {name.replace('_', ' ')}: {count}")

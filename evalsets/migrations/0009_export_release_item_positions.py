@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evalsets', '0006_reads_parse_diagnostics'),
+        ('evalsets', '0008_bg_parse_lease'),
     ]
 
     operations = [

@@ -1,0 +1,242 @@
+"""Mutation testing of the import side: do the import tests notice when a reader is wrong?
+
+Runs mutmut over the readers in `evalsets/formats/` and over `evalsets/imports.py`, with
+only the import tests (`tests/test_imports.py`, `tests/test_format_readers.py`) deciding
+whether a mutant is caught, and prints killed / total with every survivor named.
+
+It works in a scratch copy (`var/mutation/imports/`, git-ignored) so the checkout never
+gets a `mutants/` folder and the project's own configuration is not touched: the copy gets
+a `[tool.mutmut]` section of its own. Mutants are limited to the reading functions (the
+writers are the export side's), by default to the functions issue 13's import defects live
+in (`FOCUSED`; `--all` takes every reader); `--jobs` bounds the CPU it takes (default 1).
+
+    .venv/bin/python bench/mutation_imports.py            # run, then print the figure
+    .venv/bin/python bench/mutation_imports.py --report   # print the last run's figure
+    .venv/bin/python bench/mutation_imports.py --recheck  # today's tests on its survivors
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / "var" / "mutation" / "imports"  # `--work` names another, to keep a run
+MUTMUT = ROOT / ".venv" / "bin" / "mutmut"
+
+#: Every function that reads a file or plans an import, by module (`*`: all of it). About
+#: 3,500 mutants: some three hours with one job on this machine (`--all`).
+READERS: dict[str, tuple[str, ...]] = {
+    "evalsets/formats/base.py": (
+        "whole_number",
+        "decode_text",
+        "csv_reader",
+        "delimiter_hint",
+        "all_occurrences",
+        "locate_quote",
+        "anchor_from_span",
+        "anchor_from_context",
+        "check_span_text",
+        "check_duplicates",
+        "ǁPendingLabelǁplaced",
+    ),
+    "evalsets/formats/deepset.py": ("question_id", "filters_pairs", "read", "_read_row", "_quote"),
+    "evalsets/formats/legalbench.py": ("*",),
+    "evalsets/formats/contextgrid_jsonl.py": (
+        "read",
+        "_read_header",
+        "item_from_record",
+        "_anchor",
+        "_int_field",
+    ),
+    "evalsets/formats/contextgrid_csv.py": ("match_columns", "read", "_row_item", "_number"),
+    "evalsets/formats/beir.py": ("read", "_qrels", "_read_queries", "_read_qrels"),
+    "evalsets/imports.py": ("*",),
+}
+#: The default run: the reading and planning code issue 13's import defects live in (number
+#: spellings, filters, placing labels through their context, LegalBench answers and paths,
+#: what each format carries, evidence identity, review). About 440 mutants, ~50 minutes
+#: with one job on the shared 2-core machine.
+FOCUSED: dict[str, tuple[str, ...]] = {
+    "evalsets/formats/base.py": ("whole_number", "anchor_from_context", "check_span_text"),
+    "evalsets/formats/deepset.py": ("question_id", "filters_pairs"),
+    "evalsets/formats/legalbench.py": ("_parts", "_is_tail", "ǁ_Matcherǁ__call__"),
+    "evalsets/imports.py": (
+        "ǁCarriesǁnarrowed",
+        "_meta",
+        "_file_fields",
+        "_changes",
+        "_plan_anchors",
+        "_review",
+        "ǁEvidenceǁsame",
+    ),
+}
+TESTS = ["tests/test_imports.py", "tests/test_format_readers.py"]
+
+
+def patterns(selection: dict[str, tuple[str, ...]]) -> list[str]:
+    """mutmut mutant-name globs (`evalsets.formats.deepset.x_read__mutmut_*`)."""
+    found = []
+    for path, names in selection.items():
+        module = path.removesuffix(".py").replace("/", ".")
+        for name in names:
+            if name == "*":
+                found.append(f"{module}.*")
+            elif name.startswith("ǁ"):
+                found.append(f"{module}.x{name}__mutmut_*")
+            else:
+                found.append(f"{module}.x_{name}__mutmut_*")
+    return found
+
+
+def prepare() -> None:
+    """A fresh copy of the tracked files (as they are in the working tree) plus config."""
+    if WORK.exists():
+        shutil.rmtree(WORK)
+    WORK.mkdir(parents=True)
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            target = WORK / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    (WORK / ".venv").symlink_to(ROOT / ".venv")
+    only = ", ".join(f'"{path}"' for path in READERS)
+    selection = ", ".join(f'"{arg}"' for arg in [*TESTS, "-m", "not services and not e2e"])
+    with (WORK / "pyproject.toml").open("a", encoding="utf-8") as config:
+        config.write(
+            "\n[tool.mutmut]\n"
+            'source_paths = ["evalsets"]\n'
+            f"only_mutate = [{only}]\n"
+            'also_copy = ["labelling", "templates", "static", "manage.py", "bench"]\n'
+            f"pytest_add_cli_args_test_selection = [{selection}]\n"
+            # Tables from the models, not the migrations: each mutant is a fresh test session.
+            'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "--tb=no", '
+            '"--no-migrations"]\n'
+        )
+
+
+def run(jobs: int, selection: dict[str, tuple[str, ...]]) -> int:
+    prepare()
+    command = [str(MUTMUT), "run", "--max-children", str(jobs), *patterns(selection)]
+    return subprocess.run(command, cwd=WORK, check=False).returncode
+
+
+def report(selection: dict[str, tuple[str, ...]]) -> int:
+    listed = subprocess.run(
+        [str(MUTMUT), "results", "--all", "true"],
+        cwd=WORK,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    wanted = [re.compile(re.escape(p).replace(r"\*", ".*") + "$") for p in patterns(selection)]
+    by_module: dict[str, Counter] = {}
+    survivors = []
+    for line in listed.splitlines():
+        name, _, status = line.strip().rpartition(": ")
+        if not name or not any(p.match(name) for p in wanted) or status == "not checked":
+            continue
+        module = name.split(".x", 1)[0]
+        by_module.setdefault(module, Counter())[status] += 1
+        if status != "killed":
+            survivors.append(f"{name}: {status}")
+    print(f"{'module':38} {'killed':>7} {'total':>6} {'score':>7}")
+    killed = total = 0
+    for module, counts in sorted(by_module.items()):
+        done = sum(counts.values())
+        killed, total = killed + counts["killed"], total + done
+        print(f"{module:38} {counts['killed']:7d} {done:6d} {counts['killed'] / done:7.1%}")
+    score = killed / total if total else 0.0
+    print(f"{'all':38} {killed:7d} {total:6d} {score:7.1%}")
+    print(f"\nkilled/total: {killed}/{total}")
+    if survivors:
+        print(f"\n{len(survivors)} not killed (`mutmut show NAME` in {WORK.relative_to(ROOT)}):")
+        print("\n".join(f"  {line}" for line in survivors))
+    return 0
+
+
+def recheck(selection: dict[str, tuple[str, ...]]) -> int:
+    """Run today's import tests against each mutant the last run left alive.
+
+    Tests written after a run are not in mutmut's record of which tests cover what, so a
+    survivor is checked again by applying it to today's source in the copy (`mutmut
+    apply`), running today's tests there, and restoring the file. Only meaningful for
+    functions unchanged since the run; rerun changed ones with `--only`.
+    """
+    listed = subprocess.run(
+        [str(MUTMUT), "results"], cwd=WORK, check=True, capture_output=True, text=True
+    ).stdout
+    wanted = [re.compile(re.escape(p).replace(r"\*", ".*") + "$") for p in patterns(selection)]
+    survivors = [
+        name
+        for name, _, status in (line.strip().rpartition(": ") for line in listed.splitlines())
+        if name and status != "not checked" and any(p.match(name) for p in wanted)
+    ]
+    # Today's code and tests; a survivor's function must be unchanged since the run, since
+    # `mutmut apply` swaps that one function for its mutant in today's module.
+    for folder in ("evalsets", "tests"):
+        shutil.copytree(ROOT / folder, WORK / folder, dirs_exist_ok=True)
+    python = str(ROOT / ".venv" / "bin" / "python")
+    args = ["-m", "pytest", *TESTS, "-m", "not services and not e2e", "-x", "-q", "--tb=no"]
+    args += ["-p", "no:cacheprovider", "--no-migrations"]
+    if subprocess.run([python, *args], cwd=WORK, capture_output=True).returncode:
+        print("the tests fail on today's code without any mutant; fix that first")
+        return 1
+    alive = []
+    for name in survivors:
+        source = WORK / (name.split(".x", 1)[0].replace(".", "/") + ".py")
+        original = source.read_bytes()
+        subprocess.run([str(MUTMUT), "apply", name], cwd=WORK, check=True, capture_output=True)
+        try:
+            caught = subprocess.run([python, *args], cwd=WORK, capture_output=True).returncode
+        finally:
+            source.write_bytes(original)
+        print(f"  {'killed' if caught else 'ALIVE '} {name}")
+        if not caught:
+            alive.append(name)
+    print(f"\nrecheck: {len(survivors) - len(alive)} of {len(survivors)} survivors now killed")
+    return 0
+
+
+def main() -> int:
+    global WORK
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
+    parser.add_argument("--report", action="store_true", help="only print the last run")
+    parser.add_argument("--all", action="store_true", help="every reader, not only the focus")
+    parser.add_argument(
+        "--recheck", action="store_true", help="run the current tests on the last survivors"
+    )
+    parser.add_argument("--work", type=Path, help=f"scratch folder (default {WORK})")
+    parser.add_argument(
+        "--only", nargs="+", metavar="MODULE:FUNCTION", help="just these, e.g. base.py:whole_number"
+    )
+    args = parser.parse_args()
+    selection = READERS if args.all else FOCUSED
+    if args.only:
+        selection = {}
+        for entry in args.only:
+            module, _, name = entry.partition(":")
+            path = next(p for p in READERS if p.endswith("/" + module))
+            selection.setdefault(path, ())
+            selection[path] += (name,)
+    if args.work:
+        WORK = args.work.resolve()
+    if args.recheck:
+        return recheck(selection)
+    if not args.report:
+        run(args.jobs, selection)
+    return report(selection)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Background work is queued one way: by task name, after commit, surviving a broker that is down.
+
+A broker that cannot be reached is simulated by making every publish fail the way kombu
+reports it; the tasks run in-process once it is "back" (the quick suite's eager mode).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import timedelta
+
+import pytest
+from celery.app.task import Task
+from celery.exceptions import NotRegistered
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import transaction
+from kombu.exceptions import OperationalError as BrokerUnreachable
+
+from evalsets import queue, services, sweep
+from evalsets.models import GoldAnchor, ParseVersion, PendingImportLabel
+
+CONTRACT = "This agreement starts today. Either party may terminate it."
+
+
+@pytest.fixture
+def broker_down(monkeypatch):
+    """Every publish fails as it does when Redis refuses the connection; undo() brings it back."""
+
+    def refuse(self, *args, **kwargs):
+        raise BrokerUnreachable("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(Task, "apply_async", refuse)
+    return monkeypatch
+
+
+def _spans_on_the_contract() -> bytes:
+    start = CONTRACT.index("Either party")
+    return json.dumps(
+        {
+            "tests": [
+                {
+                    "id": "lb-1",
+                    "query": "Can the agreement be ended?",
+                    "snippets": [{"file_path": "contract.txt", "span": [start, len(CONTRACT)]}],
+                }
+            ]
+        }
+    ).encode()
+
+
+def test_labels_whose_attach_could_not_be_queued_attach_when_the_sweep_runs(
+    broker_down, client_for, owner, workspace, evalset, caplog, django_capture_on_commit_callbacks
+):
+    client = client_for(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        uploaded = client.post(
+            "/api/workspaces/acme/documents/",
+            {"file": SimpleUploadedFile("contract.txt", CONTRACT.encode())},
+            format="multipart",
+        )
+    assert uploaded.status_code == 201, uploaded.content
+    document = ParseVersion.objects.get(document__source_id="contract.txt").document
+    # Imported spans wait for the reference parse, which has not run: its task was lost too.
+    with caplog.at_level(logging.WARNING, logger="evalsets.queue"):
+        with django_capture_on_commit_callbacks(execute=True):
+            imported = client.post(
+                "/api/workspaces/acme/evalsets/quiz/imports/",
+                {"file": SimpleUploadedFile("bench.json", _spans_on_the_contract())},
+                format="multipart",
+            )
+        assert imported.status_code == 201, imported.content
+        # Another parse becomes the reference; attaching to it cannot be queued either.
+        other = services.parse_version_add(
+            document=document, parser="elsewhere", text=CONTRACT.lower()
+        )
+        with django_capture_on_commit_callbacks(execute=True):
+            services.parse_make_reference(parse=other)
+    lost = [r.getMessage() for r in caplog.records if "attach_pending_labels" in r.getMessage()]
+    assert len(lost) == 2 and all("the sweep will queue it again" in m for m in lost)
+    assert PendingImportLabel.objects.get().status == "waiting"
+
+    broker_down.undo()
+    queued = sweep.sweep(timedelta(0))
+
+    assert queued["labels"] == 1
+    label = PendingImportLabel.objects.get()
+    assert label.status == "attached"
+    assert GoldAnchor.objects.get().quote == "either party may terminate it."  # the new reference
+
+
+def test_the_sweep_leaves_labels_alone_while_their_reference_parse_is_not_ready(
+    broker_down, client_for, owner, workspace, evalset, django_capture_on_commit_callbacks
+):
+    client = client_for(owner)
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            "/api/workspaces/acme/documents/",
+            {"file": SimpleUploadedFile("contract.txt", CONTRACT.encode())},
+            format="multipart",
+        )
+        client.post(
+            "/api/workspaces/acme/evalsets/quiz/imports/",
+            {"file": SimpleUploadedFile("bench.json", _spans_on_the_contract())},
+            format="multipart",
+        )
+
+    assert sweep.documents_with_labels_to_attach(timedelta(0)) == []
+
+
+def test_work_is_queued_only_once_the_write_commits(
+    workspace, monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    monkeypatch.setattr(queue, "send", lambda name, *ids, **kw: sent.append((name, ids)))
+    with django_capture_on_commit_callbacks(execute=True):
+        with pytest.raises(RuntimeError), transaction.atomic():
+            queue.after_commit("resolve_workspace", workspace.pk)
+            raise RuntimeError("the write failed")
+        with transaction.atomic():
+            queue.after_commit("resolve_workspace", workspace.pk)
+            assert sent == []
+    assert sent == [("resolve_workspace", (workspace.pk,))]
+
+
+def test_a_task_name_nobody_registered_fails_in_the_request_that_asked_for_it():
+    with pytest.raises(NotRegistered):
+        queue.after_commit("resolve_everything", 1)
