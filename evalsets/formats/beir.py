@@ -403,14 +403,21 @@ def _read_queries(
 def _read_qrels(
     lines: Iterable[str], name: str, queries: Mapping[str, Any], result: ImportResult
 ) -> dict[str, list[tuple[str, int]]]:
+    """Judgements by query, read as BEIR's loader reads them (see ``unreadable_id``): a
+    ``csv.reader`` with tab delimiter and minimal quoting, so an id holding a quote, a tab or a
+    line feed reads back as it was written, and ids are taken as they stand (not stripped)."""
     judgements: dict[str, dict[str, int]] = {}
     zero = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+    reader = csv.reader((line + "\n" for line in lines), delimiter="\t")
+    first = True
+    for cells in reader:
+        number = reader.line_num
+        if not any(cell.strip() for cell in cells):
             continue
-        cells = line.rstrip("\r").split("\t")
-        if number == 1 and cells[0].strip().lower() in {"query-id", "query_id", "qid"}:
-            continue
+        if first:
+            first = False
+            if cells[0].strip().lower() in {"query-id", "query_id", "qid"}:
+                continue
         if len(cells) < 3:
             result.add(
                 f"{name} line {number} has {len(cells)} tab-separated cell(s); expected "
@@ -418,7 +425,7 @@ def _read_qrels(
                 line=number,
             )
             continue
-        query_id, corpus_id, raw = cells[0].strip(), cells[1].strip(), cells[2].strip()
+        query_id, corpus_id, raw = cells[0], cells[1], cells[2].strip()
         score = whole_number(raw)
         if score is None:
             result.add(
