@@ -135,7 +135,10 @@ class Command(BaseCommand):
                 question=question,
                 qtype=qtype,
                 answer=answer,
-                assignee=annotator,
+            )
+            # Assignments are the owner's to make (evalsets.access.ASSIGN).
+            item = services.item_update(
+                item=item, user=owner, row_version=item.row_version, assignee=annotator
             )
             if quote:
                 start = reference.text.index(quote)
