@@ -104,6 +104,10 @@ class ReleaseItem(models.Model):
     item_id = models.CharField(max_length=128)
     state = models.CharField(max_length=20)
     data = models.JSONField()
+    #: Where each anchor lies in the parse the release's files use, one ``[start, end]`` or
+    #: ``null`` per anchor (``bridge.anchor_span``), frozen with ``data`` so every format
+    #: places evidence where it was chosen instead of searching for the quote again.
+    positions = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ["release_id", "position"]

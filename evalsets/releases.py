@@ -20,12 +20,12 @@ from typing import Any
 import contextgrid as cg
 from django.core.files import File
 from django.db import OperationalError, transaction
-from django.db.models import Count, Prefetch, Q
+from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
 from django.utils import timezone
 
 from evalsets import bridge, queue, resolver
 from evalsets.errors import InvalidInput
-from evalsets.formats import FORMATS, EvalSetHeader
+from evalsets.formats import FORMATS, EvalSetHeader, ExportRefused, beir
 from evalsets.models import (
     Document,
     EvalItem,
@@ -39,6 +39,7 @@ from evalsets.models import (
     ReleaseItem,
     ReleaseStatus,
 )
+from evalsets.models_review import EventKind, ItemEvent
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,23 @@ def _check_gold_parser(workspace, gold_parser: str | None) -> str:
     return gold_parser
 
 
+def _check_beir_ids(evalset: EvalSet, states: list[str]) -> None:
+    """Refuse a BEIR release whose qrels would name an id BEIR reads back differently."""
+    items = EvalItem.objects.filter(evalset=evalset, state__in=states)
+    named = [("eval item id", v) for v in items.values_list("item_id", flat=True)]
+    named += [
+        ("document id", v)
+        for v in GoldAnchor.objects.filter(item__in=items)
+        .values_list("source_id", flat=True)
+        .distinct()
+    ]
+    for kind, value in named:
+        try:
+            beir.check_ids(kind, value)
+        except ExportRefused as exc:
+            raise InvalidInput(str(exc), field="formats") from exc
+
+
 def release_create(
     *,
     evalset: EvalSet,
@@ -183,6 +201,8 @@ def release_create(
     formats = _check_formats(formats)
     states = _check_states(include_states)
     gold_parser = _check_gold_parser(evalset.workspace, gold_parser)
+    if "beir" in formats:
+        _check_beir_ids(evalset, states)
     with transaction.atomic():
         locked = EvalSet.objects.select_for_update().get(pk=evalset.pk)
         count = EvalItem.objects.filter(evalset=locked, state__in=states).count()
@@ -251,10 +271,58 @@ class _Progress:
 
 def _items_for(release: Release):
     anchors = GoldAnchor.objects.order_by("created_at", "id").prefetch_related("resolutions")
+    approved = ItemEvent.objects.filter(item=OuterRef("pk"), kind=EventKind.APPROVED).order_by(
+        "-at", "-id"
+    )
     return (
         EvalItem.objects.filter(evalset=release.evalset_id, state__in=release.include_states)
+        .annotate(
+            approved_by=Subquery(approved.values("actor_name")[:1]),
+            approved_at=Subquery(approved.values("at")[:1]),
+        )
         .order_by("created_at", "id")
         .prefetch_related(Prefetch("anchors", queryset=anchors))
+    )
+
+
+def _approval(item: EvalItem) -> bridge.Approval | None:
+    if item.state != ItemState.APPROVED or item.approved_at is None:
+        return None
+    return bridge.Approval(by=item.approved_by or "", at=item.approved_at)
+
+
+class _Unplaced:
+    """Anchors the chosen parse does not contain, kept bounded: a count and the first few."""
+
+    SHOWN = 10
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.lines: list[str] = []
+
+    def add(self, item_id: str, number: int, anchor: GoldAnchor, where: str) -> None:
+        self.count += 1
+        if len(self.lines) < self.SHOWN:
+            quote = anchor.quote if len(anchor.quote) <= 60 else anchor.quote[:57] + "..."
+            self.lines.append(f"item {item_id!r} anchor {number} ({quote!r}) {where}")
+
+    def note(self) -> str | None:
+        if not self.count:
+            return None
+        more = f"; and {self.count - self.SHOWN} more" if self.count > self.SHOWN else ""
+        return (
+            f"{self.count} anchor(s) are not found in the parse this release's files use, so "
+            "formats that place evidence in a document (deepset) write the quote alone as "
+            f"its context, and no gold span is written: {'; '.join(self.lines)}{more}."
+        )
+
+
+def _where_missing(anchor: GoldAnchor, parse: ParseVersion | None) -> str:
+    if parse is None:
+        return f"has no ready parse of {anchor.source_id!r}"
+    return (
+        f"is not in {anchor.source_id!r} as parsed by {parse.parser} {parse.parser_version} "
+        f"(parse {parse.public_id})"
     )
 
 
@@ -271,9 +339,20 @@ def _snapshot(release: Release, progress: _Progress) -> None:
     states: dict[str, int] = {}
     unanswerable = 0
     used_docs: set[int] = set()
+    unplaced = _Unplaced()
     for item in _items_for(release).iterator(chunk_size=BATCH):
-        cg_item = bridge.item_to_cg(item, anchors=item.anchors.all(), gold_parses=gold_parses)
-        used_docs.update(a.document_id for a in item.anchors.all() if a.document_id)
+        anchors = list(item.anchors.all())
+        cg_item = bridge.item_to_cg(
+            item, anchors=anchors, gold_parses=gold_parses, approval=_approval(item)
+        )
+        used_docs.update(a.document_id for a in anchors if a.document_id)
+        spans = []
+        for number, anchor in enumerate(anchors, start=1):
+            parse = parses.get(anchor.document_id) if anchor.document_id else None
+            span = bridge.anchor_span(anchor, parse)
+            if span is None:
+                unplaced.add(item.item_id, number, anchor, _where_missing(anchor, parse))
+            spans.append(list(span) if span is not None else None)
         states[item.state] = states.get(item.state, 0) + 1
         if not cg_item.is_answerable:
             unanswerable += 1
@@ -284,6 +363,7 @@ def _snapshot(release: Release, progress: _Progress) -> None:
                 item_id=item.item_id,
                 state=item.state,
                 data=cg_item.to_dict(),
+                positions=spans,
             )
         )
         position += 1
@@ -305,6 +385,8 @@ def _snapshot(release: Release, progress: _Progress) -> None:
     }
     release.parses_used = _parses_used(parses, used_docs, release.gold_parser)
     release.notes = _release_notes(release, states, unanswerable, parses, used_docs)
+    if unplaced.note():
+        release.notes.append(unplaced.note())
     release.save(
         update_fields=[
             "item_count",
@@ -368,15 +450,35 @@ def _release_notes(
     return notes
 
 
-def _snapshot_items(release: Release, progress: _Progress) -> Iterator[cg.EvalItem]:
-    rows = (
-        ReleaseItem.objects.filter(release=release)
-        .order_by("position")
-        .values_list("data", flat=True)
-    )
-    for data in rows.iterator(chunk_size=BATCH):
-        yield cg.EvalItem.from_dict(data)
-        progress.step()
+class _Frozen:
+    """The frozen items, streamed once in order, and where each one's anchors lie.
+
+    A writer iterates it and asks ``positions(item)`` about the item it was just handed;
+    only that item's positions are held, so memory stays flat however large the set is.
+    """
+
+    def __init__(self, release: Release, progress: _Progress) -> None:
+        self.release = release
+        self.progress = progress
+        self._current: tuple[str, list] = ("", [])
+
+    def __iter__(self) -> Iterator[cg.EvalItem]:
+        rows = (
+            ReleaseItem.objects.filter(release=self.release)
+            .order_by("position")
+            .values_list("data", "positions")
+        )
+        for data, positions in rows.iterator(chunk_size=BATCH):
+            item = cg.EvalItem.from_dict(data)
+            self._current = (item.id, positions)
+            yield item
+            self.progress.step()
+
+    def positions(self, item: cg.EvalItem) -> list[tuple[int, int] | None]:
+        item_id, positions = self._current
+        if item.id != item_id:
+            raise LookupError(f"positions asked for {item.id!r} while writing {item_id!r}")
+        return [tuple(p) if p is not None else None for p in positions]
 
 
 def _sha256_and_size(handle) -> tuple[str, int]:
@@ -399,7 +501,10 @@ def _build_file(release: Release, slug: str, texts: ParseTexts, progress: _Progr
     fmt = FORMATS[slug]
     header = EvalSetHeader(**release.header)
     with tempfile.TemporaryFile() as handle:
-        notes = fmt.writer(header, _snapshot_items(release, progress), handle, documents=texts)
+        frozen = _Frozen(release, progress)
+        notes = fmt.writer(
+            header, iter(frozen), handle, documents=texts, positions=frozen.positions
+        )
         sha256, size = _sha256_and_size(handle)
         stored = ReleaseFile(
             release=release,

@@ -38,9 +38,11 @@ __all__ = [
     "FoldedText",
     "PreparedText",
     "Resolution",
+    "find_all",
     "fold",
     "fold_text",
     "min_fuzzy_score",
+    "occurrence_at",
     "prepare",
     "resolve",
     "resolve_many",
@@ -428,17 +430,36 @@ class _Candidate:
     verbatim: bool = False
 
 
-def _find_all(haystack: str, needle: str, limit: int | None = None) -> list[int]:
+def find_all(haystack: str, needle: str, begin: int = 0, limit: int | None = None) -> list[int]:
+    """Every start of `needle` in `haystack` from `begin` on, overlapping copies included.
+
+    The one way copies of a quote are counted, here and wherever an `occurrence` is written
+    or read (anchors from a highlight, imports, exports): context-grid's resolver counts the
+    same way (`contextgrid.score.anchor._all_occurrences`), so an occurrence we write picks
+    the copy context-grid picks. Stops after `limit + 1` copies when `limit` is given.
+    """
     found: list[int] = []
     if not needle:
         return found
-    pos = haystack.find(needle)
+    pos = haystack.find(needle, begin)
     while pos != -1:
         found.append(pos)
         if limit is not None and len(found) > limit:
             break
         pos = haystack.find(needle, pos + 1)
     return found
+
+
+def occurrence_at(text: str, quote: str, start: int, begin: int = 0) -> int:
+    """The `occurrence` of the copy of `quote` that starts at `start`, counted from `begin`.
+
+    `begin` is where counting starts: the start of the page the anchor's `page_hint` names
+    (context-grid narrows candidates to the hinted page, then takes the `occurrence`-th), or
+    0 for an anchor without a page hint. Copies that start before `start` count, overlapping
+    ones included.
+    """
+    # A copy starting before `start` ends before `start + len(quote) - 1`.
+    return len(find_all(text[: start + len(quote) - 1], quote, begin))
 
 
 def min_fuzzy_score(folded_length: int) -> float | None:
@@ -597,12 +618,12 @@ class PreparedText:
         """Verbatim copies of the quote, plus folded copies that overlap none of them."""
         folded = self.folded
         cands: list[_Candidate] = []
-        for s in _find_all(self.text, q):
+        for s in find_all(self.text, q):
             fa = folded.folded_index(s)
             fb = max(fa + 1, folded.folded_index(s + len(q)))
             cands.append(_Candidate(s, s + len(q), 1.0, fa, fb, verbatim=True))
         taken = [(c.fa, c.fb) for c in cands]
-        for fa in _find_all(folded.text, qf):
+        for fa in find_all(folded.text, qf):
             fb = fa + len(qf)
             if any(a < fb and fa < b for a, b in taken):
                 continue

@@ -22,7 +22,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from evalsets import access, ingest, parsers, queue, validation
+from evalsets import access, ingest, parsers, queue, resolver, validation
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
     Document,
@@ -542,22 +542,6 @@ def item_delete(*, item: EvalItem, user=None) -> None:
 # -- anchors ---------------------------------------------------------------------------------
 
 
-def _occurrence_on_page(text: str, offset: int, page_begin: int, quote: str, start: int) -> int:
-    """How many copies of ``quote`` on ``start``'s page begin before ``start``.
-
-    ``text`` is the parse's text from ``offset`` on, covering ``page_begin`` to past
-    ``start``. context-grid's resolver narrows candidates to the page hint first and then
-    takes the ``occurrence``-th copy (overlapping copies count), so counting the same way
-    makes the exported anchor land on the very characters that were highlighted.
-    """
-    count = 0
-    cursor = text.find(quote, page_begin - offset)
-    while cursor != -1 and cursor + offset < start:
-        count += 1
-        cursor = text.find(quote, cursor + 1)
-    return count
-
-
 @transaction.atomic
 def anchor_create_from_highlight(
     *, item: EvalItem, user, parse: ParseVersion, start: int, end: int, grade: int = 2
@@ -594,7 +578,9 @@ def anchor_create_from_highlight(
         quote=quote,
         grade=grade,
         page_hint=parse.page_of(start),
-        occurrence=_occurrence_on_page(text, offset, parse.page_begin(start), quote, start),
+        occurrence=resolver.occurrence_at(
+            text, quote, start - offset, begin=parse.page_begin(start) - offset
+        ),
         reference_parse=parse,
         ref_start=start,
         ref_end=end,

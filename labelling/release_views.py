@@ -30,7 +30,11 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
     parsers = selectors.ready_parsers(membership.workspace)
     counts = releases.release_states(evalset)
     formats = [
-        {"slug": slug, "label": FORMATS[slug].label, "default": slug.startswith("contextgrid")}
+        {
+            "slug": slug,
+            "label": FORMATS[slug].label,
+            "default": slug.startswith("contextgrid") and FORMATS[slug].for_evaluation,
+        }
         for slug in releases.exportable_formats()
     ]
     others = [

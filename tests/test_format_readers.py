@@ -6,7 +6,9 @@ context-grid's readers, LegalBench-RAG's layout) in the shapes pandas and Excel 
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 
 import pytest
 from contextgrid.core.errors import EvalSetError
@@ -297,3 +299,32 @@ def test_legalbench_without_documents_keeps_every_span_waiting():
     result = _read("legalbench-rag", _bench("cuad/terms.txt", [7, 22], "x"), "b.json", None)
 
     assert result.ok and result.matches == [] and result.pending[0].span == (7, 22)
+
+
+# BEIR's loader reads qrels with csv.reader(delimiter="\t"), minimal quoting: a cell holding a
+# quote, a tab or a line feed is written between double quotes with inner quotes doubled.
+QRELS_QUOTED = (
+    "query-id\tcorpus-id\tscore\n"
+    '"say ""hi"""\tterms.txt\t2\n'
+    '"tab\there"\tterms.txt\t1\n'
+    '"new\nline"\tterms.txt\t2\n'
+)
+QUERIES_ODD = "".join(
+    json.dumps({"_id": qid, "text": "Q?"}) + "\n" for qid in ('say "hi"', "tab\there", "new\nline")
+)
+
+
+def test_beir_qrels_ids_with_quotes_tabs_and_newlines_read_as_beirs_loader_reads_them():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("queries.jsonl", QUERIES_ODD)
+        archive.writestr("qrels/test.tsv", QRELS_QUOTED)
+
+    result = _read("beir", buffer.getvalue(), name="odd.zip")
+
+    assert result.ok, result.describe()
+    assert {item.id: item.meta["gold_documents"] for item in result.items} == {
+        'say "hi"': [("terms.txt", 2)],
+        "tab\there": [("terms.txt", 1)],
+        "new\nline": [("terms.txt", 2)],
+    }

@@ -1,18 +1,36 @@
 """Releases: numbered, frozen exports built by a task, downloadable byte for byte forever."""
 
+# ruff: noqa: RUF001 -- an en dash in opening hours is real text the exports must keep.
+
 from __future__ import annotations
 
+import csv
 import dataclasses
 import hashlib
 import io
+import time
 import zipfile
+from datetime import UTC, datetime, timedelta, timezone
+from types import SimpleNamespace
 
+import contextgrid as cg
 import pytest
-from contextgrid.evalset.io import read_csv, read_jsonl
+from contextgrid.evalset.io import read_beir, read_csv, read_jsonl
+from contextgrid.evalset.quality import assess
+from django.core.files.base import ContentFile
 
 from evalsets import bridge, releases, resolution, services
 from evalsets.formats import FORMATS
-from evalsets.models import EvalItem, EvalSet, Release, ReleaseFile, ReleaseItem
+from evalsets.models import (
+    Document,
+    EvalItem,
+    EvalSet,
+    GoldAnchor,
+    Release,
+    ReleaseFile,
+    ReleaseItem,
+)
+from evalsets.models_review import ItemEvent
 from evalsets.review import workflow
 
 pytestmark = pytest.mark.django_db
@@ -348,3 +366,321 @@ def test_release_and_import_pages_are_a_404_outside_the_workspace(evalset, clien
 
     assert client.get("/w/acme/sets/quiz/releases/").status_code == 404
     assert client.get("/w/acme/sets/quiz/import/").status_code == 404
+
+
+# -- every download, read by its real reader, against what the app holds ----------------------
+
+GUIDE_PAGES = (
+    "Contents: the office closes at 6pm (page 2).\n\n",
+    "Hours\n\nWeekdays: the office closes at 6pm. Fridays: it closes at 4pm. "
+    "Holidays: it closes at 6pm too.\n\n",
+    "Café 🍰 opens 8–18, every day.\n",
+)
+GUIDE = "".join(GUIDE_PAGES)
+#: The same document as another pipeline reads it: runs of spaces, no blank lines.
+THEIRS = GUIDE.replace("\n\n", "\n").replace(": ", ":  ")
+
+
+@pytest.fixture
+def guide(workspace):
+    doc = Document(workspace=workspace, source_id="guide.txt", sha256="1" * 64, size=len(GUIDE))
+    doc.file.save("guide.txt", ContentFile(GUIDE.encode()), save=False)
+    doc.kind = "text"
+    doc.save()
+    starts = [0, len(GUIDE_PAGES[0]), len(GUIDE_PAGES[0]) + len(GUIDE_PAGES[1])]
+    services.parse_version_add(
+        document=doc,
+        parser="plaintext",
+        parser_version="1",
+        text=GUIDE,
+        page_starts=starts,
+        origin="parsed",
+    )
+    their_starts = [0, THEIRS.index("Hours"), THEIRS.index("Café")]
+    services.parse_version_add(
+        document=doc,
+        parser="theirs",
+        parser_version="2.1",
+        text=THEIRS,
+        page_starts=their_starts,
+    )
+    return doc
+
+
+@pytest.fixture
+def reviewed(evalset, guide, annotator, reviewer):
+    """h1 highlighted on the second copy of a repeated quote on page 2, h2 typed with a page
+    hint, h3 quoting text no parse holds; all three submitted and approved by the reviewer."""
+    reference = guide.parses.get(is_reference=True)
+    made = {}
+    for item_id, question, answer in (
+        ("h1", "When does the office close on holidays?", "6pm"),
+        ("h2", "When is the café open?", None),
+        ("h3", "Is parking free?", None),
+    ):
+        made[item_id] = services.item_create(
+            evalset=evalset, user=annotator, item_id=item_id, question=question, answer=answer
+        )
+    holidays = GUIDE.index("closes at 6pm too")
+    anchors = [
+        services.anchor_create_from_highlight(
+            item=made["h1"], user=annotator, parse=reference, start=holidays, end=holidays + 13
+        ),
+        services.anchor_create_typed(
+            item=made["h2"],
+            user=annotator,
+            source_id="guide.txt",
+            quote="Café 🍰 opens 8–18",
+            grade=1,
+            page_hint=3,
+        ),
+        services.anchor_create_typed(
+            item=made["h3"], user=annotator, source_id="guide.txt", quote="parking is free"
+        ),
+    ]
+    for anchor in anchors:
+        resolution.resolve_anchor(anchor)
+    for item in made.values():
+        item.refresh_from_db()
+        item, _ = workflow.item_submit(item=item, user=annotator, row_version=item.row_version)
+        workflow.item_approve(item=item, user=reviewer, row_version=item.row_version)
+    return made
+
+
+def _held(evalset) -> list[dict]:
+    """What the app holds for the approved items, read from the tables, not via bridge."""
+    held = []
+    for item in EvalItem.objects.filter(evalset=evalset, state="approved").order_by(
+        "created_at", "id"
+    ):
+        event = ItemEvent.objects.filter(item=item, kind="approved").order_by("-at").first()
+        held.append(
+            {
+                "id": item.item_id,
+                "question": item.question,
+                "qtype": item.qtype,
+                "answer": item.answer,
+                "anchors": [
+                    (a.source_id, a.quote, a.grade, a.page_hint, a.occurrence)
+                    for a in item.anchors.order_by("created_at", "id")
+                ],
+                "reviewed_by": event.actor_name,
+                "reviewed_at": event.at,
+            }
+        )
+    return held
+
+
+def _anchor_tuple(anchor) -> tuple:
+    return (anchor.source_id, anchor.quote, anchor.grade, anchor.page_hint, anchor.occurrence)
+
+
+@pytest.mark.parametrize(
+    ("slug", "reader", "anchors_kept"),
+    [("contextgrid-jsonl", read_jsonl, None), ("contextgrid-csv", read_csv, 1)],
+)
+def test_a_contextgrid_download_read_by_its_reader_is_what_the_app_holds_field_by_field(
+    reviewed, evalset, release_via_api, client_for, owner, tmp_path, slug, reader, anchors_kept
+):
+    release_via_api(formats=[slug])
+    _, data = _download(client_for(owner), 1, slug)
+    path = tmp_path / f"r{FORMATS[slug].extension}"
+    path.write_bytes(data)
+
+    loaded = reader(path)
+
+    held = _held(evalset)
+    assert [i.id for i in loaded.items] == [h["id"] for h in held] == ["h1", "h2", "h3"]
+    for item, want in zip(loaded.items, held, strict=True):
+        assert (item.question, item.qtype, item.answer) == (
+            want["question"],
+            want["qtype"],
+            want["answer"],
+        )
+        assert [_anchor_tuple(a) for a in item.anchors] == want["anchors"][:anchors_kept]
+        assert item.meta["reviewed"] is True
+        assert item.meta["reviewed_by"] == want["reviewed_by"] == "rita"
+        assert datetime.fromisoformat(item.meta["reviewed_at"]) == want["reviewed_at"]
+    assert loaded.items[0].anchors[0].occurrence == 1  # second copy on page 2
+    assert loaded.items[0].anchors[0].page_hint == 2
+    assert assess(loaded).reviewed_fraction == 1.0
+
+
+def test_a_draft_item_in_a_release_is_not_marked_reviewed(
+    reviewed, evalset, annotator, release_via_api, client_for, owner, tmp_path
+):
+    services.item_create(
+        evalset=evalset,
+        user=annotator,
+        item_id="d1",
+        question="Draft?",
+        meta={"reviewed": True, "reviewed_by": "someone else"},
+    )
+    release_via_api(formats=["contextgrid-jsonl"], include_states=["approved", "draft"])
+    _, data = _download(client_for(owner), 1, "contextgrid-jsonl")
+    (tmp_path / "r.jsonl").write_bytes(data)
+
+    loaded = read_jsonl(tmp_path / "r.jsonl")
+
+    draft = loaded.get("d1")
+    assert "reviewed" not in draft.meta and "reviewed_by" not in draft.meta
+    assert assess(loaded).reviewed == 3
+
+
+def _deepset_rows(data: bytes) -> dict[str, dict[str, str]]:
+    rows = csv.DictReader(io.StringIO(data.decode("utf-8"), newline=""))
+    return {row["question_id"]: row for row in rows}
+
+
+def test_a_deepset_qa_release_places_evidence_where_it_was_highlighted(
+    reviewed, release_via_api, client_for, owner
+):
+    release_via_api(formats=["deepset-qa"])
+    _, data = _download(client_for(owner), 1, "deepset-qa")
+
+    row = _deepset_rows(data)["h1"]
+    start, end = int(row["answer_start"]), int(row["answer_end"])
+    anchor = reviewed["h1"].anchors.get()
+    # the Holidays copy that was highlighted, not the Weekdays copy before it
+    assert GUIDE.index(row["context"]) + start == anchor.ref_start + len("closes at ")
+    assert row["context"][start:end] == row["text"] == "6pm"
+
+
+def test_a_deepset_release_with_a_gold_parser_takes_positions_from_that_parse(
+    reviewed, release_via_api, client_for, owner
+):
+    release_via_api(formats=["deepset-qa"], gold_parser="theirs")
+    _, data = _download(client_for(owner), 1, "deepset-qa")
+
+    row = _deepset_rows(data)["h1"]
+    start = int(row["answer_start"])
+    assert row["context"] in THEIRS and row["context"] not in GUIDE
+    assert THEIRS.index(row["context"]) + start == THEIRS.index("6pm too")
+    assert row["text"] == "6pm"
+
+
+def test_the_release_notes_name_each_anchor_the_chosen_parse_lacks(reviewed, release_via_api):
+    release_via_api(formats=["deepset-qa"])
+
+    release = Release.objects.get()
+    note = next(n for n in release.notes if "not found in the parse" in n)
+    parse = Document.objects.get(source_id="guide.txt").parses.get(is_reference=True)
+    assert note.startswith("1 anchor(s) are not found")
+    assert "item 'h3' anchor 1 ('parking is free')" in note
+    assert f"plaintext 1 (parse {parse.public_id})" in note
+    assert ReleaseItem.objects.get(item_id="h3").positions == [None]
+    file_notes = ReleaseFile.objects.get(format="deepset-qa").notes
+    assert any("h3" in n and "does not contain" in n for n in file_notes)
+
+
+def test_a_beir_release_refuses_an_id_beir_would_read_as_another(
+    reviewed, evalset, annotator, client_for, owner
+):
+    item = services.item_create(evalset=evalset, user=annotator, item_id="x\ry", question="Q?")
+    EvalItem.objects.filter(pk=item.pk).update(state="approved")
+
+    response = client_for(owner).post(f"{BASE}/releases/", {"formats": ["beir"]}, format="json")
+
+    assert response.status_code == 400
+    assert "'x\\ry'" in response.json()["detail"] and "carriage return" in response.json()["detail"]
+    assert not Release.objects.exists()
+
+
+def test_a_beir_release_writes_ids_with_quotes_and_tabs_that_beir_reads_back(
+    reviewed, evalset, annotator, release_via_api, client_for, owner, tmp_path
+):
+    item = services.item_create(
+        evalset=evalset, user=annotator, item_id='say "hi"\tthere', question="Q?"
+    )
+    anchor = services.anchor_create_typed(
+        item=item, user=annotator, source_id="guide.txt", quote="Hours"
+    )
+    resolution.resolve_anchor(anchor)
+    EvalItem.objects.filter(pk=item.pk).update(state="approved")
+    release_via_api(formats=["beir"])
+    _, data = _download(client_for(owner), 1, "beir")
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        archive.extractall(tmp_path)
+
+    qrels = tmp_path / "qrels" / "test.tsv"
+    with open(qrels, encoding="utf-8") as handle:  # as BEIR's GenericDataLoader reads it
+        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_MINIMAL)
+        next(reader)
+        judged = {(row[0], row[1], int(row[2])) for row in reader}
+    assert ('say "hi"\tthere', "guide.txt", 2) in judged
+    theirs = read_beir(tmp_path / "queries.jsonl", qrels)
+    assert theirs.get('say "hi"\tthere').meta["gold_documents"] == [("guide.txt", 2)]
+
+
+def test_positions_are_only_given_for_the_item_being_written():
+    frozen = releases._Frozen(Release(), progress=None)
+
+    with pytest.raises(LookupError, match="positions asked for 'x' while writing ''"):
+        frozen.positions(cg.EvalItem(id="x", question="Q?"))
+
+
+def test_unplaced_anchors_are_counted_all_and_shown_ten_with_long_quotes_cut():
+    unplaced = releases._Unplaced()
+    assert unplaced.note() is None
+    sixty, sixty_one = "q" * 60, "r" * 61
+    unplaced.add("a", 1, SimpleNamespace(quote=sixty), "is lost")
+    unplaced.add("b", 2, SimpleNamespace(quote=sixty_one), "is lost")
+    for n in range(10):
+        unplaced.add(f"c{n}", 1, SimpleNamespace(quote="x"), "is lost")
+
+    note = unplaced.note()
+    assert note.startswith("12 anchor(s) are not found in the parse this release's files use")
+    assert (
+        f"item 'a' anchor 1 ({sixty!r}) is lost; item 'b' anchor 2 ('{'r' * 57}...') is lost"
+        in (note)
+    )
+    assert note.count("is lost") == 10 and note.endswith("is lost; and 2 more.")
+
+
+def test_the_unplaced_note_says_what_formats_do_with_such_an_anchor():
+    unplaced = releases._Unplaced()
+    unplaced.add("q7", 2, SimpleNamespace(quote="gone"), "is not in 'a.pdf'")
+
+    assert unplaced.note() == (
+        "1 anchor(s) are not found in the parse this release's files use, so formats that "
+        "place evidence in a document (deepset) write the quote alone as its context, and no "
+        "gold span is written: item 'q7' anchor 2 ('gone') is not in 'a.pdf'."
+    )
+
+
+def test_review_time_is_written_in_utc_whatever_the_servers_zone(monkeypatch):
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        at = datetime(2026, 11, 30, 12, 0, tzinfo=timezone(timedelta(hours=2)))
+        meta = bridge.review_meta({}, approved=True, approval=bridge.Approval("rita", at))
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+    assert meta == {
+        "reviewed": True,
+        "reviewed_by": "rita",
+        "reviewed_at": "2026-11-30T10:00:00+00:00",
+    }
+
+
+def test_an_approval_without_a_recorded_name_still_says_when():
+    at = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    item = SimpleNamespace(state="approved", approved_by=None, approved_at=at)
+
+    assert releases._approval(item) == bridge.Approval(by="", at=at)
+    assert releases._approval(SimpleNamespace(state="draft", approved_at=at)) is None
+
+
+def test_in_the_parse_it_was_highlighted_in_an_anchor_is_where_it_was_highlighted(reviewed, guide):
+    anchor = reviewed["h1"].anchors.get()
+    reference = guide.parses.get(is_reference=True)
+    anchor.resolutions.filter(parse=reference).update(start=0, end=13)  # a stale resolution
+
+    fresh = GoldAnchor.objects.prefetch_related("resolutions").get(pk=anchor.pk)
+    assert bridge.anchor_span(fresh, reference) == (anchor.ref_start, anchor.ref_end)
+    theirs = guide.parses.get(parser="theirs")
+    res = fresh.resolutions.get(parse=theirs)
+    assert bridge.anchor_span(fresh, theirs) == (res.start, res.end)
+    assert bridge.anchor_span(fresh, None) is None

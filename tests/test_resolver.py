@@ -20,8 +20,10 @@ from evalsets.resolver import (
     NOT_FOUND,
     RESOLVER_VERSION,
     Resolution,
+    find_all,
     fold,
     fold_text,
+    occurrence_at,
     prepare,
     resolve,
     resolve_many,
@@ -447,6 +449,61 @@ def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(
     r = prepare(text).resolve(quote)
     assert r.status == NOT_FOUND and r.reason == "not_present"
     assert "no passage holds more than" in r.detail
+
+
+def test_the_resolver_version_was_bumped_for_changed_results():
+    assert RESOLVER_VERSION == "1.2"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(alphabet="ab \n", min_size=1, max_size=60),
+    quote=st.text(alphabet="ab", min_size=1, max_size=3),
+    cuts=st.lists(st.integers(min_value=1, max_value=59), max_size=3, unique=True),
+)
+def test_occurrence_at_counts_copies_as_contextgrid_picks_them(text, quote, cuts):
+    """Every copy of a quote, given the occurrence we count on its page, is the copy
+    context-grid's own `AnchorResolver` picks: overlapping copies and page hints included."""
+    from contextgrid.core.documents import Block, ParsedDocument
+    from contextgrid.core.documents import Document as CgDocument
+    from contextgrid.core.evalset import GoldAnchor
+    from contextgrid.core.span import Span
+    from contextgrid.score.anchor import AnchorResolver
+
+    page_starts = [0, *sorted(c for c in cuts if c < len(text))]
+    bounds = [*page_starts, len(text)]
+    parsed = ParsedDocument(
+        document=CgDocument(id="d", text=text),
+        blocks=tuple(
+            Block(
+                span=Span("d", bounds[i], bounds[i + 1]),
+                text=text[bounds[i] : bounds[i + 1]],
+                page=i + 1,
+            )
+            for i in range(len(page_starts))
+            if bounds[i] < bounds[i + 1]
+        ),
+    )
+    resolver = AnchorResolver(allow_normalised=False)
+    for start in find_all(text, quote):
+        page = prepare(text, page_starts).page_at(start)
+        occurrence = occurrence_at(text, quote, start, begin=page_starts[page - 1])
+        match = resolver.locate(
+            GoldAnchor("d", quote, page_hint=page, occurrence=occurrence), parsed
+        )
+        assert match.span is not None and match.span.start == start
+        whole = occurrence_at(text, quote, start)
+        match = resolver.locate(GoldAnchor("d", quote, occurrence=whole), parsed)
+        assert match.span is not None and match.span.start == start
+
+
+def test_every_occurrence_count_in_the_app_is_the_resolvers_one_function():
+    from evalsets import services
+    from evalsets.formats import base
+
+    assert base.all_occurrences is find_all
+    assert base.occurrence_at is occurrence_at
+    assert services.resolver.occurrence_at is occurrence_at
 
 
 # -- the version stamp ----------------------------------------------------------------------

@@ -36,9 +36,11 @@ from evalsets.formats import beir, contextgrid_csv, contextgrid_jsonl, deepset, 
 from evalsets.formats.base import (
     ERROR,
     WARNING,
+    AnchorPositions,
     DocumentTexts,
     EvalSetHeader,
     ExportNotes,
+    ExportRefused,
     ImportResult,
     PendingLabel,
     Problem,
@@ -55,6 +57,7 @@ class Writer(Protocol):
         out: BinaryIO,
         *,
         documents: DocumentTexts | None = None,
+        positions: AnchorPositions | None = None,
     ) -> ExportNotes: ...
 
 
@@ -80,6 +83,8 @@ class Format:
     writer: Writer | None
     reader: Reader | None
     needs_documents: bool = False
+    #: False for a file meant for people only (it changes text an evaluation compares).
+    for_evaluation: bool = True
 
     def filename(self, stem: str) -> str:
         """A download name for a set called `stem`."""
@@ -104,6 +109,15 @@ FORMATS: dict[str, Format] = {
             "text/csv; charset=utf-8",
             contextgrid_csv.write,
             contextgrid_csv.read,
+        ),
+        Format(
+            "contextgrid-csv-spreadsheet",
+            "context-grid CSV for spreadsheets (formula-safe, NOT for evaluation)",
+            ".csv",
+            "text/csv; charset=utf-8",
+            contextgrid_csv.write_for_spreadsheets,
+            None,
+            for_evaluation=False,
         ),
         Format(
             "deepset-qa",
@@ -194,9 +208,11 @@ __all__ = [
     "ERROR",
     "FORMATS",
     "WARNING",
+    "AnchorPositions",
     "DocumentTexts",
     "EvalSetHeader",
     "ExportNotes",
+    "ExportRefused",
     "Format",
     "ImportResult",
     "PendingLabel",

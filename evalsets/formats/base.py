@@ -17,13 +17,22 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import IO, Any, Literal
 
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor
+
+from evalsets.resolver import find_all, occurrence_at
+
+#: Where each anchor of an item lies in the parse whose texts `DocumentTexts` holds: one
+#: `(start, end)` per anchor, in the item's order, or `None` for an anchor that parse does
+#: not contain. A release builds it from the stored resolutions (the highlight itself in the
+#: parse it was made in), so a writer places evidence exactly where the annotator chose it and
+#: never searches for the quote again.
+AnchorPositions = Callable[[EvalItem], Sequence[tuple[int, int] | None]]
 
 #: `source_id -> text` of one chosen parse. A plain `dict` works; so does a lazy `Mapping`
 #: that fetches texts from the database on `__getitem__`. Writers only look up the ids the
@@ -268,6 +277,14 @@ def check_duplicates(
     return kept
 
 
+class ExportRefused(ValueError):
+    """A writer cannot write this set faithfully; the message names the item or id and why.
+
+    The only exception a writer raises on purpose: a file that reads back differently from
+    what the app holds is worse than no file.
+    """
+
+
 # ---------------------------------------------------------------------------
 # export notes
 # ---------------------------------------------------------------------------
@@ -298,7 +315,7 @@ class Tally:
     and three names, not a list of 9,000 ids.
     """
 
-    __slots__ = ("_size", "count", "key", "sample", "template")
+    __slots__ = ("_last", "_size", "count", "key", "sample", "template")
 
     def __init__(self, key: str, template: str, sample_size: int = 3) -> None:
         self.key = key
@@ -306,8 +323,14 @@ class Tally:
         self.count = 0
         self.sample: list[str] = []
         self._size = sample_size
+        self._last: str | None = None
 
     def add(self, item_id: str) -> None:
+        """Count `item_id` once, however many of its anchors hit the caveat (items stream in
+        order, so a repeat is always the item just added)."""
+        if item_id == self._last:
+            return
+        self._last = item_id
         self.count += 1
         if len(self.sample) < self._size:
             self.sample.append(item_id)
@@ -374,6 +397,36 @@ class CsvSink(TextSink):
         self._writer.writerow(values)
         if self._buffer.tell() >= FLUSH_AT:
             self.flush()
+
+
+#: What a spreadsheet (Excel, LibreOffice, Google Sheets) may run as a formula at the start
+#: of a cell: OWASP's list for CSV injection.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def looks_like_formula(value: str) -> bool:
+    """True when a spreadsheet opening this cell might evaluate it instead of showing it."""
+    return value.startswith(FORMULA_STARTS)
+
+
+def spreadsheet_safe(value: str) -> str:
+    """`value` with a leading `'` when it looks like a formula, so a spreadsheet shows it.
+
+    Changes the text: only for files meant to be opened in a spreadsheet, never for one an
+    evaluation reads (a quote with a `'` in front no longer matches the document).
+    """
+    return f"'{value}" if looks_like_formula(value) else value
+
+
+def formula_tally(what: str) -> Tally:
+    """The note every CSV writer gives for cells a spreadsheet could run as formulas."""
+    return Tally(
+        "formula_like",
+        "{n} {noun} {has} a " + what + " starting with =, +, -, @, a tab or a carriage "
+        "return, which a spreadsheet may run as a formula; they were written exactly, because "
+        "evaluation needs the exact text. Do not open this file in a spreadsheet to edit it "
+        "(export 'context-grid CSV for spreadsheets' for that): {ids}.",
+    )
 
 
 def sorted_json(value: Any) -> Any:
@@ -541,16 +594,8 @@ def delimiter_hint(header_line: str) -> str:
 # ---------------------------------------------------------------------------
 
 
-def all_occurrences(haystack: str, needle: str) -> list[int]:
-    """Every start index of `needle`, overlapping ones included -- as context-grid counts."""
-    found: list[int] = []
-    if not needle:
-        return found
-    cursor = haystack.find(needle)
-    while cursor != -1:
-        found.append(cursor)
-        cursor = haystack.find(needle, cursor + 1)
-    return found
+#: Every start of a quote, overlapping copies included: the resolver's one counting rule.
+all_occurrences = find_all
 
 
 def locate_quote(text: str, quote: str, occurrence: int = 0) -> tuple[int, int] | None:
@@ -635,8 +680,9 @@ def anchor_from_span(
     if not quote:
         raise EvalSetError("a gold anchor must quote some text")
     begin = start + (len(raw) - len(raw.lstrip()))
-    earlier = sum(1 for found in all_occurrences(text, quote) if found < begin)
-    return GoldAnchor(source_id=source_id, quote=quote, grade=grade, occurrence=earlier)
+    return GoldAnchor(
+        source_id=source_id, quote=quote, grade=grade, occurrence=occurrence_at(text, quote, begin)
+    )
 
 
 def anchor_from_context(

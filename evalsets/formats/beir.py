@@ -16,6 +16,11 @@ document counts as relevant. The zip is deterministic: fixed timestamps, fixed m
 (`queries.jsonl`, `qrels/test.tsv`, `corpus.jsonl`; queries first so items stream once, the
 corpus last so documents referenced but not supplied can be listed).
 
+Qrels are written with the `csv` dialect BEIR's `GenericDataLoader` and context-grid's
+`read_beir` read them with (tab-delimited, minimal quoting), so ids holding quotes, tabs or
+line feeds come back identical; an id BEIR would still read as another id (a carriage
+return, a NUL) is refused with `ExportRefused` naming it, and a release refuses it up front.
+
 Import reads `queries.jsonl` and the qrels (`qrels/test.tsv`, or the only `.tsv` under
 `qrels/`), also when the zip wraps everything in one top-level folder as BEIR's downloads do.
 Items are built exactly as `read_beir` builds them -- `id` the query id, judgements with
@@ -28,6 +33,7 @@ warning (there is nothing to attach later: the judgement is already on the item)
 
 from __future__ import annotations
 
+import csv
 import json
 import posixpath
 import shutil
@@ -42,9 +48,11 @@ from contextgrid.core.evalset import EvalItem, EvalSet
 from evalsets.archive import GuardedZip
 from evalsets.formats.base import (
     WARNING,
+    AnchorPositions,
     DocumentTexts,
     EvalSetHeader,
     ExportNotes,
+    ExportRefused,
     ImportResult,
     Tally,
     TextSink,
@@ -85,11 +93,30 @@ def _member(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def _clean_id(value: str, tally: Tally, item_id: str) -> str:
-    if any(ch in value for ch in "\t\r\n"):
-        tally.add(item_id)
-        return " ".join(value.split())
-    return value
+def unreadable_id(value: str) -> str | None:
+    """Why BEIR's loaders would read `value` back as another id in qrels, or `None`.
+
+    BEIR's `GenericDataLoader._load_qrels` and context-grid's `read_beir` both read qrels
+    with `csv.reader(open(path, encoding="utf-8"), delimiter="\\t")` (minimal quoting, text
+    mode). We write with the matching `csv.writer`, so quotes, tabs and line feeds inside an
+    id are quoted and come back identical. Two things cannot: text mode turns a carriage
+    return into a line feed, and the csv module refuses NUL characters.
+    """
+    if "\r" in value:
+        return "contains a carriage return, which BEIR's loader reads as a line feed"
+    if "\x00" in value:
+        return "contains a NUL character, which BEIR's loader (Python's csv) refuses"
+    return None
+
+
+def check_ids(kind: str, value: str) -> None:
+    """Raise `ExportRefused` naming `value` when BEIR cannot carry it exactly."""
+    reason = unreadable_id(value)
+    if reason is not None:
+        raise ExportRefused(
+            f"the {kind} {value!r} {reason}, so a BEIR export would point at another id; "
+            f"rename the {kind} or choose another format"
+        )
 
 
 def document_grades(item: EvalItem) -> dict[str, int]:
@@ -119,6 +146,7 @@ def write(
     out: BinaryIO,
     *,
     documents: DocumentTexts | None = None,
+    positions: AnchorPositions | None = None,
 ) -> ExportNotes:
     """Stream the set as a BEIR zip into `out` (which need not be seekable).
 
@@ -143,11 +171,6 @@ def write(
         "{n} {noun} {has} quote- or span-level evidence; BEIR judges whole documents, so "
         "every chunk of those documents counts as relevant: {ids}.",
     )
-    odd_ids = Tally(
-        "ids_cleaned",
-        "{n} {noun} {has} ids containing tabs or newlines, which TSV cannot hold; they were "
-        "written with spaces: {ids}.",
-    )
     missing_docs = Tally(
         "documents_missing",
         "{n} referenced {noun} had no text in the chosen parse; corpus.jsonl holds them with "
@@ -161,12 +184,14 @@ def write(
         tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+b") as spool,
     ):
         qrels = TextSink(spool)
+        # The same dialect BEIR's loader reads with (see `unreadable_id`).
+        qrels_rows = csv.writer(qrels, delimiter="\t", lineterminator="\n")
         with archive.open(_member("queries.jsonl"), "w") as handle:
             queries = TextSink(handle)
             for item in items:
                 notes.items += 1
-                item_id = _clean_id(item.id, odd_ids, item.id)
-                record = {"_id": item_id, "text": item.question}
+                check_ids("eval item id", item.id)
+                record = {"_id": item.id, "text": item.question}
                 queries.write(json.dumps(record, ensure_ascii=False) + "\n")
                 notes.rows += 1
                 grades = document_grades(item)
@@ -178,9 +203,9 @@ def write(
                 if any(grade == 0 for grade in grades.values()):
                     zero_only.add(item.id)
                 for doc in sorted(grades):
-                    corpus_id = _clean_id(doc, odd_ids, item.id)
-                    referenced.add(corpus_id)
-                    qrels.write(f"{item_id}\t{corpus_id}\t{grades[doc]}\n")
+                    check_ids("document id", doc)
+                    referenced.add(doc)
+                    qrels_rows.writerow([item.id, doc, grades[doc]])
             queries.flush()
         qrels.flush()
 
@@ -203,7 +228,7 @@ def write(
                 corpus.write(json.dumps(record, ensure_ascii=False) + "\n")
             corpus.flush()
 
-    finish_notes(notes, [unanswerable, zero_only, spans, odd_ids, missing_docs])
+    finish_notes(notes, [unanswerable, zero_only, spans, missing_docs])
     return notes
 
 
@@ -378,14 +403,21 @@ def _read_queries(
 def _read_qrels(
     lines: Iterable[str], name: str, queries: Mapping[str, Any], result: ImportResult
 ) -> dict[str, list[tuple[str, int]]]:
+    """Judgements by query, read as BEIR's loader reads them (see ``unreadable_id``): a
+    ``csv.reader`` with tab delimiter and minimal quoting, so an id holding a quote, a tab or a
+    line feed reads back as it was written, and ids are taken as they stand (not stripped)."""
     judgements: dict[str, dict[str, int]] = {}
     zero = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
+    reader = csv.reader((line + "\n" for line in lines), delimiter="\t")
+    first = True
+    for cells in reader:
+        number = reader.line_num
+        if not any(cell.strip() for cell in cells):
             continue
-        cells = line.rstrip("\r").split("\t")
-        if number == 1 and cells[0].strip().lower() in {"query-id", "query_id", "qid"}:
-            continue
+        if first:
+            first = False
+            if cells[0].strip().lower() in {"query-id", "query_id", "qid"}:
+                continue
         if len(cells) < 3:
             result.add(
                 f"{name} line {number} has {len(cells)} tab-separated cell(s); expected "
@@ -393,7 +425,7 @@ def _read_qrels(
                 line=number,
             )
             continue
-        query_id, corpus_id, raw = cells[0].strip(), cells[1].strip(), cells[2].strip()
+        query_id, corpus_id, raw = cells[0], cells[1], cells[2].strip()
         score = whole_number(raw)
         if score is None:
             result.add(
@@ -426,4 +458,13 @@ def _read_qrels(
     return {q: list(docs.items()) for q, docs in judgements.items()}
 
 
-__all__ = ["BEIR_META", "QRELS_HEADER", "SLUG", "document_grades", "read", "write"]
+__all__ = [
+    "BEIR_META",
+    "QRELS_HEADER",
+    "SLUG",
+    "check_ids",
+    "document_grades",
+    "read",
+    "unreadable_id",
+    "write",
+]

@@ -31,6 +31,7 @@ from contextgrid.core.evalset import CSV_ALIASES, EvalItem, EvalSet, GoldAnchor
 
 from evalsets.formats.base import (
     WARNING,
+    AnchorPositions,
     CsvSink,
     DocumentTexts,
     EvalSetHeader,
@@ -43,12 +44,16 @@ from evalsets.formats.base import (
     delimiter_hint,
     dumps,
     finish_notes,
+    formula_tally,
+    looks_like_formula,
     set_name,
     sorted_json,
+    spreadsheet_safe,
     whole_number,
 )
 
 SLUG = "contextgrid-csv"
+SPREADSHEET_SLUG = "contextgrid-csv-spreadsheet"
 EXPECTED = "a CSV file with a header row and one question per row"
 
 #: The columns written, in order -- the same tuple as `contextgrid.evalset.io.CSV_COLUMNS`.
@@ -85,14 +90,45 @@ def write(
     out: BinaryIO,
     *,
     documents: DocumentTexts | None = None,
+    positions: AnchorPositions | None = None,
 ) -> ExportNotes:
     """Stream the set as context-grid CSV, one row per question. `documents` is ignored.
 
     The set's header (id, version, source, meta) has no place in a CSV; `read_csv` names the
-    set after the file. That is said in the notes only when the header carries meta.
+    set after the file. That is said in the notes only when the header carries meta. Every
+    cell is written exactly, also one a spreadsheet would run as a formula: the notes name
+    those items (see `write_for_spreadsheets`).
     """
+    return _write(header, items, out, for_spreadsheets=False)
+
+
+def write_for_spreadsheets(
+    header: EvalSetHeader | EvalSet,
+    items: Iterable[EvalItem],
+    out: BinaryIO,
+    *,
+    documents: DocumentTexts | None = None,
+    positions: AnchorPositions | None = None,
+) -> ExportNotes:
+    """The same file for a person to open in Excel, LibreOffice or Google Sheets.
+
+    Every text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a
+    `'` in front, so a spreadsheet shows it instead of running it. That changes the text:
+    a quote with a `'` in front no longer matches its document, so this file is **not for
+    evaluation**, and reading it back does not remove the `'`.
+    """
+    return _write(header, items, out, for_spreadsheets=True)
+
+
+def _write(
+    header: EvalSetHeader | EvalSet,
+    items: Iterable[EvalItem],
+    out: BinaryIO,
+    *,
+    for_spreadsheets: bool,
+) -> ExportNotes:
     head = EvalSetHeader.of(header)
-    notes = ExportNotes(format=SLUG)
+    notes = ExportNotes(format=SPREADSHEET_SLUG if for_spreadsheets else SLUG)
     extra = Tally(
         "extra_anchors",
         "{n} {noun} {has} more than one anchor; CSV holds one per row and context-grid "
@@ -114,10 +150,24 @@ def write(
         "{n} {noun} {has} text starting or ending with spaces or newlines, which CSV readers "
         "trim: {ids}.",
     )
+    carriage = Tally(
+        "carriage_returns",
+        "{n} {noun} {has} a carriage return inside a cell; context-grid's read_csv (and ours) "
+        "reads CR LF and a lone CR as one line feed, so the text comes back with \\n: {ids}.",
+    )
     odd_values = Tally(
         "meta_as_text",
         "{n} {noun} had meta values JSON cannot hold, written as text: {ids}.",
     )
+    if for_spreadsheets:
+        formulas = Tally(
+            "formula_like",
+            "{n} {noun} {has} text starting with =, +, -, @, a tab or a carriage return, "
+            "written with a ' in front so a spreadsheet shows it instead of running it. This "
+            "file is for reading in a spreadsheet, not for evaluation: {ids}.",
+        )
+    else:
+        formulas = formula_tally("question, answer or quote")
 
     sink = CsvSink(out)
     sink.row(COLUMNS)
@@ -132,21 +182,26 @@ def write(
             texts.extend([anchor.source_id, anchor.quote])
         if any(t != t.strip() for t in texts):
             trimmed.add(item.id)
+        if any("\r" in t for t in texts):
+            carriage.add(item.id)
+        if any(looks_like_formula(t) for t in (*texts, item.qtype or "")):
+            formulas.add(item.id)
         meta = dumps(sorted_json(item.meta), on_unknown=odd_values, item_id=item.id)
-        sink.row(
-            [
-                item.id,
-                item.question,
-                anchor.source_id if anchor else "",
-                anchor.quote if anchor else "",
-                anchor.grade if anchor else "",
-                anchor.page_hint if anchor and anchor.page_hint is not None else "",
-                anchor.occurrence if anchor else "",
-                item.qtype or "",
-                item.answer or "",
-                meta if item.meta else "",
-            ]
-        )
+        row = [
+            item.id,
+            item.question,
+            anchor.source_id if anchor else "",
+            anchor.quote if anchor else "",
+            anchor.grade if anchor else "",
+            anchor.page_hint if anchor and anchor.page_hint is not None else "",
+            anchor.occurrence if anchor else "",
+            item.qtype or "",
+            item.answer or "",
+            meta if item.meta else "",
+        ]
+        if for_spreadsheets:
+            row = [spreadsheet_safe(v) if isinstance(v, str) else v for v in row]
+        sink.row(row)
         notes.items += 1
         notes.rows += 1
     sink.flush()
@@ -157,7 +212,9 @@ def write(
             "The eval set's own meta has no place in a CSV file and was not written; the "
             "set takes its name from the file when it is read back."
         )
-    finish_notes(notes, [extra, gold, gold_only, trimmed, odd_values], extra_notes)
+    finish_notes(
+        notes, [formulas, extra, gold, gold_only, trimmed, carriage, odd_values], extra_notes
+    )
     return notes
 
 
@@ -195,6 +252,9 @@ def read(
     text = decode_text(data, result, EXPECTED)
     if text is None:
         return result
+    # context-grid's read_csv opens the file in text mode (universal newlines), so CR LF and
+    # a lone CR arrive as LF -- inside quoted cells too. Read it the same way.
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
 
     reader = csv_reader(text)
     try:
@@ -382,4 +442,14 @@ def _basename(filename: str) -> str:
     return filename.replace("\\", "/").rsplit("/", 1)[-1]
 
 
-__all__ = ["ALIASES", "COLUMNS", "EXPECTED", "SLUG", "match_columns", "read", "write"]
+__all__ = [
+    "ALIASES",
+    "COLUMNS",
+    "EXPECTED",
+    "SLUG",
+    "SPREADSHEET_SLUG",
+    "match_columns",
+    "read",
+    "write",
+    "write_for_spreadsheets",
+]

@@ -25,6 +25,7 @@ from contextgrid.core.span import Span
 
 from evalsets.formats.base import (
     WARNING,
+    AnchorPositions,
     DocumentTexts,
     EvalSetHeader,
     ExportNotes,
@@ -61,6 +62,7 @@ def write(
     out: BinaryIO,
     *,
     documents: DocumentTexts | None = None,
+    positions: AnchorPositions | None = None,
 ) -> ExportNotes:
     """Stream the set as context-grid JSONL. `documents` is not needed and is ignored.
 

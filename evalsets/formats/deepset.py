@@ -8,25 +8,33 @@ deepset Cloud takes a comma-delimited UTF-8 CSV whose columns depend on what is 
 * **document retrieval** (`deepset-retrieval`): `question, text, context, file_name, filters`
   -- `text` left empty, `context` the passage to be retrieved.
 * **RAG** (`deepset-rag`): `question` filled in, `text, context, file_name, answer_start,
-  answer_end, filters` present and empty.
+  answer_end, filters` present and empty -- filters too ("the only column that you must fill
+  in"); an item's filters are named in the notes instead.
 
-Every layout also gets a trailing `question_id` column. deepset ignores columns it does not
-know (its own Harry Potter example carries `question_id`), and it is what lets the same file
-come back into Groundwork with the same ids.
+Only the QA layout gets a trailing `question_id` column: that section says "If the file
+contains any other columns, deepset Cloud ignores them" and its example carries
+`question_id`; the retrieval and RAG sections say no such thing, so their files hold their
+own columns only (a re-import then identifies questions by their text). `filters` is written
+in the documented form `{"key1":"value1", "key1":"value2", "key2":"value3"}` (a list value
+repeats its key) and the column is left out of the QA and retrieval files when no item has
+filters ("If you don't want to use any filters, delete this column").
 
 **Export.** deepset matches labels to files by `file_name`, so `file_name` is the anchor's
-`source_id`. `context` is taken from `documents` (one chosen parse): the quote is located the
-way context-grid's resolver locates it (exact, then whitespace-collapsed, honouring
-`occurrence`) and widened to its paragraph, at most 200 characters each side, never cutting a
-word. `text` is the item's `answer` when that appears inside the context (preferring a copy
-inside the quote), otherwise the quote itself; the notes count which was used. When the
-document text is missing or the quote cannot be found in it, `context` is the quote alone and
-the notes name the items. Offsets are character offsets into `context`, `answer_end`
-exclusive (`context[answer_start:answer_end] == text`). One row per anchor; deepset groups
-rows by question. Grade-0 anchors (judged irrelevant) are not written as answers; deepset has
-no grade column, and it has no way to say "unanswerable" -- such questions are written as
-question-only rows and named in the notes. `meta["filters"]`, when it is an object, becomes
-the `filters` JSON.
+`source_id`. Evidence is placed by `positions`: where each anchor lies in the chosen parse
+whose texts `documents` holds (a release passes the stored resolutions, the highlight itself
+in the parse it was made in). The quote is never searched for again: a repeated quote with
+an `occurrence` counted on its hinted page would land on another copy. Without `positions`
+(scripts, tests) each quote is resolved with `evalsets.resolver` in the text given, which
+has no pages. `context` is the evidence's paragraph, at most 200 characters each side, never
+cutting a word. `text` lies inside the evidence: the item's `answer` when it occurs inside
+the evidence span (its first copy there), otherwise the evidence itself; the notes list the
+rows under each rule. When the document text is missing or the parse lacks the anchor,
+`context` is the quote alone and the notes name the items. Offsets are character offsets
+into `context`, `answer_end` exclusive (`context[answer_start:answer_end] == text`). One row
+per anchor; deepset groups rows by question. Grade-0 anchors (judged irrelevant) are not
+written as answers; deepset has no grade column, and it has no way to say "unanswerable" --
+such questions are written as question-only rows and named in the notes. Cells that start
+like a spreadsheet formula are written exactly and named in the notes.
 
 **Import.** One reader for all three layouts. Rows are grouped into items by `question_id`
 when the column exists, otherwise by question text; an item without an id gets
@@ -54,6 +62,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from collections.abc import Iterable, Mapping
 from typing import Any, BinaryIO, Literal
 
@@ -63,6 +72,7 @@ from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor
 from evalsets.formats.base import (
     ERROR,
     WARNING,
+    AnchorPositions,
     CsvSink,
     DocumentTexts,
     EvalSetHeader,
@@ -73,13 +83,13 @@ from evalsets.formats.base import (
     csv_reader,
     decode_text,
     delimiter_hint,
-    dumps,
     finish_notes,
-    locate_quote,
+    formula_tally,
+    looks_like_formula,
     passage_around,
-    sorted_json,
     whole_number,
 )
+from evalsets.resolver import resolve
 
 Layout = Literal["qa", "retrieval", "rag"]
 
@@ -90,6 +100,12 @@ SLUGS: dict[Layout, str] = {
 }
 EXPECTED = "a deepset Cloud evaluation CSV with a `question` column"
 
+#: The columns each layout's page lists, in its order, plus `question_id` where the page
+#: says other columns are ignored (question answering only: "If the file contains any other
+#: columns, deepset Cloud ignores them", and its example carries `question_id`). The
+#: retrieval and RAG sections say no such thing, so those files carry only their own columns.
+#: `filters` is left out of the QA and retrieval files when no item has filters ("If you
+#: don't want to use any filters, delete this column"); RAG keeps it, empty, as it must.
 COLUMNS: dict[Layout, tuple[str, ...]] = {
     "qa": (
         "question",
@@ -101,17 +117,8 @@ COLUMNS: dict[Layout, tuple[str, ...]] = {
         "filters",
         "question_id",
     ),
-    "retrieval": ("question", "text", "context", "file_name", "filters", "question_id"),
-    "rag": (
-        "question",
-        "text",
-        "context",
-        "file_name",
-        "answer_start",
-        "answer_end",
-        "filters",
-        "question_id",
-    ),
+    "retrieval": ("question", "text", "context", "file_name", "filters"),
+    "rag": ("question", "text", "context", "file_name", "answer_start", "answer_end", "filters"),
 }
 
 #: Characters of context kept on each side of the quote, within its paragraph.
@@ -129,9 +136,10 @@ def write_qa(
     out: BinaryIO,
     *,
     documents: DocumentTexts | None = None,
+    positions: AnchorPositions | None = None,
 ) -> ExportNotes:
     """Stream the question-answering layout: one row per anchor, answer offsets in context."""
-    return _write("qa", items, out, documents)
+    return _write("qa", items, out, documents, positions)
 
 
 def write_retrieval(
@@ -140,9 +148,10 @@ def write_retrieval(
     out: BinaryIO,
     *,
     documents: DocumentTexts | None = None,
+    positions: AnchorPositions | None = None,
 ) -> ExportNotes:
     """Stream the document-retrieval layout: one row per anchor, `context` the passage."""
-    return _write("retrieval", items, out, documents)
+    return _write("retrieval", items, out, documents, positions)
 
 
 def write_rag(
@@ -151,9 +160,13 @@ def write_rag(
     out: BinaryIO,
     *,
     documents: DocumentTexts | None = None,
+    positions: AnchorPositions | None = None,
 ) -> ExportNotes:
-    """Stream the RAG layout: questions only, the other columns present and empty."""
-    return _write("rag", items, out, documents)
+    """Stream the RAG layout: questions only, every other column present and empty.
+
+    No evidence is written, so `documents` and `positions` are not used.
+    """
+    return _write("rag", items, out, None, None)
 
 
 class _Tallies:
@@ -166,6 +179,16 @@ class _Tallies:
         self.evidence_dropped = Tally(
             "evidence_not_written",
             "The RAG layout carries questions only: evidence of {n} {noun} was not written: {ids}.",
+        )
+        self.filters_dropped = Tally(
+            "filters_not_written",
+            "The RAG layout's filters column must be empty: filters of {n} {noun} were not "
+            "written: {ids}.",
+        )
+        self.gold_used = Tally(
+            "gold_as_evidence",
+            "{n} {noun} {has} resolved spans but no anchors; the spans' text in the chosen "
+            "parse was used as the evidence: {ids}.",
         )
         self.grade_zero = Tally(
             "grade_zero",
@@ -184,37 +207,42 @@ class _Tallies:
         )
         self.not_found = Tally(
             "quote_not_in_parse",
-            "{n} {noun} {has} quotes not found in the chosen parse, so `context` is the quote "
-            "alone: {ids}.",
+            "{n} {noun} {has} anchors the chosen parse does not contain, so `context` is the "
+            "quote alone: {ids}.",
         )
         self.used_answer = Tally(
             "text_is_answer",
-            "`text` is the item's answer, found inside the context, for {n} {noun}: {ids}.",
+            "`text` is the item's answer, found inside the evidence, in {n} row(s): {ids}.",
         )
-        self.used_quote = Tally(
-            "text_is_quote",
-            "`text` is the quote, because the item has no answer or its answer is not inside "
-            "the context, for {n} {noun}: {ids}.",
+        self.used_evidence = Tally(
+            "text_is_evidence",
+            "`text` is the evidence itself (the item has no answer, or its answer is not inside "
+            "the evidence) in {n} row(s): {ids}.",
         )
         self.bad_filters = Tally(
             "filters_not_object",
-            "{n} {noun} {has} meta['filters'] that is not an object, so no filters were "
-            "written: {ids}.",
+            "{n} {noun} {has} meta['filters'] that is not an object of text, numbers or lists "
+            "of them, so no filters were written: {ids}.",
         )
-        self.odd_values = Tally(
-            "filters_as_text",
-            "{n} {noun} had filter values JSON cannot hold, written as text: {ids}.",
-        )
-        self.gold_used = Tally(
-            "gold_as_evidence",
-            "{n} {noun} {has} resolved spans but no anchors; the spans' text in the chosen "
-            "parse was used as the quote: {ids}.",
+        self.formulas = formula_tally("question, answer or context")
+        self.ids_dropped = Tally(
+            "question_ids_not_written",
+            "deepset's "
+            + ("retrieval" if layout == "retrieval" else "RAG")
+            + " layout does not say other columns are allowed, so question ids were not "
+            "written; a re-import identifies the {n} {noun} by their question text.",
         )
         self.layout = layout
 
     def ordered(self) -> list[Tally]:
         if self.layout == "rag":
-            return [self.evidence_dropped, self.unanswerable, self.bad_filters, self.odd_values]
+            return [
+                self.evidence_dropped,
+                self.unanswerable,
+                self.filters_dropped,
+                self.formulas,
+                self.ids_dropped,
+            ]
         common = [
             self.unanswerable,
             self.grade_zero,
@@ -224,8 +252,10 @@ class _Tallies:
             self.not_found,
         ]
         if self.layout == "qa":
-            common += [self.used_answer, self.used_quote]
-        return [*common, self.bad_filters, self.odd_values]
+            common += [self.used_answer, self.used_evidence]
+        else:
+            common.append(self.ids_dropped)
+        return [*common, self.bad_filters, self.formulas]
 
 
 def _write(
@@ -233,88 +263,180 @@ def _write(
     items: Iterable[EvalItem],
     out: BinaryIO,
     documents: DocumentTexts | None,
+    positions: AnchorPositions | None,
 ) -> ExportNotes:
     notes = ExportNotes(format=SLUGS[layout])
     tallies = _Tallies(layout)
-    sink = CsvSink(out)
-    sink.row(COLUMNS[layout])
-
-    for item in items:
-        notes.items += 1
-        filters = _filters_cell(item, tallies)
-        if layout == "rag":
-            if item.anchors or item.gold:
-                tallies.evidence_dropped.add(item.id)
+    locate = positions or resolved_positions(documents)
+    any_filters = False
+    # Rows wait in a spool (memory up to 1 MiB, then disk) until the header is known: the
+    # filters column is there only when some item has filters.
+    with tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8") as spool:
+        for item in items:
+            notes.items += 1
+            tallies.ids_dropped.add(item.id)  # rendered for the layouts without the column
+            filters = _filters_cell(item, tallies)
+            if layout == "rag":
+                if item.anchors or item.gold:
+                    tallies.evidence_dropped.add(item.id)
+                else:
+                    tallies.unanswerable.add(item.id)
+                if filters:
+                    tallies.filters_dropped.add(item.id)
+                rows = [_Row(item.question)]
             else:
-                tallies.unanswerable.add(item.id)
-            sink.row(_row(layout, item, filters))
-            notes.rows += 1
-            continue
-        evidence = _evidence(item, documents, tallies)
-        if not evidence:
-            tallies.unanswerable.add(item.id)
-            sink.row(_row(layout, item, filters))
-            notes.rows += 1
-            continue
+                any_filters |= bool(filters)
+                rows = _rows(layout, item, documents, locate, tallies)
+            if any(r.looks_like_formula() for r in rows):
+                tallies.formulas.add(item.id)
+            for row in rows:
+                cells = row.cells(layout, "" if layout == "rag" else filters, item.id)
+                spool.write(json.dumps(cells) + "\n")
+                notes.rows += 1
 
-        seen: set[tuple[Any, ...]] = set()
-        used_answer = used_quote = False
-        for source_id, context, (q_start, q_end) in evidence:
-            if layout == "qa":
-                start, end, is_answer = _answer_in(item.answer, context, q_start, q_end)
-                used_answer |= is_answer
-                used_quote |= not is_answer
-                key: tuple[Any, ...] = (source_id, context, start, end)
-                cells = [context[start:end], context, source_id, start, end]
-            else:
-                key = (source_id, context)
-                cells = ["", context, source_id]
-            if key in seen:
-                continue
-            seen.add(key)
-            sink.row(_row(layout, item, filters, cells))
-            notes.rows += 1
-        if used_answer:
-            tallies.used_answer.add(item.id)
-        if used_quote:
-            tallies.used_quote.add(item.id)
-
-    sink.flush()
+        columns = [c for c in COLUMNS[layout] if c != "filters" or any_filters or layout == "rag"]
+        sink = CsvSink(out)
+        sink.row(columns)
+        spool.seek(0)
+        for line in spool:
+            cells = json.loads(line)
+            sink.row([cells[c] for c in columns])
+        sink.flush()
     finish_notes(notes, tallies.ordered())
     return notes
 
 
-def _row(layout: Layout, item: EvalItem, filters: str, cells: list[Any] | None = None) -> list[Any]:
-    columns = COLUMNS[layout]
-    row: list[Any] = [item.question, *(cells or [])]
-    row += [""] * (len(columns) - 2 - len(row))
-    return [*row, filters, item.id]
+class _Row:
+    """One CSV row: the question and, for a label, where its `text` sits in its `context`."""
+
+    __slots__ = ("context", "end", "file_name", "question", "start")
+
+    def __init__(
+        self, question: str, context: str = "", file_name: str = "", start: int = 0, end: int = 0
+    ) -> None:
+        self.question = question
+        self.context = context
+        self.file_name = file_name
+        self.start = start
+        self.end = end
+
+    @property
+    def text(self) -> str:
+        return self.context[self.start : self.end]
+
+    def looks_like_formula(self) -> bool:
+        return any(looks_like_formula(v) for v in (self.question, self.text, self.context))
+
+    def cells(self, layout: Layout, filters: str, item_id: str) -> dict[str, Any]:
+        label = bool(self.context)
+        return {
+            "question": self.question,
+            "text": self.text if layout == "qa" else "",
+            "context": self.context,
+            "file_name": self.file_name,
+            "answer_start": self.start if label else "",
+            "answer_end": self.end if label else "",
+            "filters": filters,
+            "question_id": item_id,
+        }
+
+
+def _rows(
+    layout: Layout,
+    item: EvalItem,
+    documents: DocumentTexts | None,
+    locate: AnchorPositions,
+    tallies: _Tallies,
+) -> list[_Row]:
+    evidence = _evidence(item, documents, locate, tallies)
+    if not evidence:
+        tallies.unanswerable.add(item.id)
+        return [_Row(item.question)]
+    rows: list[_Row] = []
+    seen: set[tuple[Any, ...]] = set()
+    for number, (file_name, context, (q_start, q_end)) in enumerate(evidence, start=1):
+        start, end = q_start, q_end
+        if layout == "qa":
+            label = item.id if len(evidence) == 1 else f"{item.id} (evidence {number})"
+            start, end, is_answer = _answer_in(item.answer, context, q_start, q_end)
+            (tallies.used_answer if is_answer else tallies.used_evidence).add(label)
+        key = (file_name, context, start, end) if layout == "qa" else (file_name, context)
+        if key in seen:
+            continue
+        seen.add(key)
+        rows.append(_Row(item.question, context, file_name, start, end))
+    return rows
 
 
 def _filters_cell(item: EvalItem, tallies: _Tallies) -> str:
+    """`meta["filters"]` in the form deepset documents: `{"k":"v1", "k":"v2", "k2":"v3"}`.
+
+    A list value becomes the same key repeated, once per value (their example repeats
+    `key1`); keys sorted, values in their order. Anything else than text, numbers, true/false
+    or lists of those cannot be written in that form and is reported instead.
+    """
     filters = item.meta.get("filters")
     if filters is None or filters == {}:
         return ""
     if not isinstance(filters, Mapping):
         tallies.bad_filters.add(item.id)
         return ""
-    return dumps(sorted_json(filters), on_unknown=tallies.odd_values, item_id=item.id)
+    pairs: list[str] = []
+    for key in sorted(filters):  # JSON object keys: always text
+        value = filters[key]
+        values = list(value) if isinstance(value, (list, tuple)) else [value]
+        if not values or not all(_scalar(v) for v in values):
+            tallies.bad_filters.add(item.id)
+            return ""
+        pairs.extend(f"{_json(str(key))}:{_json(one)}" for one in values)
+    return "{" + ", ".join(pairs) + "}"
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool)) and value == value  # NaN is not JSON
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def resolved_positions(documents: DocumentTexts | None) -> AnchorPositions:
+    """Positions found by `evalsets.resolver` in `documents`, for callers without stored ones.
+
+    A release passes the stored resolutions instead; this is for scripts and tests that only
+    have texts. Texts carry no page starts, so a page hint cannot narrow the search here.
+    """
+
+    def locate(item: EvalItem) -> list[tuple[int, int] | None]:
+        found: list[tuple[int, int] | None] = []
+        for anchor in item.anchors:
+            text = _document(documents, anchor.source_id)
+            if text is None:
+                found.append(None)
+                continue
+            found.append(resolve(text, anchor.quote, occurrence=anchor.occurrence).span)
+        return found
+
+    return locate
 
 
 def _evidence(
-    item: EvalItem, documents: DocumentTexts | None, tallies: _Tallies
+    item: EvalItem, documents: DocumentTexts | None, locate: AnchorPositions, tallies: _Tallies
 ) -> list[tuple[str, str, tuple[int, int]]]:
-    """`(file_name, context, quote offsets in context)` for every usable piece of evidence."""
+    """`(file_name, context, evidence offsets in context)` for every usable piece of evidence."""
     found: list[tuple[str, str, tuple[int, int]]] = []
     zero = one = False
     if item.anchors:
-        for anchor in item.anchors:
+        places = list(locate(item))
+        for index, anchor in enumerate(item.anchors):
             if anchor.grade == 0:
                 zero = True
                 continue
             one |= anchor.grade == 1
             text = _document(documents, anchor.source_id)
-            place = locate_quote(text, anchor.quote, anchor.occurrence) if text else None
+            place = places[index] if index < len(places) else None
+            if place is not None and (text is None or not 0 <= place[0] < place[1] <= len(text)):
+                place = None
             if text is None:
                 tallies.no_document.add(item.id)
             elif place is None:
@@ -360,11 +482,10 @@ def _context(
 
 
 def _answer_in(answer: str | None, context: str, q_start: int, q_end: int) -> tuple[int, int, bool]:
-    """Offsets of `text` in `context`: the answer when it is there, else the quote."""
+    """Where `text` sits: the answer's first copy inside the evidence, else the evidence."""
     wanted = (answer or "").strip()
     if wanted:
-        inside = context.find(wanted, q_start, q_end)
-        position = inside if inside != -1 else context.find(wanted)
+        position = context.find(wanted, q_start, q_end)
         if position != -1:
             return position, position + len(wanted), True
     return q_start, q_end, False

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from evalsets import ingest, services
 from evalsets.models import ParseVersion, Role, Workspace
-from evalsets.review import assignments, workflow
+from evalsets.review import workflow
 
 PASSWORD = "groundwork"
 
@@ -141,13 +141,13 @@ class Command(BaseCommand):
                 qtype=qtype,
                 answer=answer,
             )
+            # Assignments are the owner's to make (evalsets.access.ASSIGN).
+            item = services.item_update(
+                item=item, user=owner, row_version=item.row_version, assignee=annotator
+            )
             if quote:
                 start = reference.text.index(quote)
                 services.anchor_create_from_highlight(
                     item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
                 )
-        # Giving work is an owner's decision (access.ASSIGN), so the owner assigns the items.
-        assignments.assignments_create(
-            evalset=evalset, by=owner, usernames=[annotator.username], kind="annotate"
-        )
         workflow.item_submit(item=evalset.items.get(item_id="q1"), user=annotator)
