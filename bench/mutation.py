@@ -43,9 +43,9 @@ FUNCTIONS = (
     # BEIR ids, the CSV formula policy
     "evalsets.formats.beir.x_unreadable_id*",
     "evalsets.formats.beir.x_check_ids*",
-    "evalsets.formats.base.x_looks_like_formula*",
-    "evalsets.formats.base.x_spreadsheet_safe*",
-    "evalsets.formats.base.x_formula_tally*",
+    "evalsets.formats.writing.x_looks_like_formula*",
+    "evalsets.formats.writing.x_spreadsheet_safe*",
+    "evalsets.formats.writing.x_formula_tally*",
     "evalsets.formats.contextgrid_csv.x_write_for_spreadsheets*",
     # positions and review, from the tables to the writers
     "evalsets.bridge.x_review_meta*",

@@ -32,19 +32,15 @@ MUTMUT = ROOT / ".venv" / "bin" / "mutmut"
 #: Every function that reads a file or plans an import, by module (`*`: all of it). About
 #: 3,500 mutants: some three hours with one job on this machine (`--all`).
 READERS: dict[str, tuple[str, ...]] = {
-    "evalsets/formats/base.py": (
-        "whole_number",
-        "decode_text",
-        "csv_reader",
-        "delimiter_hint",
+    "evalsets/formats/reading.py": ("whole_number", "decode_text", "csv_reader", "delimiter_hint"),
+    "evalsets/formats/locating.py": (
         "all_occurrences",
         "locate_quote",
         "anchor_from_span",
         "anchor_from_context",
         "check_span_text",
-        "check_duplicates",
-        "ǁPendingLabelǁplaced",
     ),
+    "evalsets/formats/results.py": ("check_duplicates", "ǁPendingLabelǁplaced"),
     "evalsets/formats/deepset.py": ("question_id", "filters_pairs", "read", "_read_row", "_quote"),
     "evalsets/formats/legalbench.py": ("*",),
     "evalsets/formats/contextgrid_jsonl.py": (
@@ -63,7 +59,8 @@ READERS: dict[str, tuple[str, ...]] = {
 #: what each format carries, evidence identity, review). About 440 mutants, ~50 minutes
 #: with one job on the shared 2-core machine.
 FOCUSED: dict[str, tuple[str, ...]] = {
-    "evalsets/formats/base.py": ("whole_number", "anchor_from_context", "check_span_text"),
+    "evalsets/formats/reading.py": ("whole_number",),
+    "evalsets/formats/locating.py": ("anchor_from_context", "check_span_text"),
     "evalsets/formats/deepset.py": ("question_id", "filters_pairs"),
     "evalsets/formats/legalbench.py": ("_parts", "_is_tail", "ǁ_Matcherǁ__call__"),
     "evalsets/imports.py": (

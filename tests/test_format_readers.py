@@ -15,8 +15,9 @@ from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import GoldAnchor
 
 from evalsets.formats import get_format
-from evalsets.formats.base import anchor_from_context, check_span_text, whole_number
 from evalsets.formats.deepset import filters_pairs, question_id
+from evalsets.formats.locating import anchor_from_context, check_span_text
+from evalsets.formats.reading import whole_number
 
 TEXT = "Intro.\nPay in 30 days.\n\nPay in 30 days. Late fees apply.\nÜber alles ✓\n"
 DOCUMENTS = {"terms.txt": TEXT}

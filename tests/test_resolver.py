@@ -12,6 +12,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalsets.formats import locating
 from evalsets.resolver import (
     AMBIGUOUS,
     EXACT,
@@ -499,10 +500,9 @@ def test_occurrence_at_counts_copies_as_contextgrid_picks_them(text, quote, cuts
 
 def test_every_occurrence_count_in_the_app_is_the_resolvers_one_function():
     from evalsets import services
-    from evalsets.formats import base
 
-    assert base.all_occurrences is find_all
-    assert base.occurrence_at is occurrence_at
+    assert locating.all_occurrences is find_all
+    assert locating.occurrence_at is occurrence_at
     assert services.resolver.occurrence_at is occurrence_at
 
 

@@ -33,19 +33,15 @@ from contextgrid.core.evalset import EvalItem, EvalSet
 
 from evalsets.archive import GuardedZip
 from evalsets.formats import beir, contextgrid_csv, contextgrid_jsonl, deepset, legalbench
-from evalsets.formats.base import (
+from evalsets.formats.locating import AnchorPositions, DocumentTexts, anchor_from_span, locate_quote
+from evalsets.formats.notes import ExportNotes, ExportRefused
+from evalsets.formats.results import (
     ERROR,
     WARNING,
-    AnchorPositions,
-    DocumentTexts,
     EvalSetHeader,
-    ExportNotes,
-    ExportRefused,
     ImportResult,
     PendingLabel,
     Problem,
-    anchor_from_span,
-    locate_quote,
 )
 
 

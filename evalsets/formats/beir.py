@@ -46,23 +46,17 @@ from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import EvalItem, EvalSet
 
 from evalsets.archive import GuardedZip
-from evalsets.formats.base import (
+from evalsets.formats.locating import AnchorPositions, DocumentTexts
+from evalsets.formats.notes import ExportNotes, ExportRefused, Tally, finish_notes
+from evalsets.formats.reading import binary_kind, json_kind, whole_number
+from evalsets.formats.results import (
     WARNING,
-    AnchorPositions,
-    DocumentTexts,
     EvalSetHeader,
-    ExportNotes,
-    ExportRefused,
     ImportResult,
-    Tally,
-    TextSink,
-    binary_kind,
     check_duplicates,
-    finish_notes,
-    json_kind,
     set_name,
-    whole_number,
 )
+from evalsets.formats.writing import TextSink
 
 SLUG = "beir"
 EXPECTED = "a BEIR zip holding queries.jsonl and qrels/test.tsv"

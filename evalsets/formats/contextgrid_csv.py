@@ -29,27 +29,23 @@ from typing import Any, BinaryIO
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import CSV_ALIASES, EvalItem, EvalSet, GoldAnchor
 
-from evalsets.formats.base import (
+from evalsets.formats.locating import AnchorPositions, DocumentTexts
+from evalsets.formats.notes import ExportNotes, Tally, finish_notes
+from evalsets.formats.reading import csv_reader, decode_text, delimiter_hint, whole_number
+from evalsets.formats.results import (
     WARNING,
-    AnchorPositions,
-    CsvSink,
-    DocumentTexts,
     EvalSetHeader,
-    ExportNotes,
     ImportResult,
-    Tally,
     check_duplicates,
-    csv_reader,
-    decode_text,
-    delimiter_hint,
+    set_name,
+)
+from evalsets.formats.writing import (
+    CsvSink,
     dumps,
-    finish_notes,
     formula_tally,
     looks_like_formula,
-    set_name,
     sorted_json,
     spreadsheet_safe,
-    whole_number,
 )
 
 SLUG = "contextgrid-csv"

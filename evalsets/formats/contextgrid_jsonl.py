@@ -23,25 +23,18 @@ from contextgrid.core.errors import EvalSetError, SpanError
 from contextgrid.core.evalset import CSV_ALIASES, EvalItem, EvalSet, GoldAnchor, GoldSpan
 from contextgrid.core.span import Span
 
-from evalsets.formats.base import (
+from evalsets.formats.locating import AnchorPositions, DocumentTexts
+from evalsets.formats.notes import ExportNotes, Tally, finish_notes
+from evalsets.formats.reading import decode_text, json_kind, whole_number
+from evalsets.formats.results import (
     WARNING,
-    AnchorPositions,
-    DocumentTexts,
     EvalSetHeader,
-    ExportNotes,
     ImportResult,
     Problem,
-    Tally,
-    TextSink,
     check_duplicates,
-    decode_text,
-    dumps,
-    finish_notes,
-    json_kind,
     set_name,
-    sorted_json,
-    whole_number,
 )
+from evalsets.formats.writing import TextSink, dumps, sorted_json
 
 SLUG = "contextgrid-jsonl"
 EXPECTED = "a JSONL eval set (one JSON object per line, as context-grid writes it)"

@@ -69,26 +69,11 @@ from typing import Any, BinaryIO, Literal
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor
 
-from evalsets.formats.base import (
-    ERROR,
-    WARNING,
-    AnchorPositions,
-    CsvSink,
-    DocumentTexts,
-    EvalSetHeader,
-    ExportNotes,
-    ImportResult,
-    PendingLabel,
-    Tally,
-    csv_reader,
-    decode_text,
-    delimiter_hint,
-    finish_notes,
-    formula_tally,
-    looks_like_formula,
-    passage_around,
-    whole_number,
-)
+from evalsets.formats.locating import AnchorPositions, DocumentTexts, passage_around
+from evalsets.formats.notes import ExportNotes, Tally, finish_notes
+from evalsets.formats.reading import csv_reader, decode_text, delimiter_hint, whole_number
+from evalsets.formats.results import ERROR, WARNING, EvalSetHeader, ImportResult, PendingLabel
+from evalsets.formats.writing import CsvSink, formula_tally, looks_like_formula
 from evalsets.resolver import resolve
 
 Layout = Literal["qa", "retrieval", "rag"]

@@ -41,18 +41,9 @@ from typing import Any
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import EvalItem, GoldAnchor
 
-from evalsets.formats.base import (
-    DocumentTexts,
-    ImportResult,
-    PendingLabel,
-    anchor_from_span,
-    check_duplicates,
-    check_span_text,
-    decode_text,
-    json_kind,
-    set_name,
-    whole_number,
-)
+from evalsets.formats.locating import DocumentTexts, anchor_from_span, check_span_text
+from evalsets.formats.reading import decode_text, json_kind, whole_number
+from evalsets.formats.results import ImportResult, PendingLabel, check_duplicates, set_name
 
 SLUG = "legalbench-rag"
 EXPECTED = 'a LegalBench-RAG JSON file ({"tests": [{"query", "snippets"}]})'

@@ -1,0 +1,194 @@
+"""Finding text in a document: where a quote lies in a parse's text (overlapping copies
+counted as the resolver counts them), the passage around it, and anchors built from a span or
+from context. `DocumentTexts` and `AnchorPositions` are what writers are given to look with.
+Nothing here imports Django.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from contextgrid.core.errors import EvalSetError
+from contextgrid.core.evalset import EvalItem, GoldAnchor
+
+from evalsets.resolver import find_all, occurrence_at
+
+#: Where each anchor of an item lies in the parse whose texts `DocumentTexts` holds: one
+#: `(start, end)` per anchor, in the item's order, or `None` for an anchor that parse does
+#: not contain. A release builds it from the stored resolutions (the highlight itself in the
+#: parse it was made in), so a writer places evidence exactly where the annotator chose it and
+#: never searches for the quote again.
+AnchorPositions = Callable[[EvalItem], Sequence[tuple[int, int] | None]]
+
+#: `source_id -> text` of one chosen parse. A plain `dict` works; so does a lazy `Mapping`
+#: that fetches texts from the database on `__getitem__`. Writers only look up the ids the
+#: items name, except BEIR, which iterates it to write the corpus.
+DocumentTexts = Mapping[str, str]
+
+
+#: Every start of a quote, overlapping copies included: the resolver's one counting rule.
+all_occurrences = find_all
+
+
+def locate_quote(text: str, quote: str, occurrence: int = 0) -> tuple[int, int] | None:
+    """Where an anchor's quote sits in `text`, the way context-grid's resolver looks for it.
+
+    Exact first (the quote stripped of surrounding whitespace, overlapping repetitions
+    counted), then with runs of whitespace collapsed on both sides -- PDF text breaks lines
+    mid-sentence. Returns character offsets into `text`, or `None`.
+    """
+    needle = quote.strip()
+    if not needle:
+        return None
+    exact = all_occurrences(text, needle)
+    if occurrence < len(exact):
+        start = exact[occurrence]
+        return start, start + len(needle)
+
+    words = needle.split()
+    pattern = re.compile(r"\s+".join(re.escape(word) for word in words))
+    position = 0
+    seen = 0
+    while True:
+        match = pattern.search(text, position)
+        if match is None:
+            return None
+        if seen == occurrence:
+            return match.start(), match.end()
+        seen += 1
+        position = match.start() + 1
+
+
+def passage_around(text: str, start: int, end: int, radius: int = 200) -> tuple[int, int]:
+    """A readable passage containing `text[start:end]`: its paragraph, at most `radius` more
+    characters on each side, never cutting a word in half."""
+    left = max(0, start - radius)
+    paragraph = text.rfind("\n\n", left, start)
+    if paragraph != -1:
+        left = paragraph + 2
+    elif left > 0:
+        space = _first_space(text, left, start)
+        left = space + 1 if space is not None else left
+
+    right = min(len(text), end + radius)
+    paragraph = text.find("\n\n", end, right)
+    if paragraph != -1:
+        right = paragraph
+    elif right < len(text):
+        space = text.rfind(" ", end, right)
+        right = space if space != -1 else right
+
+    while left < start and text[left].isspace():
+        left += 1
+    while right > end and text[right - 1].isspace():
+        right -= 1
+    return left, right
+
+
+def _first_space(text: str, begin: int, stop: int) -> int | None:
+    for index in range(begin, stop):
+        if text[index].isspace():
+            return index
+    return None
+
+
+def anchor_from_span(
+    text: str, source_id: str, start: int, end: int, *, grade: int = 2
+) -> GoldAnchor:
+    """A portable anchor quoting `text[start:end]`, with `occurrence` set so it resolves back
+    to exactly that place when the quote appears more than once.
+
+    Surrounding whitespace is trimmed from the quote (context-grid's resolver trims it too)
+    and `occurrence` counts the trimmed quote's earlier copies, overlapping ones included.
+    Raises `EvalSetError` when the span does not fit the text or quotes only whitespace.
+    """
+    if start < 0 or end > len(text) or end <= start:
+        raise EvalSetError(
+            f"span [{start}, {end}) does not fit {source_id!r}, which has {len(text)} "
+            "characters: a span needs 0 <= start < end <= the document's length"
+        )
+    raw = text[start:end]
+    quote = raw.strip()
+    if not quote:
+        raise EvalSetError("a gold anchor must quote some text")
+    begin = start + (len(raw) - len(raw.lstrip()))
+    return GoldAnchor(
+        source_id=source_id, quote=quote, grade=grade, occurrence=occurrence_at(text, quote, begin)
+    )
+
+
+def anchor_from_context(
+    text: str, source_id: str, context: str, start: int, end: int, *, grade: int
+) -> tuple[GoldAnchor, str]:
+    """The anchor for `context[start:end]`, placed in `text` through its context.
+
+    deepset labels carry a passage (`context`) and the answer's offsets in it, not offsets
+    into the file. The passage is found in the file (verbatim, else with runs of whitespace
+    collapsed: Excel turns line breaks into CRLF, PDF text breaks lines mid-sentence) and
+    the quote taken from where it sits there, so `occurrence` names the copy the label
+    meant, not the first copy in the file. Returns `(anchor, note)`; `note` is a sentence
+    when the place had to be guessed (the context is not in the file, or is there more than
+    once), and "" otherwise. Raises `EvalSetError` when the quote is not in the file at all.
+    """
+    piece = context[start:end]
+    quote = piece.strip()
+    if not quote:
+        raise EvalSetError("a gold anchor must quote some text")
+    lead = len(piece) - len(piece.lstrip())
+    copies = all_occurrences(text, context)
+    if copies:
+        at = copies[0] + start + lead
+        note = ""
+        if len(copies) > 1:
+            note = f"the context appears {len(copies)} times in {source_id!r}; the first was used."
+        return anchor_from_span(text, source_id, at, at + len(quote), grade=grade), note
+    region = locate_quote(text, context)
+    if region is not None:
+        left, right = region
+        place = _nearest(text[left:right], quote, start + lead)
+        if place is not None:
+            begin, stop = left + place[0], left + place[1]
+            return anchor_from_span(text, source_id, begin, stop, grade=grade), ""
+    first = locate_quote(text, quote)
+    if first is None:
+        raise EvalSetError(
+            f"the quote {quote[:60]!r} is not in {source_id!r}, nor is the context it was cut from"
+        )
+    anchor = anchor_from_span(text, source_id, first[0], first[1], grade=grade)
+    if locate_quote(text, quote, 1) is None:
+        return anchor, ""
+    return anchor, (
+        f"the context was not found in {source_id!r} and the quote appears there more than "
+        "once; the first copy was used."
+    )
+
+
+def _nearest(passage: str, quote: str, wanted: int) -> tuple[int, int] | None:
+    """The copy of `quote` in `passage` (whitespace runs collapsed) starting nearest `wanted`."""
+    copies = []
+    while (found := locate_quote(passage, quote, len(copies))) is not None:
+        copies.append(found)
+    return min(copies, key=lambda found: abs(found[0] - wanted), default=None)
+
+
+def check_span_text(text: str, source_id: str, start: int, end: int, expected: str) -> None:
+    """Refuse a span whose text is not `expected` (when given), saying where it really is.
+
+    LegalBench-RAG snippets carry their `answer` next to the span; an off-by-n span would
+    otherwise quote the wrong characters without a word.
+    """
+    wanted = expected.strip()
+    if not wanted or text[start:end].strip() == wanted:
+        return
+    found = all_occurrences(text, wanted)
+    nearest = min(found, key=lambda at: abs(at - start), default=None)
+    where = (
+        f"; the answer is at [{nearest}, {nearest + len(wanted)}) (off by {nearest - start})"
+        if nearest is not None
+        else f"; the answer is nowhere in {source_id!r}"
+    )
+    raise EvalSetError(
+        f"span [{start}, {end}) of {source_id!r} reads {text[start:end][:60]!r}, not the "
+        f"snippet's answer {wanted[:60]!r}{where}"
+    )
