@@ -637,6 +637,16 @@ def test_unplaced_anchors_are_counted_all_and_shown_ten_with_long_quotes_cut():
     assert note.count("is lost") == 10 and note.endswith("is lost; and 2 more.")
 
 
+def test_exactly_ten_unplaced_anchors_are_all_shown_with_no_more_to_count():
+    unplaced = releases._Unplaced()
+    for n in range(10):
+        unplaced.add(f"c{n}", 1, SimpleNamespace(quote="x"), "is lost")
+
+    note = unplaced.note()
+
+    assert note.count("is lost") == 10 and note.endswith("is lost.") and "more" not in note
+
+
 def test_the_unplaced_note_says_what_formats_do_with_such_an_anchor():
     unplaced = releases._Unplaced()
     unplaced.add("q7", 2, SimpleNamespace(quote="gone"), "is not in 'a.pdf'")
