@@ -39,7 +39,14 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 from evalsets import queue, resolution, services, validation
 from evalsets.archive import ArchiveTooLarge
 from evalsets.errors import Conflict, GroundworkError, InvalidInput
-from evalsets.formats import FORMATS, ImportResult, PendingLabel, Problem, guess_format
+from evalsets.formats import (
+    FORMATS,
+    HasProblems,
+    ImportResult,
+    PendingLabel,
+    Problem,
+    guess_format,
+)
 from evalsets.models import (
     Document,
     EvalItem,
@@ -194,7 +201,7 @@ class PlannedItem:
 
 
 @dataclass
-class ImportPlan:
+class ImportPlan(HasProblems):
     format: str
     filename: str
     evalset: str
@@ -205,14 +212,6 @@ class ImportPlan:
     items: list[PlannedItem] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.is_error]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if not p.is_error]
 
     def of(self, action: str) -> list[PlannedItem]:
         return [p for p in self.items if p.action == action]

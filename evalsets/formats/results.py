@@ -146,8 +146,24 @@ class PendingLabel:
         return anchor_from_span(text, self.file_name, start, end, grade=self.grade), ""
 
 
+class HasProblems:
+    """``errors`` and ``warnings`` of an object's ``problems``: a reader's result and an
+    import's plan sort the same list the same way."""
+
+    __slots__ = ()
+    problems: list[Problem]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.is_error]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if not p.is_error]
+
+
 @dataclass(slots=True)
-class ImportResult:
+class ImportResult(HasProblems):
     """What a reader made of a file: the items it could build and everything it could not.
 
     `items` holds only good items. `problems` says what was skipped (`error`) or imported
@@ -173,14 +189,6 @@ class ImportResult:
     matches: list[dict[str, str]] = field(default_factory=list)
     #: The line each item in `items` starts on, by item id, where the format has lines.
     lines: dict[str, int | None] = field(default_factory=dict)
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.is_error]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if not p.is_error]
 
     @property
     def ok(self) -> bool:
