@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
@@ -215,7 +216,14 @@ def run_parse(lease: ParseLease) -> ParseVersion:
             f"The {parse.parser} parser failed on this file; the other parses are unaffected.",
         )
     total = len(result.page_starts)
-    _held(lease).update(
+    boxes = ""
+    if result.char_boxes:
+        # Stored before the row says ready, so a reader never sees a ready parse without them.
+        boxes = parse.char_boxes.storage.save(
+            parse.char_boxes.field.generate_filename(parse, "boxes"),
+            ContentFile(result.char_boxes),
+        )
+    held = _held(lease).update(
         text=result.text,
         text_length=len(result.text),
         page_starts=result.page_starts,
@@ -225,8 +233,11 @@ def run_parse(lease: ParseLease) -> ParseVersion:
         error_code="",
         progress_done=total,
         progress_total=total,
+        char_boxes=boxes,
         updated_at=timezone.now(),
     )
+    if boxes and not held:  # the lease went to another worker: its run stores its own
+        parse.char_boxes.storage.delete(boxes)
     parse.refresh_from_db()
     return parse
 

@@ -171,6 +171,10 @@ def _pages(numbers: list[int], shown: int = 10) -> str:
     return f"pages {listed}"
 
 
+def parse_boxes_upload_to(instance: ParseVersion, filename: str) -> str:
+    return f"parses/{instance.document.workspace.slug}/{instance.public_id}.boxes"
+
+
 class ParseVersion(models.Model):
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="parses")
@@ -185,6 +189,9 @@ class ParseVersion(models.Model):
     #: What the parser noted about the file (``ParsedText.meta``): ``failed_pages`` and
     #: ``empty_pages`` (numbers from 1), ``encoding``, page counts. ``warnings`` words them.
     diagnostics = models.JSONField(default=dict, blank=True)
+    #: Where each character of ``text`` sits on its PDF page (``parsers/charboxes.py``), for
+    #: parsers that know (pdfium); the PDF view's text layer reads it a page at a time.
+    char_boxes = models.FileField(upload_to=parse_boxes_upload_to, max_length=300, blank=True)
     status = models.CharField(max_length=16, choices=ParseStatus.choices, default="queued")
     error = models.TextField(blank=True)
     error_code = models.CharField(max_length=32, blank=True)

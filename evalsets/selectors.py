@@ -119,6 +119,17 @@ def parses(document) -> QuerySet[ParseVersion]:
     return ParseVersion.objects.filter(document=document).select_related("document")
 
 
+def pdf_view_parse(document: Document, parser: str = "pdfium") -> ParseVersion | None:
+    """The parse behind the PDF view: the newest ``parser`` parse of the document (ready or
+    not, so the page can say why the view is not there yet), its text left in the database."""
+    return (
+        ParseVersion.objects.filter(document=document, parser=parser)
+        .defer("text")
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
 def evalsets(workspace) -> QuerySet[EvalSet]:
     if workspace is None:
         return EvalSet.objects.none()

@@ -22,7 +22,16 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from evalsets import access, ingest, parsers, queue, resolver, validation
+from evalsets import (
+    access,
+    ingest,
+    parsers,
+    pdfview,
+    queue,
+    resolution,
+    resolver,
+    validation,
+)
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
     Document,
@@ -306,9 +315,14 @@ def document_delete(*, document: Document) -> None:
     for it find nothing and return.
     """
     file = document.file
+    boxes = [p.char_boxes for p in document.parses.exclude(char_boxes="")]
+    page_images = pdfview.document_dir(document)  # named by its id, which delete() clears
     document.delete()
     if file:
         transaction.on_commit(lambda: file.storage.delete(file.name))
+    for box_file in boxes:
+        transaction.on_commit(partial(box_file.storage.delete, box_file.name))
+    transaction.on_commit(partial(pdfview.forget, page_images))
 
 
 @transaction.atomic
@@ -393,7 +407,10 @@ def parse_delete(*, parse: ParseVersion) -> None:
         raise Conflict(
             "this is the reference parse annotators read; make another parse the reference first"
         )
+    boxes = parse.char_boxes
     parse.delete()
+    if boxes:
+        transaction.on_commit(partial(boxes.storage.delete, boxes.name))
 
 
 # -- eval sets and items --------------------------------------------------------------------
@@ -546,7 +563,14 @@ def item_delete(*, item: EvalItem, user=None) -> None:
 def anchor_create_from_highlight(
     *, item: EvalItem, user, parse: ParseVersion, start: int, end: int, grade: int = 2
 ) -> GoldAnchor:
-    """Turn a selection in a parse into an anchor: the server takes the quote and context."""
+    """Turn a selection in a parse into an anchor: the server takes the quote and context.
+
+    A selection made in another parse than the reference (the PDF view reads the pdfium
+    parse) is placed in the reference by the resolver; when it lands there exactly or
+    normalised, the anchor is written as if selected there (the reference's quote, page,
+    occurrence and context), so it is the anchor the text view would have made. Otherwise it
+    keeps the selected parse's words, and the workers resolve them like any quote.
+    """
     workflow.check_editable(item)
     if parse.document.workspace_id != item.evalset.workspace_id:
         raise InvalidInput("that parse is not in this workspace", field="parse")
@@ -561,6 +585,25 @@ def anchor_create_from_highlight(
             f"(the parse's length), got start={start}, end={end}",
             field="start",
         )
+    where = _highlight(parse, start, end, length)
+    if not parse.is_reference:
+        where = _in_reference(parse.document, where) or where
+    anchor = GoldAnchor.objects.create(
+        item=item,
+        source_id=parse.document.source_id,
+        document=parse.document,
+        grade=grade,
+        created_by=user,
+        **where,
+    )
+    item_touch(item=item)
+    audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
+    queue.after_commit("resolve_anchor", anchor.pk)
+    return anchor
+
+
+def _highlight(parse: ParseVersion, start: int, end: int, length: int) -> dict[str, Any]:
+    """What an anchor records of ``parse[start:end]``: quote, page, occurrence, context."""
     # Only the part that matters: from the highlight's page (or its prefix, if that reaches
     # further back) to just past its end. Trimming below only moves start forward.
     offset = max(0, min(parse.page_begin(start), start - CONTEXT_CHARS))
@@ -571,27 +614,43 @@ def anchor_create_from_highlight(
     while end > start and text[end - 1 - offset].isspace():
         end -= 1
     quote = validation.check_quote(text[start - offset : end - offset])
-    anchor = GoldAnchor.objects.create(
-        item=item,
-        source_id=parse.document.source_id,
-        document=parse.document,
-        quote=quote,
-        grade=grade,
-        page_hint=parse.page_of(start),
-        occurrence=resolver.occurrence_at(
+    return {
+        "quote": quote,
+        "page_hint": parse.page_of(start),
+        "occurrence": resolver.occurrence_at(
             text, quote, start - offset, begin=parse.page_begin(start) - offset
         ),
-        reference_parse=parse,
-        ref_start=start,
-        ref_end=end,
-        prefix=text[max(0, start - CONTEXT_CHARS) - offset : start - offset],
-        suffix=text[end - offset : end + CONTEXT_CHARS - offset],
-        created_by=user,
+        "reference_parse": parse,
+        "ref_start": start,
+        "ref_end": end,
+        "prefix": text[max(0, start - CONTEXT_CHARS) - offset : start - offset],
+        "suffix": text[end - offset : end + CONTEXT_CHARS - offset],
+    }
+
+
+def _in_reference(document: Document, where: dict[str, Any]) -> dict[str, Any] | None:
+    """``where`` (a highlight in another parse) as the reference parse has it, when the
+    resolver places it there exactly or normalised; None when it cannot tell."""
+    reference = (
+        ParseVersion.objects.filter(document=document, is_reference=True, status=ParseStatus.READY)
+        .defer("text")
+        .first()
     )
-    item_touch(item=item)
-    audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
-    queue.after_commit("resolve_anchor", anchor.pk)
-    return anchor
+    if reference is None:
+        return None
+    found = resolution.prepared(reference).resolve(
+        where["quote"],
+        occurrence=where["occurrence"],
+        page_hint=where["page_hint"],
+        prefix=where["prefix"],
+        suffix=where["suffix"],
+    )
+    if found.status not in (resolver.EXACT, resolver.NORMALISED) or found.span is None:
+        return None
+    try:
+        return _highlight(reference, found.start, found.end, reference.text_length)
+    except InvalidInput:
+        return None
 
 
 @transaction.atomic

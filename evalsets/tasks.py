@@ -24,7 +24,7 @@ from celery import Task, bootsteps, shared_task
 from celery.signals import celeryd_init, worker_ready
 from django.db import OperationalError
 
-from evalsets import imports, ingest, queue, releases, resolution, sweep
+from evalsets import imports, ingest, pdfview, queue, releases, resolution, sweep
 from evalsets.models import Document, GoldAnchor, ParseStatus, ParseVersion, Workspace
 
 logger = logging.getLogger(__name__)
@@ -51,10 +51,25 @@ def parse_version(parse_id: int) -> str:
         return "gone, done or held by another worker"
     parse = ingest.run_parse(lease)
     if parse.status == ParseStatus.READY:
+        if parse.char_boxes:  # the PDF view's parse: another worker draws its first pages
+            queue.send("prerender_pdf_pages", parse.pk)
         resolution.resolve_parse(parse)
         if parse.is_reference:
             imports.pending_labels_attach(document=parse.document)
     return parse.status
+
+
+@shared_task(base=GroundworkTask)
+def prerender_pdf_pages(parse_id: int) -> int:
+    parse = (
+        ParseVersion.objects.filter(pk=parse_id, status=ParseStatus.READY)
+        .select_related("document")
+        .defer("text")
+        .first()
+    )
+    if parse is None or not parse.document.file:
+        return 0
+    return pdfview.prerender(parse)
 
 
 @shared_task(base=GroundworkTask)

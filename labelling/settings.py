@@ -186,6 +186,12 @@ GROUNDWORK_PARSE_MEMORY_MB = env_int("GROUNDWORK_PARSE_MEMORY_MB", 2048)
 # Each worker process keeps the most recently used parses folded and indexed for the resolver
 # (15-20 bytes a character in memory), so a new anchor does not fold its parses again.
 GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_000_000)
+# The PDF view's page images: drawn once, shared by every reader, kept on disk up to this size
+# (least recently read go first). Empty dir: MEDIA_ROOT/page-cache. Workers draw the first
+# pages of each PDF as soon as its pdfium parse is ready.
+GROUNDWORK_PAGE_CACHE_DIR = env_str("GROUNDWORK_PAGE_CACHE_DIR", "")
+GROUNDWORK_PAGE_CACHE_MB = env_int("GROUNDWORK_PAGE_CACHE_MB", 1024)
+GROUNDWORK_PRERENDER_PAGES = env_int("GROUNDWORK_PRERENDER_PAGES", 3)
 # Background work untouched this long counts as lost and is queued again (evalsets.sweep).
 GROUNDWORK_SWEEP_STALE_S = env_int("GROUNDWORK_SWEEP_STALE_S", 120)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

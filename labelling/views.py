@@ -141,6 +141,22 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
     )
 
 
+def _pdf_view_config(document) -> dict | None:
+    """Whether the PDF view can open for this document, and if not, why (None: not a PDF)."""
+    if document.kind != "pdf":
+        return None
+    parse = selectors.pdf_view_parse(document)
+    if parse is None:
+        reason = "this PDF has no pdfium parse; reparse it to draw its pages"
+    elif parse.status != ParseStatus.READY:
+        reason = f"the pdfium parse is {parse.status}" + (f": {parse.error}" if parse.error else "")
+    elif not parse.char_boxes:
+        reason = "the pdfium parse has no character boxes; reparse the document"
+    else:
+        reason = ""
+    return {"available": not reason, "reason": reason}
+
+
 @require_safe
 @requires(Role.VIEWER)
 def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
@@ -178,6 +194,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         "set": chosen_set if chosen_set in sets else (sets[0] if sets else ""),
         "item": request.GET.get("item", ""),
         "can_write": may(membership, AnchorViewSet, "create"),
+        "pdf": _pdf_view_config(document),
     }
     return render(
         request,

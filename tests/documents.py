@@ -81,3 +81,18 @@ def make_zip(members: dict[str, str]) -> bytes:
         for name, content in members.items():
             archive.writestr(name, content)
     return out.getvalue()
+
+
+def break_page(data: bytes, number: int) -> bytes:
+    """``data`` (a PDF from ``make_pdf``) with page ``number``'s object replaced by ``null``.
+
+    pdfium then counts the page but cannot load or draw it; pypdf leaves it out. The object
+    keeps its length, so the file's cross-reference table stays right.
+    """
+    import re
+
+    kids = re.search(rb"/Kids \[([^\]]*)\]", data).group(1).split(b"R")
+    ref = kids[number - 1].split()[0]
+    found = re.search(rb"\n" + ref + rb" 0 obj\n(<<.*?>>)\nendobj", data, re.S)
+    body = found.group(1)
+    return data[: found.start(1)] + b"null".ljust(len(body)) + data[found.end(1) :]

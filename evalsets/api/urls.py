@@ -10,6 +10,7 @@ from drf_spectacular.views import (
 from evalsets.api import views as v
 from evalsets.api.document_pages import DocumentPagesView
 from evalsets.api.ops_views import PendingView
+from evalsets.api.pdf_pages import PdfPageImageView, PdfPageTextView, PdfView
 
 LIST = {"get": "list", "post": "create"}
 DETAIL = {"get": "retrieve", "patch": "partial_update", "delete": "destroy"}
@@ -93,6 +94,10 @@ urlpatterns = [
     ),
     path(f"{doc}/parses/", v.ParseViewSet.as_view(LIST), name="parse-list"),
     path(f"{doc}/parses/<uuid:parse>/pages/", DocumentPagesView.as_view(), name="parse-pages"),
+    # The PDF view: page sizes, page images, text layers (evalsets/api/pdf_pages.py).
+    path(f"{doc}/pdf/", PdfView.as_view(), name="document-pdf"),
+    path(f"{doc}/pdf/pages/<int:page>/image", PdfPageImageView.as_view(), name="pdf-page-image"),
+    path(f"{doc}/pdf/pages/<int:page>/text/", PdfPageTextView.as_view(), name="pdf-page-text"),
     path(f"{doc}/anchors/", v.DocumentViewSet.as_view({"get": "anchors"}), name="document-anchors"),
     path(
         f"{doc}/reparse/",

@@ -8,6 +8,7 @@ runner can ship all of them across a process boundary as plain JSON.
 
 from __future__ import annotations
 
+import base64
 import itertools
 import re
 from collections.abc import Callable
@@ -76,6 +77,9 @@ class ParsedText:
     character); unpaged formats have ``[0]``. Pages are joined with ``PAGE_SEPARATOR``, so page
     ``i`` is ``text[page_starts[i]:page_starts[i + 1] - len(PAGE_SEPARATOR)]``. An empty page still
     gets an entry (pointing at where its text would have been).
+
+    ``char_boxes`` is optional: where each character sits on its page, in the packed form of
+    ``charboxes.py`` (the pdfium parser gives it; the PDF view's text layer reads it).
     """
 
     text: str
@@ -83,6 +87,7 @@ class ParsedText:
     parser: str
     parser_version: str
     meta: dict[str, Any] = field(default_factory=dict)
+    char_boxes: bytes | None = None
 
     def __post_init__(self) -> None:
         starts = self.page_starts
@@ -107,7 +112,10 @@ class ParsedText:
         return self.text[start:end]
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if self.char_boxes is not None:  # JSON carries text: the packed boxes go as base64
+            data["char_boxes"] = base64.b64encode(self.char_boxes).decode("ascii")
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ParsedText:
@@ -117,6 +125,7 @@ class ParsedText:
             parser=data["parser"],
             parser_version=data["parser_version"],
             meta=dict(data.get("meta") or {}),
+            char_boxes=base64.b64decode(data["char_boxes"]) if data.get("char_boxes") else None,
         )
 
 

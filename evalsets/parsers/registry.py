@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import importlib
 
-from . import docx, html, markdown, pdf_pdfminer, pdf_pypdf, text
+from . import docx, html, markdown, pdf_pdfium, pdf_pdfminer, pdf_pypdf, text
 from .base import Parser
 
 PARSERS: dict[str, Parser] = {
     module.PARSER.name: module.PARSER
-    for module in (pdf_pypdf, pdf_pdfminer, docx, html, markdown, text)
+    for module in (pdf_pypdf, pdf_pdfminer, pdf_pdfium, docx, html, markdown, text)
 }
 
 #: The parsers run on every upload of a kind, in display order.
 DEFAULT_PARSERS: dict[str, list[str]] = {
-    "pdf": ["pypdf", "pdfminer"],
+    "pdf": ["pypdf", "pdfminer", "pdfium"],  # pdfium also backs the PDF view
     "docx": ["python-docx"],
     "html": ["selectolax"],
     "markdown": ["markdown-it", "plaintext"],  # rendered text, and the raw source

@@ -32,6 +32,7 @@ export function setupAnchors(ctx) {
     anchors = await G.all(url);
     indexAnchors();
     ctx.pages.rerenderLoaded();
+    document.dispatchEvent(new CustomEvent("gw:anchors")); // the PDF view redraws its marks
     if (!tip.hidden) fillTip(tipIds); // statuses arrive while someone reads the tooltip
     return anchors;
   }
@@ -132,6 +133,6 @@ export function setupAnchors(ctx) {
     else G.toast(step > 0 ? "No more highlights below" : "No more highlights above");
   }
 
-  ctx.anchors = { spans: () => spans, refresh, followResolution, focusHighlight, itemUrl };
+  ctx.anchors = { spans: () => spans, all: () => anchors, refresh, followResolution, focusHighlight, itemUrl, showTip, hideTipSoon };
   return ctx.anchors;
 }

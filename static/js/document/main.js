@@ -5,11 +5,13 @@
      popover.js  selection -> offsets -> the "attach to a question" popover
      keys.js     the page's keys and caret mode
      offsets.js  code points <-> UTF-16 units
+     pdf.js      the PDF as it looks (page images, text layer, anchors), switched with the text
    Modules share one context object (`ctx`) and reach each other through it at event time.
    Document text only ever enters the page as text nodes (textContent), never as HTML. */
 import { setupAnchors } from "./anchors.js";
 import { setupKeys } from "./keys.js";
 import { setupPages } from "./pages.js";
+import { setupPdf } from "./pdf.js";
 import { setupPopover } from "./popover.js";
 
 const G = window.Groundwork;
@@ -29,6 +31,7 @@ if (pagesEl && cfg.parse_ready) {
   setupAnchors(ctx);
   setupPopover(ctx);
   setupKeys(ctx);
+  setupPdf(ctx); // after the keys: in the PDF view its own keys go first
 
   ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
   const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);

@@ -134,7 +134,8 @@ export function setupPopover(ctx) {
 
   function openPopover(span) {
     if (!cfg.can_write) { G.toast("Your role can read this document but not add evidence", "error"); return; }
-    if (!cfg.is_reference) { G.toast("Switch to the reference parse to add evidence", "error"); return; }
+    // A span from the PDF view names its own parse (pdfium); the server places it in the reference.
+    if (!span.parse && !cfg.is_reference) { G.toast("Switch to the reference parse to add evidence", "error"); return; }
     if (!cfg.sets.length) { G.toast("There is no eval set yet; an owner creates one on the workspace page", "error"); return; }
     current = span;
     returnFocus = ctx.keys.caret() ? pagesEl : document.activeElement;
@@ -193,7 +194,7 @@ export function setupPopover(ctx) {
         return;
       }
       const anchor = await G.request("POST", itemsUrl + encodeURIComponent(itemId) + "/anchors/", {
-        parse: cfg.parse, start: current.start, end: current.end, grade: grade,
+        parse: current.parse || cfg.parse, start: current.start, end: current.end, grade: grade,
       });
       window.getSelection().removeAllRanges();
       closePopover();
@@ -248,6 +249,6 @@ export function setupPopover(ctx) {
     }
   });
 
-  ctx.popover = { selectionSpan, trySelection, isOpen: () => !pop.hidden };
+  ctx.popover = { selectionSpan, trySelection, open: openPopover, isOpen: () => !pop.hidden };
   return ctx.popover;
 }

@@ -1,0 +1,196 @@
+"""Read a PDF with pypdfium2 (Chrome's PDF engine), page by page, with a box for every character.
+
+pdfium is fast and what many RAG pipelines use, so it is a parse version worth comparing. It
+is also the parse behind the PDF view: the same library draws the pages, and each character of
+this parse's text comes with its box on the page (``ParsedText.char_boxes``, see
+``charboxes.py``), so a selection on the drawn page maps to offsets in this parse exactly.
+
+The clean-up every parser does (``\\r\\n`` to ``\\n``, no NUL, lines without trailing spaces, a
+page without surrounding white space) is done here character by character so the boxes stay
+aligned with the text. ``read_page`` is shared with anything that needs the same reading of
+one page (tests, the benchmark).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from . import charboxes
+from .base import (
+    ParsedText,
+    ParseError,
+    ProgressFn,
+    check_page_count,
+    error_detail,
+    join_pages,
+    library_version,
+    report,
+)
+from .pdf_common import (
+    CORRUPT_REASON,
+    ENCRYPTED_REASON,
+    NO_TEXT_REASON,
+    check_streams,
+    require_pdf_magic,
+)
+
+#: Device size the page is mapped to when measuring boxes (= charboxes.SCALE), so boxes come
+#: out as fractions of the page, with the page's crop box and rotation applied as drawn.
+_DEVICE = charboxes.SCALE
+_NEWLINES = {"\r", "\n", "\u2028", "\u2029", "\x85"}
+#: pdfium marks a hyphen it found at a line end with U+0002; it is printed as "-".
+_HYPHEN_MARK = "\x02"
+
+
+def read_page(page, textpage) -> tuple[str, bytes]:
+    """One page's text, cleaned as every parser cleans it, and one packed box per character."""
+    import pypdfium2.raw as raw
+
+    count = textpage.count_chars()
+    chars: list[tuple[str, charboxes.Box]] = []
+    if count > 0:
+        buffer = ctypes.create_string_buffer((count + 1) * 2)
+        written = raw.FPDFText_GetText(
+            textpage.raw, 0, count, ctypes.cast(buffer, ctypes.POINTER(ctypes.c_ushort))
+        )
+        units = buffer.raw[: max(0, written - 1) * 2]
+        codes = [int.from_bytes(units[i : i + 2], "little") for i in range(0, len(units), 2)]
+        chars = _characters(page, textpage, codes)
+    return _tidy(chars)
+
+
+def _characters(page, textpage, codes: list[int]) -> list[tuple[str, charboxes.Box]]:
+    import pypdfium2.raw as raw
+
+    rect = raw.FS_RECTF()
+    dx, dy = ctypes.c_int(), ctypes.c_int()
+
+    def device(x: float, y: float) -> tuple[float, float]:
+        raw.FPDF_PageToDevice(page.raw, 0, 0, _DEVICE, _DEVICE, 0, x, y, dx, dy)
+        return dx.value / _DEVICE, dy.value / _DEVICE
+
+    out: list[tuple[str, charboxes.Box]] = []
+    i = 0
+    while i < len(codes):
+        code = codes[i]
+        index = i
+        if 0xD800 <= code <= 0xDBFF and i + 1 < len(codes) and 0xDC00 <= codes[i + 1] <= 0xDFFF:
+            ch = chr(0x10000 + ((code - 0xD800) << 10) + (codes[i + 1] - 0xDC00))
+            i += 2
+        else:
+            ch = "\ufffd" if 0xD800 <= code <= 0xDFFF else chr(code)
+            i += 1
+        box: charboxes.Box = None
+        generated = raw.FPDFText_IsGenerated(textpage.raw, index) == 1
+        if not generated and raw.FPDFText_GetLooseCharBox(textpage.raw, index, rect):
+            x0, y0 = device(rect.left, rect.top)
+            x1, y1 = device(rect.right, rect.bottom)
+            box = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
+            if box[2] - box[0] <= 0 or box[3] - box[1] <= 0:
+                box = None
+        out.append((ch, box))
+    return out
+
+
+def _tidy(chars: list[tuple[str, charboxes.Box]]) -> tuple[str, bytes]:
+    """``tidy_page(clean_text(text))`` applied to characters with their boxes."""
+    kept: list[tuple[str, charboxes.Box]] = []
+    for i, (ch, box) in enumerate(chars):
+        if ch == "\x00":
+            continue
+        if ch == "\r" and i + 1 < len(chars) and chars[i + 1][0] == "\n":
+            continue  # "\r\n" is one line break
+        if ch in _NEWLINES:
+            # Trailing white space of the line goes (what ``line.rstrip()`` does).
+            while kept and kept[-1][0] != "\n" and kept[-1][0].isspace():
+                kept.pop()
+            kept.append(("\n", None))
+            continue
+        kept.append(("-" if ch == _HYPHEN_MARK else ch, box))
+    while kept and kept[-1][0].isspace():
+        kept.pop()
+    start = 0
+    while start < len(kept) and kept[start][0].isspace():
+        start += 1
+    kept = kept[start:]
+    text = "".join(ch for ch, _ in kept)
+    return text, charboxes.pack_page(box for _, box in kept)
+
+
+class PdfiumParser:
+    name = "pdfium"
+    kind = "pdf"
+    version = library_version("pypdfium2")
+
+    def parse(
+        self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
+    ) -> ParsedText:
+        require_pdf_magic(data)
+        check_streams(data)  # a decompression bomb is refused before the library unpacks it
+        import pypdfium2 as pdfium
+        import pypdfium2.raw as raw
+
+        try:
+            document = pdfium.PdfDocument(data)
+        except pdfium.PdfiumError as exc:
+            if exc.err_code in (raw.FPDF_ERR_PASSWORD, raw.FPDF_ERR_SECURITY):
+                raise ParseError("encrypted", ENCRYPTED_REASON, error_detail(exc)) from None
+            raise ParseError("corrupt", CORRUPT_REASON, error_detail(exc)) from None
+        try:
+            total = len(document)
+            if total == 0:
+                raise ParseError("empty", "This PDF has no pages.")
+            check_page_count(total, max_pages)
+            pages: list[str] = []
+            boxes: list[tuple[float, float, bytes]] = []
+            failed: list[int] = []
+            for index in range(total):
+                text, packed, size = self._page(document, index)
+                if size is None:
+                    failed.append(index + 1)
+                    size = (0.0, 0.0)
+                pages.append(text)
+                boxes.append((size[0], size[1], packed))
+                report(progress, index + 1, total)
+        finally:
+            document.close()
+        if len(failed) == total:
+            raise ParseError("corrupt", CORRUPT_REASON, "every page failed to load")
+        text, starts = join_pages(pages)
+        if not text.strip():
+            raise ParseError("no_text", NO_TEXT_REASON)
+        return ParsedText(
+            text=text,
+            page_starts=starts,
+            parser=self.name,
+            parser_version=self.version,
+            meta={
+                "pages": total,
+                "empty_pages": [i + 1 for i, page in enumerate(pages) if not page],
+                "failed_pages": failed,
+                "pdfium": pdfium.PDFIUM_INFO.build if hasattr(pdfium, "PDFIUM_INFO") else "",
+            },
+            char_boxes=charboxes.encode(boxes),
+        )
+
+    @staticmethod
+    def _page(document, index: int) -> tuple[str, bytes, tuple[float, float] | None]:
+        """One page's text and boxes; a page that will not load is empty (and reported)."""
+        try:
+            page = document[index]
+        except Exception:
+            return "", b"", None
+        try:
+            textpage = page.get_textpage()
+            try:
+                text, packed = read_page(page, textpage)
+            finally:
+                textpage.close()
+            return text, packed, page.get_size()
+        except Exception:
+            return "", b"", None
+        finally:
+            page.close()
+
+
+PARSER = PdfiumParser()
