@@ -49,14 +49,14 @@ def render_page(source: str | bytes, index: int, scale: float = DEFAULT_SCALE) -
             try:
                 page = document[index]
             except pdfium.PdfiumError:
-                raise PageNotDrawn(f"page {index + 1} is damaged and could not be drawn") from None
+                raise PageNotDrawn("the page is damaged and pdfium cannot load it") from None
             try:
                 width = page.get_width()
                 scale = min(scale, MAX_PIXELS_WIDE / max(width, 1.0))
                 bitmap = page.render(scale=scale, may_draw_forms=True)
                 image = bitmap.to_pil()
             except Exception as exc:
-                raise PageNotDrawn(f"page {index + 1} could not be drawn ({exc})") from None
+                raise PageNotDrawn(f"pdfium failed while drawing it ({exc})") from None
             finally:
                 page.close()
         finally:

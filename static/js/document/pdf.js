@@ -38,13 +38,25 @@ export function setupPdf(ctx) {
       q.set("view", view);
       history.replaceState(null, "", window.location.pathname + "?" + q.toString() + window.location.hash);
     }
-    if (view === "pdf" && !info) load().catch((err) => setStatus("Could not open the PDF view: " + err.message));
+    if (view === "pdf" && !info) load().then(showTotal, (err) => setStatus("Could not open the PDF view: " + err.message));
+    showTotal();
   }
   switcher.addEventListener("click", (e) => {
     const b = e.target.closest("[data-view]");
     if (b && !b.disabled) setView(b.dataset.view, true);
   });
   function setStatus(text) { if (status) status.textContent = text; }
+  /* "Page [ ] of N": the PDF's own pages in this view (a parser may have dropped some). */
+  const total = document.querySelector("[data-goto-total]");
+  const gotoMax = document.querySelector("[data-goto-input]");
+  const textTotal = total ? total.textContent : "";
+  const textMax = gotoMax ? gotoMax.max : "";
+  function showTotal() {
+    if (!total || !gotoMax) return;
+    const pdfTotal = view === "pdf" && info;
+    total.textContent = pdfTotal ? "of " + info.page_count : textTotal;
+    gotoMax.max = pdfTotal ? String(info.page_count) : textMax;
+  }
 
   /* -- layout: every page's box at once, from the sizes -------------------------------------- */
   async function load() {
@@ -116,8 +128,11 @@ export function setupPdf(ctx) {
   async function placeholder(n, img) {
     const section = sections[n - 1];
     img.remove();
-    let reason = "this page could not be drawn";
-    try { await G.request("GET", img.src); } catch (err) { reason = err.message; }
+    let reason = "the server did not send its image";
+    try { await G.request("GET", img.src); } catch (err) {
+      // "page 2 could not be drawn: <why>; ...": the title says the first part already.
+      reason = err.message.includes(": ") ? err.message.slice(err.message.indexOf(": ") + 2) : err.message;
+    }
     const box = document.createElement("div");
     box.className = "pdf-placeholder";
     box.setAttribute("role", "note");

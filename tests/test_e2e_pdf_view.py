@@ -1,0 +1,156 @@
+"""The PDF as it looks, in Chromium: pages drawn by pdfium, a text layer a mouse drag selects,
+anchors drawn over their words, and a placeholder for a page that cannot be drawn.
+
+The drag here is a real one (mouse down, move, up) over the transparent text layer; the page
+runs under the app's CSP, so the text layer's positions (set through the CSSOM) are proven
+allowed by the ``page`` fixture, which fails on any violation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from playwright.sync_api import expect
+
+from evalsets import services
+from evalsets.models import AnchorResolution, GoldAnchor
+from tests.browser import log_in
+from tests.conftest import PASSWORD
+from tests.documents import break_page, make_pdf
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+PAGE_ONE = (
+    "Travel policy\n"
+    "Staff book trains for any journey under four hours.\n"
+    "Flights need the written approval of a director.\n"
+    "Hotels are booked through the travel desk, never directly."
+)
+PAGE_TWO = "Expenses\nReceipts are kept for seven years and scanned within a week."
+
+# The box of characters [a, b) of the text-layer span holding `needle` on page `n`.
+GLYPHS = """
+([n, needle, from, to]) => {
+  const spans = document.querySelectorAll(`[data-pdf-text="${n}"] span`);
+  const span = Array.from(spans).find((s) => s.textContent.includes(needle));
+  if (!span) throw new Error(`${needle} is not in the text layer of page ${n}`);
+  const at = span.textContent.indexOf(needle);
+  const range = document.createRange();
+  range.setStart(span.firstChild, at + from);
+  range.setEnd(span.firstChild, at + to);
+  const r = range.getBoundingClientRect();
+  return {left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+}
+"""
+
+
+def upload(workspace, user, data: bytes, name: str):
+    document, _ = services.document_upload(
+        workspace=workspace, user=user, upload=SimpleUploadedFile(name, data)
+    )
+    return document
+
+
+def glyphs(page, n: int, needle: str, start: int = 0, end: int | None = None) -> dict:
+    return page.evaluate(GLYPHS, [n, needle, start, len(needle) if end is None else end])
+
+
+def open_pdf(page, live_server, source_id: str) -> None:
+    page.goto(f"{live_server.url}/w/acme/documents/{source_id}")
+    expect(page.get_by_role("button", name="As it looks")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator('[data-pdf-page="1"][data-drawn="1"]')).to_be_visible()
+
+
+def test_a_mouse_drag_over_the_drawn_pdf_becomes_an_anchor_in_the_reference_parse(
+    page, live_server, workspace, annotator, item, background
+):
+    upload(workspace, annotator, make_pdf([PAGE_ONE, PAGE_TWO]), "travel.pdf")
+    log_in(page, live_server, "ann", PASSWORD)
+    open_pdf(page, live_server, "travel.pdf")
+    expect(page.locator('[data-pdf-page="1"] img.pdf-image')).to_be_visible()
+
+    first = glyphs(page, 1, "Flights need", 0, 1)
+    last = glyphs(page, 1, "of a director.", len("of a director") - 1, len("of a director"))
+    y = (first["top"] + first["bottom"]) / 2
+    page.mouse.move(first["left"] + 0.5, y)
+    page.mouse.down()
+    page.mouse.move((first["left"] + last["right"]) / 2, y, steps=5)
+    page.mouse.move(last["right"] - 0.5, y, steps=5)
+    page.mouse.up()
+    selected = page.evaluate("() => window.getSelection().toString()")
+    assert selected == "Flights need the written approval of a director"
+
+    popover = page.get_by_role("dialog", name="Attach to a question")
+    expect(popover).to_be_visible()
+    expect(popover.locator("[data-pop-quote]")).to_have_text(selected)
+    popover.locator('[data-item="q1"]').click()
+    popover.get_by_role("button", name="Save").click()
+    expect(popover).to_be_hidden()
+
+    anchor = GoldAnchor.objects.get()
+    assert anchor.quote == selected
+    assert anchor.reference_parse.is_reference and anchor.reference_parse.parser == "pypdf"
+    assert anchor.page_hint == 1
+    reference = AnchorResolution.objects.get(anchor=anchor, parse=anchor.reference_parse)
+    assert reference.status == "exact"
+    assert anchor.reference_parse.text[reference.start : reference.end] == selected
+    # Drawn over the words just selected, once the workers have placed it in pdfium's parse.
+    expect(page.locator("mark.pdf-hl").first).to_be_visible(timeout=30_000)
+
+
+def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse(
+    page, live_server, workspace, annotator, item, background
+):
+    document = upload(workspace, annotator, make_pdf([PAGE_ONE, PAGE_TWO]), "travel.pdf")
+    reference = document.parses.get(is_reference=True)
+    start = reference.text.index("Receipts are kept for seven years")
+    services.anchor_create_from_highlight(
+        item=item, user=annotator, parse=reference, start=start, end=start + 33
+    )
+    log_in(page, live_server, "ann", PASSWORD)
+    open_pdf(page, live_server, "travel.pdf")
+    page.locator("[data-goto-input]").fill("2")
+    page.locator("[data-goto-input]").press("Enter")
+    mark = page.locator('[data-pdf-page="2"] mark.pdf-hl')
+    expect(mark).to_have_count(1, timeout=30_000)
+
+    words = glyphs(page, 2, "Receipts are kept for seven years")
+    box = mark.bounding_box()
+    assert abs(box["x"] - words["left"]) < 2 and abs(box["x"] + box["width"] - words["right"]) < 2
+    assert abs(box["y"] - words["top"]) < 2 and abs(box["y"] + box["height"] - words["bottom"]) < 2
+
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    tip = page.get_by_role("tooltip")
+    expect(tip).to_contain_text("How much leave do employees accrue per month?")
+    expect(tip.locator(".badge.exact")).to_have_count(3, timeout=30_000)  # pypdf, pdfminer, pdfium
+    page.mouse.move(5, 5)
+    page.locator('[data-pdf-page="1"]').scroll_into_view_if_needed()
+    expect(page.locator('[data-pdf-page="1"][data-drawn="1"]')).to_be_visible()
+    page.locator(".doc-toolbar").scroll_into_view_if_needed()
+    page.screenshot(path=str(DOCS / "pdf-view.png"))
+
+
+def test_a_page_that_cannot_be_drawn_shows_a_placeholder_and_the_text_view_still_reads(
+    page, live_server, workspace, annotator, background
+):
+    data = break_page(make_pdf(["Page one reads fine.", "Lost page.", "Page three too."]), 2)
+    upload(workspace, annotator, data, "damaged.pdf")
+    log_in(page, live_server, "ann", PASSWORD)
+    open_pdf(page, live_server, "damaged.pdf")
+    placeholder = page.locator('[data-pdf-broken="2"]')
+    expect(placeholder).to_contain_text("Page 2 cannot be drawn.")
+    expect(placeholder).to_contain_text("The page is damaged and pdfium cannot load it")
+    expect(page.locator("[data-goto-total]")).to_have_text("of 3")  # the PDF's pages, not pypdf's
+    page.locator("[data-goto-input]").fill("3")
+    page.locator("[data-goto-input]").press("Enter")
+    expect(page.locator('[data-pdf-page="3"][data-drawn="1"] img.pdf-image')).to_be_visible()
+
+    placeholder.get_by_role("button", name="Read it in the text view").click()
+    expect(page.get_by_role("button", name="Text (pypdf)")).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    expect(page.locator("[data-pages]")).to_contain_text("Page three too.")
