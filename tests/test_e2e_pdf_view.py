@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from fpdf import FPDF
 from playwright.sync_api import expect
 
 from evalsets import services
 from evalsets.models import AnchorResolution, GoldAnchor
 from tests.browser import log_in
 from tests.conftest import PASSWORD
-from tests.documents import break_page, make_pdf
+from tests.documents import UNICODE_FONT, break_page, make_pdf
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -31,6 +32,44 @@ PAGE_ONE = (
     "Hotels are booked through the travel desk, never directly."
 )
 PAGE_TWO = "Expenses\nReceipts are kept for seven years and scanned within a week."
+
+
+def make_handbook_pdf() -> bytes:
+    """Two pages laid out as people lay them out: headings, paragraphs and a table."""
+    pdf = FPDF()
+    pdf.add_font("DejaVu", fname=str(UNICODE_FONT))
+    pdf.add_font("DejaVu", style="B", fname=str(UNICODE_FONT.with_name("DejaVuSans-Bold.ttf")))
+    for title, paragraphs, rows in (
+        (
+            "1. Leave",
+            [PAGE_LEAVE],
+            [("Years of service", "Days a year"), ("0-4", "18"), ("5+", "22")],
+        ),
+        ("2. Expenses", [PAGE_EXPENSES], [("Claim", "Deadline"), ("Travel", "30 days")]),
+    ):
+        pdf.add_page()
+        pdf.set_font("DejaVu", "B", 20)
+        pdf.cell(0, 14, title, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("DejaVu", size=12)
+        for text in paragraphs:
+            pdf.multi_cell(0, 7, text, new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(4)
+        with pdf.table(col_widths=(60, 40), width=100, align="LEFT") as table:
+            for cells in rows:
+                row = table.row()
+                for cell in cells:
+                    row.cell(cell)
+    return bytes(pdf.output())
+
+
+PAGE_LEAVE = (
+    "Employees accrue leave every month they work. Leave may be carried over into the next "
+    "year, up to five days; the rest lapses on 31 March. Part-time staff accrue leave pro rata."
+)
+PAGE_EXPENSES = (
+    "Receipts are kept for seven years and scanned within a week of the expense. Claims "
+    "without a receipt need a manager's note."
+)
 
 # The box of characters [a, b) of the text-layer span holding `needle` on page `n`.
 GLYPHS = """
@@ -105,20 +144,21 @@ def test_a_mouse_drag_over_the_drawn_pdf_becomes_an_anchor_in_the_reference_pars
 def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse(
     page, live_server, workspace, annotator, item, background
 ):
-    document = upload(workspace, annotator, make_pdf([PAGE_ONE, PAGE_TWO]), "travel.pdf")
+    document = upload(workspace, annotator, make_handbook_pdf(), "handbook.pdf")
     reference = document.parses.get(is_reference=True)
-    start = reference.text.index("Receipts are kept for seven years")
+    quote = "Receipts are kept for seven years"
+    start = reference.text.index(quote)
     services.anchor_create_from_highlight(
-        item=item, user=annotator, parse=reference, start=start, end=start + 33
+        item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
     )
     log_in(page, live_server, "ann", PASSWORD)
-    open_pdf(page, live_server, "travel.pdf")
+    open_pdf(page, live_server, "handbook.pdf")
     page.locator("[data-goto-input]").fill("2")
     page.locator("[data-goto-input]").press("Enter")
     mark = page.locator('[data-pdf-page="2"] mark.pdf-hl')
     expect(mark).to_have_count(1, timeout=30_000)
 
-    words = glyphs(page, 2, "Receipts are kept for seven years")
+    words = glyphs(page, 2, quote)
     box = mark.bounding_box()
     assert abs(box["x"] - words["left"]) < 2 and abs(box["x"] + box["width"] - words["right"]) < 2
     assert abs(box["y"] - words["top"]) < 2 and abs(box["y"] + box["height"] - words["bottom"]) < 2
@@ -126,11 +166,9 @@ def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse
     page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     tip = page.get_by_role("tooltip")
     expect(tip).to_contain_text("How much leave do employees accrue per month?")
-    expect(tip.locator(".badge.exact")).to_have_count(3, timeout=30_000)  # pypdf, pdfminer, pdfium
-    page.mouse.move(5, 5)
-    page.locator('[data-pdf-page="1"]').scroll_into_view_if_needed()
-    expect(page.locator('[data-pdf-page="1"][data-drawn="1"]')).to_be_visible()
-    page.locator(".doc-toolbar").scroll_into_view_if_needed()
+    # pypdf and pdfium read the words as written; pdfminer spaces justified lines out.
+    expect(tip.locator(".badge.exact")).to_have_count(2, timeout=30_000)
+    expect(tip.locator(".badge.normalised")).to_have_count(1)
     page.screenshot(path=str(DOCS / "pdf-view.png"))
 
 
