@@ -32,12 +32,12 @@ def _parses(client, source_id: str) -> dict[str, dict]:
     return {p["parser"]: p for p in body["parses"]}
 
 
-def test_a_pdf_gets_a_pypdf_and_a_pdfminer_parse_with_real_page_starts(
+def test_a_pdf_gets_a_pypdf_a_pdfminer_and_a_pdfium_parse_with_real_page_starts(
     upload, client_for, annotator, workspace
 ):
     assert upload("report.pdf", make_pdf(PAGES)).status_code == 201
     parses = _parses(client_for(annotator), "report.pdf")
-    assert set(parses) == {"pypdf", "pdfminer"}
+    assert set(parses) == {"pypdf", "pdfminer", "pdfium"}
     for name, summary in parses.items():
         assert summary["status"] == "ready", summary
         assert summary["page_count"] == 3
@@ -96,7 +96,7 @@ def test_an_encrypted_pdf_ends_as_failed_parses_that_say_why(
 ):
     assert upload("locked.pdf", encrypt_pdf(make_pdf(PAGES), "secret")).status_code == 201
     document = Document.objects.get(source_id="locked.pdf")
-    assert document.parses.count() == 2
+    assert document.parses.count() == 3
     for parse in document.parses.all():
         assert parse.status == "failed"
         assert parse.error_code == "encrypted"

@@ -127,7 +127,7 @@ def _chains() -> dict[str, tuple[bytes, str]]:
 CHAINS = _chains()
 
 
-@pytest.mark.parametrize("parser", ["pypdf", "pdfminer"])
+@pytest.mark.parametrize("parser", ["pypdf", "pdfminer", "pdfium"])
 @pytest.mark.parametrize("chain", list(CHAINS))
 def test_a_pdf_bomb_under_any_filter_chain_is_refused_as_too_large(parser, chain):
     stream, filters = CHAINS[chain]
@@ -145,7 +145,7 @@ def test_the_lzw_fixture_is_what_pdfminer_decodes():
     assert lzwdecode(_lzw_run(0x41, blocks=1)) == b"A" * sum(range(1, 4094 - 256))
 
 
-@pytest.mark.parametrize("parser", ["pypdf", "pdfminer"])
+@pytest.mark.parametrize("parser", ["pypdf", "pdfminer", "pdfium"])
 @pytest.mark.parametrize(
     ("encode", "filters"),
     [

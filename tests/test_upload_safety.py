@@ -221,7 +221,7 @@ def test_an_ordinary_docx_still_passes_the_archive_checks():
 BOMB_PDF = _pdf(PAGE_TEXT + b" " * (64 * 1024 * 1024))
 
 
-@pytest.mark.parametrize("parser", ["pypdf", "pdfminer"])
+@pytest.mark.parametrize("parser", ["pypdf", "pdfminer", "pdfium"])
 def test_a_pdf_stream_that_unpacks_to_gigabytes_is_refused_before_the_library_unpacks_it(parser):
     assert len(BOMB_PDF) < 200_000
 
@@ -247,14 +247,14 @@ def test_a_run_length_bomb_stopped_by_pypdf_is_refused_as_too_large_not_called_d
     assert "LimitReachedError" in error.value.detail
 
 
-@pytest.mark.parametrize("parser", ["pypdf", "pdfminer"])
+@pytest.mark.parametrize("parser", ["pypdf", "pdfminer", "pdfium"])
 def test_an_ordinary_compressed_pdf_still_reads(parser):
     parsed = parse_isolated(parser, _pdf(PAGE_TEXT), timeout_s=60)
 
     assert "Leave accrues monthly." in parsed.text
 
 
-@pytest.mark.parametrize("parser", ["pypdf", "pdfminer"])
+@pytest.mark.parametrize("parser", ["pypdf", "pdfminer", "pdfium"])
 def test_deeply_nested_pdf_objects_fail_readably_or_parse_and_the_caller_lives(parser):
     nested = b"[" * 50_000 + b"]" * 50_000
     data = _pdf(PAGE_TEXT, compress=False).replace(
@@ -280,7 +280,7 @@ def test_an_uploaded_pdf_bomb_ends_as_failed_parses_with_the_reason(
     assert response.status_code == 201
 
     parses = list(Document.objects.get().parses.all())
-    assert {p.parser for p in parses} == {"pypdf", "pdfminer"}
+    assert {p.parser for p in parses} == {"pypdf", "pdfminer", "pdfium"}
     for parse in parses:
         assert parse.status == ParseStatus.FAILED
         assert parse.error_code == "too_large"

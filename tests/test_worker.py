@@ -64,7 +64,7 @@ def test_an_upload_is_parsed_and_its_anchors_resolved_by_a_real_worker(
     }
 
 
-def test_a_pdf_is_read_by_both_pdf_parsers_in_a_real_worker(
+def test_a_pdf_is_read_by_every_pdf_parser_in_a_real_worker(
     worker, workspace, annotator, client_for
 ):
     from tests.documents import make_pdf
@@ -78,15 +78,16 @@ def test_a_pdf_is_read_by_both_pdf_parsers_in_a_real_worker(
     )
     assert response.status_code == 201
 
-    def both_done():
+    def all_done():
         body = client.get("/api/workspaces/acme/documents/handbook.pdf/").json()
         statuses = {p["parser"]: p for p in body["parses"]}
         done = all(p["status"] in ("ready", "failed") for p in statuses.values())
-        return statuses if done and len(statuses) == 2 else None
+        return statuses if done and len(statuses) == 3 else None
 
-    parses = svc.wait_for(both_done, what="pypdf and pdfminer to parse handbook.pdf")
+    parses = svc.wait_for(all_done, what="pypdf, pdfminer and pdfium to parse handbook.pdf")
     assert {name: p["status"] for name, p in parses.items()} == {
         "pypdf": "ready",
         "pdfminer": "ready",
+        "pdfium": "ready",
     }
     assert all(p["page_count"] == 2 for p in parses.values())

@@ -38,8 +38,9 @@ from .pdf_common import (
 #: out as fractions of the page, with the page's crop box and rotation applied as drawn.
 _DEVICE = charboxes.SCALE
 _NEWLINES = {"\r", "\n", "\u2028", "\u2029", "\x85"}
-#: pdfium marks a hyphen it found at a line end with U+0002; it is printed as "-".
-_HYPHEN_MARK = "\x02"
+#: pdfium marks a hyphen that splits a word at a line end with U+FFFE (older builds: U+0002)
+#: and joins the word there; the page prints "-", so the text says "-".
+_HYPHEN_MARKS = {"\x02", "\ufffe"}
 
 
 def read_page(page, textpage) -> tuple[str, bytes]:
@@ -106,7 +107,7 @@ def _tidy(chars: list[tuple[str, charboxes.Box]]) -> tuple[str, bytes]:
                 kept.pop()
             kept.append(("\n", None))
             continue
-        kept.append(("-" if ch == _HYPHEN_MARK else ch, box))
+        kept.append(("-" if ch in _HYPHEN_MARKS else ch, box))
     while kept and kept[-1][0].isspace():
         kept.pop()
     start = 0
