@@ -52,7 +52,7 @@ def document_dir(document: Document) -> Path:
 
 def image_path(document: Document, page: int, scale: float) -> Path:
     """Where page ``page`` (from 1) at ``scale`` is kept."""
-    return document_dir(document) / f"{page}@{scale:g}.webp"
+    return document_dir(document) / f"{page}@{scale:g}{pdfdraw.IMAGE_SUFFIX}"
 
 
 def _broken_path(document: Document, page: int) -> Path:
@@ -126,7 +126,7 @@ def prune(budget_bytes: int | None = None) -> int:
         if not folder.is_dir():
             continue
         for entry in os.scandir(folder):
-            if entry.is_file() and entry.name.endswith(".webp"):
+            if entry.is_file() and entry.name.endswith(pdfdraw.IMAGE_SUFFIX):
                 stat = entry.stat()
                 files.append((stat.st_mtime, stat.st_size, entry.path))
                 total += stat.st_size

@@ -79,7 +79,7 @@ def test_a_page_image_is_drawn_once_then_served_from_the_shared_cache(
     pdfview.prune(budget_bytes=0)  # the worker drew the first pages; start cold
     response = client_for(viewer).get(_url(pdf_doc, "pages/2/image?scale=1"))
     assert response.status_code == 200
-    assert response["Content-Type"] == "image/webp"
+    assert response["Content-Type"] == "image/jpeg"
     image = Image.open(io.BytesIO(b"".join(response.streaming_content)))
     assert image.size[0] in (595, 596)
     path = pdfview.image_path(pdf_doc, 2, 1.0)
@@ -104,7 +104,7 @@ def test_the_cache_is_bounded_least_recently_read_first(client_for, viewer, pdf_
         os.utime(path, (path.stat().st_mtime - age, path.stat().st_mtime - age))
     sizes = [p.stat().st_size for p in paths]
     others = sum(
-        p.stat().st_size for p in pdfview.document_dir(pdf_doc).glob("*.webp") if p not in paths
+        p.stat().st_size for p in pdfview.document_dir(pdf_doc).glob("*.jpg") if p not in paths
     )
     pdfview.prune(budget_bytes=int((sizes[1] + others) / 0.9) + 1)
     assert [p.exists() for p in paths] == [False, True, False]

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from evalsets import pdfdraw
-from evalsets.parsers import PARSERS, ParseError, charboxes, parse_isolated
+from evalsets.parsers import PAGE_SEPARATOR, PARSERS, ParseError, charboxes, parse_isolated
 from evalsets.parsers.registry import DEFAULT_PARSERS
 from tests.documents import break_page, encrypt_pdf, make_pdf, make_scan_pdf
 
@@ -102,9 +102,9 @@ def test_a_page_pdfium_cannot_load_is_reported_and_the_others_read():
         pdfdraw.render_page(break_page(make_pdf(["One.", "Two.", "Three."]), 2), 1)
 
 
-def test_a_page_is_drawn_as_a_webp_image_of_the_pages_proportions(pdf):
+def test_a_page_is_drawn_as_a_jpeg_image_of_the_pages_proportions(pdf):
     image = Image.open(io.BytesIO(pdfdraw.render_page(pdf, 0, 1.0)))
-    assert image.format == "WEBP"
+    assert image.format == "JPEG"
     assert abs(image.size[0] - 595) <= 1 and abs(image.size[1] - 842) <= 1
 
 
@@ -130,3 +130,13 @@ def test_box_files_of_page_ranges_join_in_page_order(parsed):
         charboxes.read_page(handle, 1).packed
         == charboxes.read_page(io.BytesIO(parsed.char_boxes), 0).packed
     )
+
+
+def test_a_range_of_pages_reads_alone_and_joins_into_the_whole(pdf, parsed):
+    head = PARSERS["pdfium"].parse(pdf, last_page=1)
+    tail = PARSERS["pdfium"].parse(pdf, first_page=2, last_page=3)
+    assert tail.meta["page_range"] == [2, 3] and tail.meta["empty_pages"] == [2]
+    assert head.text + PAGE_SEPARATOR + tail.text == parsed.text
+    assert charboxes.concat([head.char_boxes, tail.char_boxes]) == parsed.char_boxes
+    with pytest.raises(ValueError, match=r"not in 1\.\.3"):
+        PARSERS["pdfium"].parse(pdf, first_page=4)

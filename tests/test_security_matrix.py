@@ -218,6 +218,11 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "parse-detail": {"GET": READ, "DELETE": Rule(members(OWNER, 204))},
     "parse-reference": {"POST": Rule(members(OWNER, 200))},
     "parse-pages": {"GET": Rule(members(VIEWER, 200), query="?from=1&to=2")},
+    # The world's document is text, so a member who may read it is told it is not a PDF
+    # (409); test_pdf_view.py reads real PDFs through these.
+    "document-pdf": {"GET": Rule(members(VIEWER, 409))},
+    "pdf-page-image": {"GET": Rule(members(VIEWER, 409))},
+    "pdf-page-text": {"GET": Rule(members(VIEWER, 409))},
     # -- eval sets, items, anchors ----------------------------------------------------------------
     "evalset-list": {
         "GET": READ,

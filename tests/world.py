@@ -105,6 +105,7 @@ def build_world(
         "workspace": workspace.slug,  # an invitation's workspace, named by the invitee
         "doc": document.source_id,
         "parse": str(other_parse.public_id),
+        "page": 1,  # a page of the document (the PDF view's routes)
         "set": evalset.slug,
         "set_slug": evalset.slug,
         "item": item.item_id,

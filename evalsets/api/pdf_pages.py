@@ -93,7 +93,7 @@ class PdfView(WorkspaceScoped, APIView):
 
 
 class PdfPageImageView(WorkspaceScoped, APIView):
-    """Page ``n`` drawn by pdfium (WebP), from the shared cache or drawn now."""
+    """Page ``n`` drawn by pdfium (JPEG), from the shared cache or drawn now."""
 
     required_roles = {"get": Role.VIEWER}
 

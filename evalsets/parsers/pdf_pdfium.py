@@ -34,9 +34,9 @@ from .pdf_common import (
     require_pdf_magic,
 )
 
-#: Device size the page is mapped to when measuring boxes (= charboxes.SCALE), so boxes come
-#: out as fractions of the page, with the page's crop box and rotation applied as drawn.
-_DEVICE = charboxes.SCALE
+#: Device size the page is mapped to when measuring its transform: boxes come out as fractions
+#: of the page (to 1 part in a million), with its crop box and rotation applied as drawn.
+_PRECISE = 1 << 20
 _NEWLINES = {"\r", "\n", "\u2028", "\u2029", "\x85"}
 #: pdfium marks a hyphen that splits a word at a line end with U+FFFE (older builds: U+0002)
 #: and joins the word there; the page prints "-", so the text says "-".
@@ -60,36 +60,61 @@ def read_page(page, textpage) -> tuple[str, bytes]:
     return _tidy(chars)
 
 
-def _characters(page, textpage, codes: list[int]) -> list[tuple[str, charboxes.Box]]:
+def _page_transform(page) -> tuple[float, float, float, float, float, float]:
+    """The affine map from page coordinates to fractions of the drawn page (x right, y down),
+    with the crop box and rotation applied as pdfium draws them: measured once per page, so
+    each character then costs arithmetic, not three calls into the library."""
     import pypdfium2.raw as raw
 
-    rect = raw.FS_RECTF()
     dx, dy = ctypes.c_int(), ctypes.c_int()
 
     def device(x: float, y: float) -> tuple[float, float]:
-        raw.FPDF_PageToDevice(page.raw, 0, 0, _DEVICE, _DEVICE, 0, x, y, dx, dy)
-        return dx.value / _DEVICE, dy.value / _DEVICE
+        raw.FPDF_PageToDevice(page.raw, 0, 0, _PRECISE, _PRECISE, 0, x, y, dx, dy)
+        return dx.value / _PRECISE, dy.value / _PRECISE
 
+    ox, oy = device(0.0, 0.0)
+    ax, ay = device(1000.0, 0.0)
+    bx, by = device(0.0, 1000.0)
+    return ox, oy, (ax - ox) / 1000, (ay - oy) / 1000, (bx - ox) / 1000, (by - oy) / 1000
+
+
+def _characters(page, textpage, codes: list[int]) -> list[tuple[str, charboxes.Box]]:
+    import pypdfium2.raw as raw
+
+    ox, oy, xx, xy, yx, yy = _page_transform(page)
+    rect = raw.FS_RECTF()
+    rect_ref = ctypes.byref(rect)
+    handle = textpage.raw
+    loose_box = raw.FPDFText_GetLooseCharBox
+    is_generated = raw.FPDFText_IsGenerated
     out: list[tuple[str, charboxes.Box]] = []
+    append = out.append
     i = 0
-    while i < len(codes):
+    count = len(codes)
+    while i < count:
         code = codes[i]
         index = i
-        if 0xD800 <= code <= 0xDBFF and i + 1 < len(codes) and 0xDC00 <= codes[i + 1] <= 0xDFFF:
+        if 0xD800 <= code <= 0xDBFF and i + 1 < count and 0xDC00 <= codes[i + 1] <= 0xDFFF:
             ch = chr(0x10000 + ((code - 0xD800) << 10) + (codes[i + 1] - 0xDC00))
             i += 2
         else:
             ch = "\ufffd" if 0xD800 <= code <= 0xDFFF else chr(code)
             i += 1
         box: charboxes.Box = None
-        generated = raw.FPDFText_IsGenerated(textpage.raw, index) == 1
-        if not generated and raw.FPDFText_GetLooseCharBox(textpage.raw, index, rect):
-            x0, y0 = device(rect.left, rect.top)
-            x1, y1 = device(rect.right, rect.bottom)
-            box = (min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1))
-            if box[2] - box[0] <= 0 or box[3] - box[1] <= 0:
-                box = None
-        out.append((ch, box))
+        # Only white space can be a character pdfium made up (a space, a line break).
+        if (not ch.isspace() or is_generated(handle, index) != 1) and loose_box(
+            handle, index, rect_ref
+        ):
+            left, right, top, bottom = rect.left, rect.right, rect.top, rect.bottom
+            x0, y0 = ox + left * xx + top * yx, oy + left * xy + top * yy
+            x1, y1 = ox + right * xx + bottom * yx, oy + right * xy + bottom * yy
+            if x0 > x1:
+                x0, x1 = x1, x0
+            if y0 > y1:
+                y0, y1 = y1, y0
+            if x1 > x0 and y1 > y0:
+                box = (x0, y0, x1, y1)
+        append((ch, box))
     return out
 
 
@@ -122,9 +147,19 @@ class PdfiumParser:
     name = "pdfium"
     kind = "pdf"
     version = library_version("pypdfium2")
+    #: ``parse`` can read a range of pages alone (``first_page``/``last_page``), so a long PDF
+    #: can be read in pieces; the pieces' texts join with ``PAGE_SEPARATOR`` and their boxes
+    #: with ``charboxes.concat``.
+    reads_page_ranges = True
 
     def parse(
-        self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
+        self,
+        data: bytes,
+        *,
+        max_pages: int = 2000,
+        progress: ProgressFn | None = None,
+        first_page: int = 1,
+        last_page: int | None = None,
     ) -> ParsedText:
         require_pdf_magic(data)
         check_streams(data)  # a decompression bomb is refused before the library unpacks it
@@ -142,23 +177,26 @@ class PdfiumParser:
             if total == 0:
                 raise ParseError("empty", "This PDF has no pages.")
             check_page_count(total, max_pages)
+            last = total if last_page is None else min(last_page, total)
+            if not 1 <= first_page <= last:
+                raise ValueError(f"pages {first_page}..{last_page} are not in 1..{total}")
             pages: list[str] = []
             boxes: list[tuple[float, float, bytes]] = []
             failed: list[int] = []
-            for index in range(total):
+            for index in range(first_page - 1, last):
                 text, packed, size = self._page(document, index)
                 if size is None:
                     failed.append(index + 1)
                     size = (0.0, 0.0)
                 pages.append(text)
                 boxes.append((size[0], size[1], packed))
-                report(progress, index + 1, total)
+                report(progress, len(pages), last - first_page + 1)
         finally:
             document.close()
-        if len(failed) == total:
+        if len(failed) == len(pages):
             raise ParseError("corrupt", CORRUPT_REASON, "every page failed to load")
         text, starts = join_pages(pages)
-        if not text.strip():
+        if not text.strip() and len(pages) == total:  # a range may be blank; a document not
             raise ParseError("no_text", NO_TEXT_REASON)
         return ParsedText(
             text=text,
@@ -167,7 +205,8 @@ class PdfiumParser:
             parser_version=self.version,
             meta={
                 "pages": total,
-                "empty_pages": [i + 1 for i, page in enumerate(pages) if not page],
+                "page_range": [first_page, last],
+                "empty_pages": [first_page + i for i, page in enumerate(pages) if not page],
                 "failed_pages": failed,
                 "pdfium": pdfium.PDFIUM_INFO.build if hasattr(pdfium, "PDFIUM_INFO") else "",
             },
