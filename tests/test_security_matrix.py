@@ -31,7 +31,7 @@ from rest_framework.test import APIClient
 from evalsets import services
 from evalsets.review import workflow
 from tests.conftest import PASSWORD
-from tests.world import World, import_file, upload
+from tests.world import PDF_SOURCE_ID, World, import_file, upload
 
 OWNER, REVIEWER, ANNOTATOR, VIEWER = "owner", "reviewer", "annotator", "viewer"
 ROLES = (OWNER, REVIEWER, ANNOTATOR, VIEWER)  # highest first
@@ -218,11 +218,9 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "parse-detail": {"GET": READ, "DELETE": Rule(members(OWNER, 204))},
     "parse-reference": {"POST": Rule(members(OWNER, 200))},
     "parse-pages": {"GET": Rule(members(VIEWER, 200), query="?from=1&to=2")},
-    # The world's document is text, so a member who may read it is told it is not a PDF
-    # (409); test_pdf_view.py reads real PDFs through these.
-    "document-pdf": {"GET": Rule(members(VIEWER, 409))},
-    "pdf-page-image": {"GET": Rule(members(VIEWER, 409))},
-    "pdf-page-text": {"GET": Rule(members(VIEWER, 409))},
+    "document-pdf": {"GET": Rule(members(VIEWER, 200), kwargs={"doc": PDF_SOURCE_ID})},
+    "pdf-page-image": {"GET": Rule(members(VIEWER, 200), kwargs={"doc": PDF_SOURCE_ID})},
+    "pdf-page-text": {"GET": Rule(members(VIEWER, 200), kwargs={"doc": PDF_SOURCE_ID})},
     # -- eval sets, items, anchors ----------------------------------------------------------------
     "evalset-list": {
         "GET": READ,

@@ -7,19 +7,23 @@ assignment, two built releases. ``World.kwargs`` fills every URL keyword with a 
 
 from __future__ import annotations
 
+import hashlib
 import io
 from dataclasses import dataclass, field
 
 from contextgrid import EvalItem as CgItem
 from contextgrid import EvalSet as CgSet
 from contextgrid import GoldAnchor as CgAnchor
+from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 
 from evalsets import releases, services
 from evalsets.formats import get_format
-from evalsets.models import EvalItem, ItemAssignment, ItemState
+from evalsets.models import Document, EvalItem, ItemAssignment, ItemState
+from evalsets.parsers import PARSERS
 from evalsets.review import assignments, comments
+from tests.documents import make_pdf
 
 RELEASE_FORMAT = "contextgrid-jsonl"
 
@@ -58,6 +62,35 @@ def upload(name: str, data: bytes) -> SimpleUploadedFile:
     return SimpleUploadedFile(name, data)
 
 
+#: A one-page PDF with its pdfium parse (boxes and all), for the PDF view's routes.
+PDF_SOURCE_ID = "tiny.pdf"
+
+
+def pdf_document(workspace) -> Document:
+    """``tiny.pdf``, read by pdfium in this process (no worker: the world is built per test)."""
+    data = make_pdf(["Leave is accrued monthly."])
+    document = Document(
+        workspace=workspace,
+        source_id=PDF_SOURCE_ID,
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+        kind="pdf",
+    )
+    document.file.save(PDF_SOURCE_ID, ContentFile(data), save=False)
+    document.save()
+    parsed = PARSERS["pdfium"].parse(data)
+    parse = services.parse_version_add(
+        document=document,
+        parser="pdfium",
+        parser_version=parsed.parser_version,
+        text=parsed.text,
+        page_starts=parsed.page_starts,
+        origin="parsed",
+    )
+    parse.char_boxes.save("boxes", ContentFile(parsed.char_boxes))
+    return document
+
+
 def build_world(
     *, owner, reviewer, annotator, viewer, outsider, make_user, document, evalset, item, capture
 ) -> World:
@@ -72,6 +105,7 @@ def build_world(
         page_starts=reference.page_starts,
     )
     make_user("newbie")  # not a member yet: the owner adds them in the matrix
+    pdf_document(workspace)
     anchor = services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote="1.5 days of leave per month"
     )
