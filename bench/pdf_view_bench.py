@@ -189,9 +189,10 @@ def main() -> None:
         pages = info["page_count"]
         box_file = (svc.CACHE / "media" / "parses" / WS / f"{info['parse']}.boxes").stat().st_size
         print(
-            f"parsed: pypdf {parsed['pypdf'][0]:.1f} s, pdfium {parsed['pdfium'][0]:.1f} s "
-            f"(with boxes: {box_file / 1e6:.1f} MB for {pages} pages), first pages pre-drawn "
-            f"{predrawn:.1f} s after upload; load {svc.load_average()}",
+            f"ready after upload (one worker, one parse at a time): pypdf "
+            f"{parsed['pypdf'][0]:.1f} s, pdfium {parsed['pdfium'][0]:.1f} s (its boxes: "
+            f"{box_file / 1e6:.1f} MB for {pages} pages), first pages pre-drawn "
+            f"{predrawn:.1f} s; load {svc.load_average()}",
             flush=True,
         )
 
@@ -255,7 +256,7 @@ def main() -> None:
                     ["... after 150 more pages (most drawn in the request)", rss_half],
                     ["... after 300 more pages", rss_after],
                     [
-                        f"page cache on disk (budget {CACHE_MB} MB, pruned at 25 writes)",
+                        f"page cache on disk (budget {CACHE_MB} MB, pruned every 25 writes)",
                         folder_mb(page_cache),
                     ],
                 ],
