@@ -74,7 +74,8 @@
         f.notes.forEach(function (n) { notes.appendChild(el("li", { text: f.format + ": " + n })); });
       });
       var made = (r.created_by || "someone") + ", " + new Date(r.created_at).toLocaleString();
-      var gold = r.gold_parser ? " · gold: " + r.gold_parser : "";
+      var perKind = Object.keys(r.gold_parsers || {}).map(function (k) { return k + " " + r.gold_parsers[k]; }).join(", ");
+      var gold = r.gold_parser ? " · gold: " + r.gold_parser : perKind ? " · gold: " + perKind : "";
       return el("tr", { "data-version": String(r.version) },
         version, status, el("td", { text: made }),
         el("td", { text: r.item_count + gold }), el("td", {}, files), el("td", {}, notes));
@@ -120,7 +121,12 @@
           return Array.prototype.map.call(
             form.querySelectorAll("input[name=" + name + "]:checked"), function (i) { return i.value; });
         };
-        var body = { formats: checked("formats"), gold_parser: form.gold_parser.value };
+        var body = { formats: checked("formats") };
+        var gold = {};
+        form.querySelectorAll("[data-gold-kind]").forEach(function (select) {
+          if (select.value) gold[select.dataset.goldKind] = select.value;
+        });
+        if (Object.keys(gold).length) body.gold_parsers = gold;
         var extra = checked("include_states");
         if (extra.length) body.include_states = ["approved"].concat(extra);
         var button = form.querySelector("button[type=submit]");
