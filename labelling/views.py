@@ -211,6 +211,8 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         "set": chosen_set if chosen_set in sets else (sets[0] if sets else ""),
         "item": request.GET.get("item", ""),
         "can_write": may(membership, AnchorViewSet, "create"),
+        # Why an approved item is not offered for new evidence (ITEM_ID: the item's id).
+        "locked_reason": workflow.locked_message("ITEM_ID", "given new evidence"),
     }
     return render(
         request,
