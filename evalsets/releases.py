@@ -266,6 +266,14 @@ def _check_beir_ids(evalset: EvalSet, states: list[str]) -> None:
             raise InvalidInput(str(exc), field="formats") from exc
 
 
+def nothing_to_release(slug: str, states: list[str]) -> str:
+    """Why a release of no items is refused (the API's 400, the form's disabled button)."""
+    return (
+        f"eval set {slug!r} has no {' or '.join(states)} items to release; approve some "
+        "items first, or include other states explicitly"
+    )
+
+
 def release_create(
     *,
     evalset: EvalSet,
@@ -292,12 +300,7 @@ def release_create(
         locked = EvalSet.objects.select_for_update().get(pk=evalset.pk)
         count = EvalItem.objects.filter(evalset=locked, state__in=states).count()
         if count == 0:
-            words = " or ".join(states)
-            raise InvalidInput(
-                f"eval set {locked.slug!r} has no {words} items to release; approve some "
-                "items first, or include other states explicitly",
-                field="include_states",
-            )
+            raise InvalidInput(nothing_to_release(locked.slug, states), field="include_states")
         last = locked.releases.order_by("-version").values_list("version", flat=True).first()
         version = max(locked.version, (last or 0) + 1)
         release = Release.objects.create(

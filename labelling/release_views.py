@@ -54,6 +54,7 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
             "gold_kinds": [{"kind": k, "parsers": names} for k, names in parsers.items()],
             "reference": releases.REFERENCE,
             "approved": counts[ItemState.APPROVED],
+            "nothing_to_release": releases.nothing_to_release(evalset.slug, [ItemState.APPROVED]),
             "other_states": others,
             "releases_data": [representations.release_data(r) for r in listed],
             "api_releases": reverse("release-list", kwargs=kwargs),

@@ -385,3 +385,16 @@ def test_a_gold_parser_that_does_not_read_that_kind_is_refused_with_the_choices(
     body = response.json()
     assert "no text document" in body["detail"] and "plaintext" in body["detail"]
     assert "gold_parsers" in body["errors"]
+
+
+def test_with_nothing_approved_create_release_is_disabled_with_the_apis_reason(web, owner, item):
+    body = web(owner).get("/w/acme/sets/quiz/releases/").content.decode()
+    button = body[body.index("data-create-release") : body.index(">Create release<")]
+    assert "disabled" in button
+    assert "eval set &#x27;quiz&#x27; has no approved items to release" in body
+
+
+def test_with_an_approved_item_create_release_is_enabled(web, owner, approved):
+    body = web(owner).get("/w/acme/sets/quiz/releases/").content.decode()
+    button = body[body.index("data-create-release") : body.index(">Create release<")]
+    assert "disabled" not in button

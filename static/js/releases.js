@@ -113,6 +113,18 @@
 
     var form = document.getElementById("release-form");
     if (form) {
+    // Nothing approved and no other state ticked: the release would be refused, so the
+    // button is disabled with the reason until there is something to release.
+    var createButton = form.querySelector("[data-create-release]");
+    var whyNot = form.querySelector("[data-why-no-release]");
+    var updateCreate = function () {
+      var extra = Array.prototype.reduce.call(form.querySelectorAll("input[name=include_states]:checked"),
+        function (sum, box) { return sum + Number(box.dataset.count || 0); }, 0);
+      var empty = Number(createButton.dataset.approved) + extra === 0;
+      createButton.disabled = empty;
+      whyNot.hidden = !empty;
+    };
+    form.querySelectorAll("input[name=include_states]").forEach(function (box) { box.addEventListener("change", updateCreate); });
     form.addEventListener("submit", function (event) {
         event.preventDefault();
         var error = document.getElementById("release-error");
@@ -132,7 +144,7 @@
         var button = form.querySelector("button[type=submit]");
         button.disabled = true;
         send("POST", api, body).then(function (res) {
-          button.disabled = false;
+          updateCreate();
           if (!res.ok) { error.textContent = res.body.detail || "the release could not be made"; return; }
           releases[res.body.version] = res.body;
           render();
