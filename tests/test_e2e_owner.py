@@ -158,6 +158,7 @@ def test_an_owner_reopens_an_approved_item_from_its_page_and_can_edit_it_again(
     expect(page.locator("#why-save")).to_contain_text(
         "eval item 'q1' is approved; an owner must reopen it"
     )
+    expect(page.get_by_role("button", name="Remove this evidence")).to_be_disabled()
 
     page.get_by_role("button", name="Reopen").click()
     confirm(page, "Reopen")
@@ -165,6 +166,7 @@ def test_an_owner_reopens_an_approved_item_from_its_page_and_can_edit_it_again(
     expect(page.locator("[data-state]")).to_have_text("Draft")
     expect(page.get_by_role("button", name="Save", exact=True)).to_be_enabled()
     expect(page.get_by_role("button", name="Reopen")).to_be_disabled()
+    expect(page.get_by_role("button", name="Remove this evidence")).to_be_enabled()
     page.get_by_label("Answer").fill("1.5 days")
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.locator("[data-saved]")).to_have_text("Saved.")

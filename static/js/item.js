@@ -61,6 +61,13 @@
         remove.type = "button";
         remove.setAttribute("aria-label", "Remove this evidence");
         remove.addEventListener("click", () => removeAnchor(a, remove));
+        // An approved item's evidence is locked too: disabled, and #why-save says why.
+        const locked = (refusals[item.state] || {}).save;
+        if (locked) {
+          grade.disabled = remove.disabled = true;
+          grade.setAttribute("aria-describedby", "why-save");
+          remove.setAttribute("aria-describedby", "why-save");
+        }
         head.append(" ", grade, " ", remove);
       } else {
         head.append(" ", el("span", "grade", "grade " + gradeText(a.grade)));
