@@ -3,7 +3,8 @@
 Members, assignments and parser settings are pages over the same API and services; what a
 member may not do, or what the item's state forbids, is shown disabled with the API's own
 sentence. Also the fixes of issue 16 that need no browser: the release form's gold spans
-per document kind, the plain-text parser's version, ``make run PORT=...``.
+per document kind, ``make run PORT=...``. (The plain-text parser's own version is helper
+docview's change, with its test in ``tests/test_parsers.py``.)
 """
 
 from __future__ import annotations
@@ -278,12 +279,6 @@ def test_the_dashboards_tables_scroll_inside_a_box_that_says_so(web, owner, item
     body = web(owner).get("/w/acme/sets/quiz/dashboard/").content.decode()
     assert body.count('class="table-scroll"') >= 1
     assert "js/tables.js" in body
-
-
-def test_the_plain_text_parser_has_its_own_version_not_charset_normalizers():
-    from importlib import metadata
-
-    assert text_parser.PARSER.version != metadata.version("charset-normalizer")
 
 
 def test_make_run_takes_a_port():

@@ -8,17 +8,14 @@ This parser is also the "raw source" reading of Markdown files.
 
 from __future__ import annotations
 
-from .base import ParsedText, ParseError, ProgressFn, clean_text, report
+from .base import ParsedText, ParseError, ProgressFn, clean_text, library_version, report
 from .encoding import decode_text
 
 
 class PlainTextParser:
     name = "plaintext"
     kind = "text"
-    #: This parser's own version: bump it when its output changes. (It was charset-normalizer's
-    #: version, which labelled the parse "plaintext 3.5.3" and re-read every text file on each
-    #: upgrade of that library.)
-    version = "1"
+    version = library_version("charset-normalizer")  # the library that decides the decoding
 
     def parse(
         self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
