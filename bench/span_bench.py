@@ -45,16 +45,12 @@ from pathlib import Path
 
 import _services as svc
 import requests
+from load_bench import WORDS
 
 LABEL_STUDIO_VERSION = "1.23.2"
 PEERS = svc.CACHE / "peers"
 WS, SET, PASSWORD = "spans", "spans", "span-bench-password"
 TOKEN_LS = "5b1e0a0c" * 5  # Label Studio's legacy token for its bench account (40 hex)
-WORDS = (
-    "leave policy remote manager approval employee contract notice period salary review "
-    "annual budget office travel expense claim report training safety record access system "
-    "data backup incident response benefit pension holiday overtime schedule shift deadline"
-).split()
 
 
 # -- the document ------------------------------------------------------------------------------
