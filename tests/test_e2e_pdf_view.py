@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 
 from evalsets import services
 from evalsets.models import AnchorResolution, GoldAnchor
+from tests import services as svc
 from tests.browser import log_in
 from tests.conftest import PASSWORD
 from tests.documents import UNICODE_FONT, break_page, make_pdf
@@ -88,9 +89,11 @@ GLYPHS = """
 
 
 def upload(workspace, user, data: bytes, name: str):
+    """Upload a PDF and wait for its three parses (a real worker in CI, in-process here)."""
     document, _ = services.document_upload(
         workspace=workspace, user=user, upload=SimpleUploadedFile(name, data)
     )
+    svc.wait_for_parses(name, 3)
     return document
 
 
