@@ -350,6 +350,7 @@ export function setupPdf(ctx) {
     if (e.key === "j") { e.preventDefault(); goToPage(currentPage() + 1); }
     else if (e.key === "k") { e.preventDefault(); goToPage(currentPage() - 1); }
     else if (e.key === "n" || e.key === "p") { e.preventDefault(); nextHighlight(e.key === "n" ? 1 : -1); }
+    else if (e.key === "c") { e.preventDefault(); setStatus("Caret mode selects in the text view: switch to Text, then press c."); }
     else if (e.key === "a" || (e.key === "Enter" && !e.target.closest("a, button, mark"))) {
       if (trySelection()) e.preventDefault();
     }
