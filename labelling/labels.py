@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
-from evalsets.models import FOUND_STATUSES, ItemState, ResolutionStatus
+from evalsets.models import FOUND_STATUSES, ItemState, NotificationKind, ResolutionStatus
 
 #: One colour per workflow state (charts, progress bars, state pills).
 STATE_COLOURS = {
@@ -34,6 +34,13 @@ RESOLUTION_COLOURS = {
     ResolutionStatus.NOT_FOUND: "#c0392b",
     ResolutionStatus.PENDING: "#c9ced8",
 }
+#: What someone did, as the inbox says it: "rita <words> acme/quiz/q1".
+NOTIFICATION_WORDS = {
+    NotificationKind.CHANGES_REQUESTED: "asked for changes on",
+    NotificationKind.ASSIGNED: "assigned you",
+    NotificationKind.REVIEW: "asked you to review",
+    NotificationKind.REPLY: "replied to your comment on",
+}
 #: What a grade means, as the popover and the item editor say it.
 GRADE_WORDS = {2: "answers it", 1: "partly", 0: "related"}
 
@@ -50,6 +57,10 @@ LABELS: dict[str, dict] = {
     "states": _entries(ItemState, STATE_COLOURS),
     "resolutions": _entries(ResolutionStatus, RESOLUTION_COLOURS),
     "grades": {str(grade): words for grade, words in GRADE_WORDS.items()},
+    "notifications": {
+        kind.value: {"label": kind.label, "words": NOTIFICATION_WORDS[kind]}
+        for kind in NotificationKind
+    },
     #: The statuses that place an anchor on a span (a script draws those).
     "found": [status.value for status in FOUND_STATUSES],
 }

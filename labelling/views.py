@@ -23,6 +23,7 @@ from evalsets.api.permissions import may
 from evalsets.api.release_views import ImportCommitView
 from evalsets.api.views import AnchorViewSet, DocumentViewSet, EvalSetViewSet, ItemViewSet
 from evalsets.models import ItemState, ParseStatus, Role
+from labelling.labels import LABELS
 from labelling.permissions import requires
 
 ITEMS_PER_PAGE = 100
@@ -57,6 +58,9 @@ def home(request: HttpRequest) -> HttpResponse:
     memberships = selectors.memberships_with_counts(request.user)
     workspaces = [m.workspace for m in memberships]
     assigned, recent = selectors.items_for_person(request.user, workspaces)
+    notifications = selectors.inbox(request.user)
+    for note in notifications:
+        note.words = LABELS["notifications"][note.kind]["words"]
     return render(
         request,
         "labelling/home.html",
@@ -66,6 +70,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "evalsets": _with_progress(selectors.evalsets_of(workspaces)),
             "assigned": assigned,
             "recent": recent,
+            "notifications": notifications,
         },
     )
 

@@ -116,5 +116,6 @@ urlpatterns = [
         name="anchor-detail",
     ),
     path("", include("evalsets.api.review_urls")),
+    path("", include("evalsets.api.inbox_urls")),
     path("", include("evalsets.api.release_urls")),
 ]
