@@ -244,6 +244,13 @@ def item_list(evalset: EvalSet, *, state: str = "", qtype: str = "") -> QuerySet
     return listed
 
 
+def questions_of(evalset: EvalSet, *, exclude: str = "") -> list[tuple[str, str]]:
+    """``(item id, question)`` of every item in the set but ``exclude``: one query."""
+    return list(
+        evalset.items.exclude(item_id=exclude).order_by("id").values_list("item_id", "question")
+    )
+
+
 def qtype_suggestions(evalset: EvalSet) -> list[str]:
     """context-grid's suggested question types and every type the set already uses."""
     used = evalset.items.filter(qtype__isnull=False).values_list("qtype", flat=True).distinct()
