@@ -70,6 +70,41 @@ def state_words(state: str) -> str:
     return LABELS["states"].get(state, {}).get("words", state)
 
 
+#: What a comment that explains a transition is, in words.
+COMMENT_KIND_WORDS = {
+    "submitted": "on submitting",
+    "approved": "on approving",
+    "changes_requested": "changes requested",
+    "reopened": "on reopening",
+}
+
+
+def comment_kind_words(kind: str) -> str:
+    return COMMENT_KIND_WORDS.get(kind, state_words(kind))
+
+
+#: context-grid's own sentences name its Python API and its file format; on a page, say what
+#: to do in Groundwork instead.
+LIBRARY_PHRASES = (
+    (
+        "`is_the_winner_real()` settles it",
+        "a significance test on the two runs (context-grid's is_the_winner_real) settles it",
+    ),
+    (
+        'If you wrote these questions yourself, say so with `"meta": {"reviewed": true}` on '
+        "each one; otherwise the review queue is the cheapest place to fix it",
+        "Approving an item on the Review page marks it checked",
+    ),
+)
+
+
+def plain_words(text: str) -> str:
+    """``text`` with context-grid's library wording replaced and no Markdown backticks left."""
+    for library, ours in LIBRARY_PHRASES:
+        text = text.replace(library, ours)
+    return text.replace("`", "")
+
+
 def resolution_words(status: str) -> str:
     return LABELS["resolutions"].get(status, {}).get("words", status)
 

@@ -23,6 +23,7 @@ from evalsets.api.permissions import may
 from evalsets.api.release_views import ImportCommitView
 from evalsets.api.views import AnchorViewSet, DocumentViewSet, EvalSetViewSet, ItemViewSet
 from evalsets.models import ItemState, ParseStatus, Role
+from evalsets.validation import MAX_QUESTION_CHARS
 from labelling.labels import LABELS
 from labelling.permissions import requires
 
@@ -116,6 +117,7 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
         "progress": progress(selectors.state_counts([evalset])[evalset.pk]),
         "can_write": may(membership, ItemViewSet, "create"),
         "can_import": may(membership, ImportCommitView, "post"),
+        "max_question_chars": MAX_QUESTION_CHARS,
     }
     if request.headers.get("X-Partial") == "items":
         return render(request, "labelling/_items_table.html", context)
@@ -128,6 +130,9 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
     membership = request.membership
     evalset = selectors.evalset_in(membership.workspace, set_slug)
     (item,) = selectors.with_anchors([get_object_or_404(selectors.items(evalset), item_id=item_id)])
+    # "Highlight evidence in" opens on the item's own document (its first evidence's), not
+    # on whichever comes first in the alphabet.
+    own_document = next((a.source_id for a in item.prefetched_anchors), "")
     return render(
         request,
         "labelling/item.html",
@@ -142,6 +147,9 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "can_write": may(membership, ItemViewSet, "partial_update"),
             "threads": selectors.comment_threads(item),
             "events": selectors.recent_events(item),
+            "own_document": own_document,
+            "live_after": selectors.last_change(membership.workspace),
+            "max_question_chars": MAX_QUESTION_CHARS,
         },
     )
 
@@ -194,6 +202,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
             "parses": parses,
             "shown": shown,
             "config": config,
+            "live_after": selectors.last_change(membership.workspace),
         },
     )
 

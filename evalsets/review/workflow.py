@@ -91,6 +91,15 @@ _ONLY = {
 }
 
 
+#: "item 'q1' <words>" in a refusal: people's words, not the stored value.
+_STATE_WORDS = {
+    ItemState.DRAFT: "is a draft",
+    ItemState.SUBMITTED: "is submitted",
+    ItemState.APPROVED: "is approved",
+    ItemState.CHANGES_REQUESTED: "has changes requested",
+}
+
+
 def _refuse(item: EvalItem, action: str, row_version: int | None) -> None:
     """The conditional update changed nothing: say why, as a 409."""
     allowed, _ = _LEGAL[action]
@@ -99,7 +108,7 @@ def _refuse(item: EvalItem, action: str, row_version: int | None) -> None:
         raise Conflict(f"eval item {item.item_id!r} was deleted by someone else")
     if current.state not in allowed:
         raise Conflict(
-            f"item {item.item_id!r} is {current.state}; {_ONLY[action]}",
+            f"item {item.item_id!r} {_STATE_WORDS[current.state]}; {_ONLY[action]}",
             field="state",
             extra={"state": current.state, "current_row_version": current.row_version},
         )

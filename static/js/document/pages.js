@@ -169,15 +169,26 @@ export function setupPages(ctx) {
   }
 
   /* -- moving around ------------------------------------------------------------------------ */
+  /* Where the sticky header and toolbar end once stuck: what is above this line is hidden. */
+  function hiddenTop() {
+    const bar = document.querySelector("[data-doc-toolbar]");
+    if (!bar) return 0;
+    return (parseFloat(getComputedStyle(bar).top) || 0) + bar.offsetHeight;
+  }
   function currentPage() {
-    const top = (document.querySelector("[data-doc-toolbar]") || {}).offsetHeight || 0;
+    const top = hiddenTop();
     for (const s of sections) { if (s.getBoundingClientRect().bottom > top + 8) return Number(s.dataset.page); }
     return pageCount;
   }
+  /* The page's heading just below the toolbar, not under it. */
+  function scrollToPage(n) {
+    const top = sections[n - 1].getBoundingClientRect().top + window.scrollY - hiddenTop() - 6;
+    window.scrollTo({ top: Math.max(0, top) });
+  }
   function goToPage(n) {
     n = Math.max(1, Math.min(pageCount, n));
-    sections[n - 1].scrollIntoView({ block: "start" });
-    return ensurePages(n, n + 1).then(() => sections[n - 1].scrollIntoView({ block: "start" }));
+    scrollToPage(n);
+    return ensurePages(n, n + 1).then(() => scrollToPage(n));
   }
 
   function rangeFor(start, end) {
