@@ -211,6 +211,7 @@
     form.elements.qtype.value = values.qtype;
     form.elements.answer.value = values.answer;
     conflict.hidden = true;
+    mergeRows.replaceChildren();
     updateCount();
     if (FIELDS.every(([name]) => values[name] === saved[name])) {
       savedNote.textContent = "Kept their version.";
@@ -372,10 +373,6 @@
     similarBox: canWrite ? root.querySelector("[data-similar]") : null,
   });
   function updateCount() { checks.update(); }
-    clearTimeout(similarTimer);
-    similarTimer = setTimeout(checkSimilar, 600);
-  });
-  updateCount();
 
   renderAnchors();
   pollResolutions();

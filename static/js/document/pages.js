@@ -162,6 +162,8 @@ export function setupPages(ctx) {
     section.classList.remove("placeholder");
     section.classList.add("loaded");
     observer.unobserve(section);
+    // A page above the one "go to page" showed changed its height: keep that one in place.
+    if (pinned && n < pinned) scrollToPage(pinned);
   }
 
   function rerenderLoaded() {
@@ -185,10 +187,17 @@ export function setupPages(ctx) {
     const top = sections[n - 1].getBoundingClientRect().top + window.scrollY - hiddenTop() - 6;
     window.scrollTo({ top: Math.max(0, top) });
   }
+  /* The page "go to page" put below the toolbar stays there while the pages above it load
+     (their real heights replace estimates), until the reader scrolls or presses a key. */
+  let pinned = 0;
+  for (const type of ["wheel", "touchstart", "keydown", "mousedown"]) {
+    window.addEventListener(type, () => { pinned = 0; }, { capture: true, passive: true });
+  }
   function goToPage(n) {
     n = Math.max(1, Math.min(pageCount, n));
+    pinned = n;
     scrollToPage(n);
-    return ensurePages(n, n + 1).then(() => scrollToPage(n));
+    return ensurePages(n, n + 1).then(() => { if (pinned === n) scrollToPage(n); });
   }
 
   function rangeFor(start, end) {
@@ -221,6 +230,7 @@ export function setupPages(ctx) {
   async function jumpTo(start, end) {
     const n = pageOf(start);
     await goToPage(n);
+    pinned = 0;
     await ensurePages(n, pageOf(Math.max(start, end - 1)));
     const range = rangeFor(start, end);
     const rect = range.getBoundingClientRect();
