@@ -135,7 +135,8 @@ def _what(event: ItemEvent) -> str:
     if event.kind == EventKind.EDITED:
         fields = sorted(event.data.get("changes", {}))
         names = [_FIELD_WORDS.get(name, name) for name in fields] or ["item"]
-        return "changed the " + " and ".join(names)
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        return "changed the " + listed
     return _DONE.get(event.kind, event.get_kind_display().lower())
 
 

@@ -179,7 +179,9 @@
       const mineChanged = mine[name] !== base[name];
       const tr = el("tr");
       tr.dataset.mergeField = name;
-      tr.append(el("th", "", label), cell(name, "mine", mine[name], mineChanged), cell(name, "theirs", saved[name], !mineChanged));
+      const head = el("th", "", label);
+      head.scope = "row";
+      tr.append(head, cell(name, "mine", mine[name], mineChanged), cell(name, "theirs", saved[name], !mineChanged));
       mergeRows.appendChild(tr);
     }
     if (!differing) { // nothing of mine stands against theirs: take their version and move on
