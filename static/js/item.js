@@ -64,6 +64,13 @@
         remove.type = "button";
         remove.setAttribute("aria-label", "Remove this evidence");
         remove.addEventListener("click", () => removeAnchor(a, remove));
+        // An approved item's evidence is locked too: disabled, and #why-save says why.
+        const locked = (refusals[item.state] || {}).save;
+        if (locked) {
+          grade.disabled = remove.disabled = true;
+          grade.setAttribute("aria-describedby", "why-save");
+          remove.setAttribute("aria-describedby", "why-save");
+        }
         head.append(" ", grade, " ", remove);
       } else {
         head.append(" ", el("span", "grade", "grade " + gradeText(a.grade)));
@@ -107,9 +114,28 @@
     return FIELDS.some(([name]) => mine[name] !== base[name]);
   }
 
+  /* Controls the item's state forbids are disabled with the API's reason beside them
+     (the sentences come from the server, per state: evalsets/review/workflow.refusals). */
+  const refusalsEl = document.getElementById("item-refusals");
+  const refusals = refusalsEl ? JSON.parse(refusalsEl.textContent) : {};
+  function applyRefusals(state) {
+    const now = refusals[state] || {};
+    root.querySelectorAll("[data-refusal]").forEach((control) => {
+      const reason = now[control.dataset.refusal];
+      control.disabled = Boolean(reason);
+      if (control.tagName !== "BUTTON" && control.tagName !== "SELECT") { control.disabled = false; control.readOnly = Boolean(reason) || !canWrite; }
+    });
+    root.querySelectorAll("[data-why]").forEach((why) => {
+      const reason = now[why.dataset.why];
+      why.textContent = reason || "";
+      why.hidden = !reason;
+    });
+  }
+
   function applyItem(next, replaceFields) {
     item = next;
     if (replaceFields) base = fieldsOf(item);
+    applyRefusals(item.state);
     rowVersion.value = item.row_version;
     stateBadge.textContent = G.words.stateLabel(item.state);
     stateBadge.className = "state " + item.state;
@@ -247,8 +273,15 @@
       if (!dirty()) updateCount();
     }).catch(() => { /* the next change or save will tell */ });
   });
+  /* A keyboard shortcut for a refused control says why instead of asking the API. */
+  function refused(action) {
+    const reason = (refusals[item.state] || {})[action];
+    if (reason) G.toast(reason, "error");
+    return Boolean(reason);
+  }
 
   async function save() {
+    if (refused("save")) return false;
     G.clearErrors(form);
     savedNote.textContent = "Saving…";
     try {
@@ -270,6 +303,7 @@
   }
 
   async function submitForReview() {
+    if (refused("submit")) return;
     G.clearErrors(form);
     const button = root.querySelector("[data-submit-review]");
     button.disabled = true;
@@ -287,7 +321,7 @@
         G.showErrors(form, new G.ApiError(err.status, { detail: "Submitting for review is not available on this server yet (" + err.message + ").", errors: {} }));
       } else handle(err);
     } finally {
-      button.disabled = false;
+      applyRefusals(item.state);
     }
   }
 
