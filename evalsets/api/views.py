@@ -407,7 +407,7 @@ class ItemFilter(django_filters.FilterSet):
     qtype = django_filters.CharFilter()
     assignee = django_filters.CharFilter(field_name="assignee__username")
     q = django_filters.CharFilter(
-        method="search", label="words in the item's id or question (any case)"
+        method="search", label="words each in the item's id, question or answer (any case)"
     )
 
     class Meta:
