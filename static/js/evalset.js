@@ -1,5 +1,6 @@
 /* Eval set page: the search box, filters and paging swap the items table in place (the server
-   renders the partial) and keep what was asked in the URL; "/" goes to the search box; the
+   renders the partial) and keep what was asked in the URL ("/" goes to the search box, as
+   shortcuts.js does for any [data-search]); the
    "new item" form creates an item through the API and opens it. */
 (function () {
   "use strict";
@@ -41,13 +42,6 @@
       search.addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(applyFilters, 250); });
       search.addEventListener("keydown", (e) => {
         if (e.key === "Escape" && search.value) { e.preventDefault(); search.value = ""; applyFilters(); }
-      });
-      document.addEventListener("keydown", (e) => {
-        if (e.key === "/" && !e.ctrlKey && !e.metaKey && !e.altKey && !e.defaultPrevented && !G.isTyping(e.target)) {
-          e.preventDefault();
-          search.focus();
-          search.select();
-        }
       });
     }
     table.addEventListener("click", (e) => {
