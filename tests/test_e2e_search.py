@@ -50,6 +50,19 @@ def _current_mark(page) -> str:
     )
 
 
+def _wait_until_the_marked_hit_is_in_view(page) -> None:
+    """The marked hit sits below the sticky toolbar and above the bottom edge, and stays."""
+    page.wait_for_function(
+        """() => {
+          const h = CSS.highlights.get("gw-search-current");
+          if (!h || !h.size) return false;
+          const rect = Array.from(h)[0].getBoundingClientRect();
+          const bar = document.querySelector("[data-doc-toolbar]").getBoundingClientRect();
+          return rect.height > 0 && rect.top >= bar.bottom && rect.bottom <= window.innerHeight;
+        }"""
+    )
+
+
 def test_search_finds_a_phrase_on_page_900_of_1000_and_jumps_to_it(
     page, live_server, workspace, background
 ):
@@ -79,6 +92,7 @@ def test_search_finds_a_phrase_on_page_900_of_1000_and_jumps_to_it(
                    return h && Array.from(h).some((r) => r.toString().includes("zebra")); }"""
     )
     assert _current_mark(page) == "the quarterly\nzebra audit"
+    _wait_until_the_marked_hit_is_in_view(page)
     page.screenshot(path="/tmp/gw-search.png")
 
     search.press("Enter")  # the next hit
@@ -89,9 +103,11 @@ def test_search_finds_a_phrase_on_page_900_of_1000_and_jumps_to_it(
                        return h && Array.from(h).some((r) => r.toString() === text); }""",
         arg="THE QUARTERLY ZEBRA AUDIT",
     )
+    _wait_until_the_marked_hit_is_in_view(page)
     search.press("Shift+Enter")  # back to the previous one
     expect(box.locator("[data-search-count]")).to_have_text("1 of 2 hits · page 900")
     expect(page.locator("#page-900")).to_be_in_viewport()
+    _wait_until_the_marked_hit_is_in_view(page)
 
     search.press("Escape")
     expect(box).to_be_hidden()
@@ -178,3 +194,57 @@ def test_the_comparison_panel_shows_each_parses_text_with_differences_marked(
     page.keyboard.press("v")
     expect(panel).to_be_visible()
     expect(reference_col.locator(".span")).to_have_text(quote)
+
+
+QUOTE = (
+    "The final figures show that staff benefits rose in every region this year, and the office "
+    "hours stayed the same for each of the twelve sites that reported before the end of March."
+)
+
+
+def test_ligatures_hyphenation_lost_spaces_and_missing_text_are_each_marked(
+    page, live_server, workspace, item, annotator, background
+):
+    text = "Annual summary.\n" + QUOTE + " End of section.\n"
+    doc = Document(workspace=workspace, source_id="summary.pdf", sha256="4" * 64, size=len(text))
+    doc.file.save("summary.pdf", ContentFile(text.encode()), save=False)
+    doc.kind = "pdf"
+    doc.save()
+    reference = services.parse_version_add(
+        document=doc, parser="pdfminer.six", parser_version="20240706", text=text
+    )
+    pdf_like = (
+        text.replace("final figures", "\ufb01nal \ufb01gures")
+        .replace("benefits", "bene-\nfits")
+        .replace("year, and", "year,and")
+    )
+    lossy = text.replace("rose in every region this year", "rose this year")
+    parses = [
+        reference,
+        services.parse_version_add(
+            document=doc, parser="pypdf", parser_version="5.1", text=pdf_like
+        ),
+        services.parse_version_add(document=doc, parser="ocr", parser_version="1", text=lossy),
+    ]
+    start = text.index(QUOTE)
+    services.anchor_create_from_highlight(
+        item=item, user=annotator, parse=reference, start=start, end=start + len(QUOTE)
+    )
+    for parse in parses:
+        resolution.resolve_parse(parse)
+
+    log_in(page, live_server, "vic", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/sets/quiz/items/q1/")
+    page.get_by_role("button", name="How each parser read it").click()
+    panel = page.get_by_role("dialog", name="How each parser read this evidence")
+    pypdf = panel.locator('.compare-col[data-parser="pypdf"]')
+    expect(pypdf.locator('.diff[data-kind="ligature"]')).to_have_text(["\ufb01nal", "\ufb01gures"])
+    expect(pypdf.locator('.diff[data-kind="hyphen"]')).to_have_text("bene-\nfits")
+    expect(pypdf.locator('.diff[data-kind="space"]')).to_have_count(1)
+    expect(pypdf.locator(".compare-summary")).to_have_text(
+        "2 \u00d7 ligature, 1 \u00d7 spaces, 1 \u00d7 hyphenation"
+    )
+    ocr = panel.locator('.compare-col[data-parser="ocr"]')
+    expect(ocr.locator(".badge")).to_contain_text("fuzzy")
+    expect(ocr.locator('del.diff[data-kind="missing"]')).to_have_text(" in every region")
+    page.screenshot(path="/tmp/gw-parse-comparison-kinds.png")

@@ -34,7 +34,8 @@ function segmentNode(segment) {
   const words = kindWords(segment.kind);
   let node;
   if (segment.op === "missing") {
-    node = el("del", "diff diff-" + segment.kind, segment.ref);
+    // A lost space or line break is drawn as ␣, or it would be invisible.
+    node = el("del", "diff diff-" + segment.kind, /^\s+$/.test(segment.ref) ? "\u2423" : segment.ref);
     node.title = words + ": the reference has this, this parse does not";
   } else if (segment.op === "extra") {
     node = el("ins", "diff diff-" + segment.kind, segment.text);

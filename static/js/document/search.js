@@ -225,7 +225,20 @@ export function setupSearch(ctx) {
     window.scrollBy({ top: range.getBoundingClientRect().top - window.innerHeight / 3 });
     markLoaded();
     pagesEl.dataset.searchHit = hit.start + "-" + hit.end;
+    // Pages above that load now change height from their estimate: keep the hit where it was
+    // put for a moment, unless the reader scrolls away themselves.
+    settling = { hit, until: performance.now() + 2500 };
   }
+
+  let settling = null;
+  function settle() {
+    if (!settling || hits[current] !== settling.hit || performance.now() > settling.until) { settling = null; return; }
+    const hit = settling.hit;
+    const top = ctx.pages.rangeFor(hit.start, hit.end).getBoundingClientRect().top;
+    if (Math.abs(top - window.innerHeight / 3) > 24) window.scrollBy({ top: top - window.innerHeight / 3 });
+  }
+  for (const type of ["wheel", "touchmove", "mousedown"]) window.addEventListener(type, () => { settling = null; }, { passive: true });
+  window.addEventListener("keydown", (e) => { if (e.target !== input) settling = null; }, true);
 
   function clearMarks() {
     if (!canMark) return;
@@ -256,7 +269,7 @@ export function setupSearch(ctx) {
   pagesEl.addEventListener("gw:page-rendered", () => {
     if (!hits.length) return;
     cancelAnimationFrame(remark);
-    remark = requestAnimationFrame(markLoaded);
+    remark = requestAnimationFrame(() => { settle(); markLoaded(); });
   });
 
   ctx.search = { open, close, run: (q) => { open(); input.value = q; return run(q.trim()); }, hits: () => hits, current: () => hits[current] };
