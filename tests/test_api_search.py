@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -217,6 +219,24 @@ def test_the_comparison_shows_each_parses_text_status_and_differences(client_for
     assert changed == [{"op": "changed", "text": "leaveper", "ref": "leave per", "kind": "space"}]
     assert theirs["differences"] == {"space": 1}
     assert theirs["page"] == 1
+
+
+def test_the_comparison_costs_the_same_queries_for_two_parses_as_for_five(
+    client_for, viewer, anchored, document, django_capture_on_commit_callbacks
+):
+    url = f"{ITEM}/anchors/{anchored.public_id}/compare/"
+    client = client_for(viewer)
+    with CaptureQueriesContext(connection) as two:
+        assert len(client.get(url).json()["parses"]) == 2
+    for n in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            services.parse_version_add(document=document, parser=f"more{n}", text=THEIRS)
+    with CaptureQueriesContext(connection) as five:
+        assert len(client.get(url).json()["parses"]) == 5
+    assert len(five.captured_queries) == len(two.captured_queries)
+    # Windows of the texts are cut by the database; no query reads a whole parse text.
+    whole_text = re.compile(r'(?<!SUBSTR\()(?<!SUBSTRING\()"evalsets_parseversion"\."text"')
+    assert not [q for q in five.captured_queries if whole_text.search(q["sql"])]
 
 
 def test_a_parse_that_lost_the_evidence_says_so_without_text(
