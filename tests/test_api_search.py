@@ -121,6 +121,11 @@ def test_a_bad_search_is_a_400_that_says_what_was_wrong(
     assert field in body["errors"]
 
 
+def test_an_offset_past_the_end_finds_nothing_rather_than_failing(client_for, viewer, reference):
+    body = _search(client_for(viewer), reference, q="leave", after=str(10**30)).json()
+    assert (body["hits"], body["next_after"], body["total"]) == ([], None, 3)
+
+
 def test_a_parse_that_is_not_ready_cannot_be_searched_yet(document, client_for, viewer):
     parse = services.parse_version_add(document=document, parser="slow", text="Some text.")
     ParseVersion.objects.filter(pk=parse.pk).update(status="parsing")

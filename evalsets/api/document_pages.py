@@ -143,7 +143,11 @@ class DocumentSearchView(WorkspaceScoped, APIView):
             query = textsearch.check_query(query)
         except textsearch.QueryError as err:
             raise InvalidInput(str(err), field="q") from None
-        after = _number(params, "after", 0, least=0, what="an offset (0 or more)")
+        # Past the end there is nothing to find (and a huge number must not reach the C code).
+        after = min(
+            _number(params, "after", 0, least=0, what="an offset (0 or more)"),
+            parse_found.text_length,
+        )
         limit = _number(params, "limit", HITS, least=1, what=f"a count from 1 to {MAX_HITS}")
         if limit > MAX_HITS:
             raise InvalidInput(
