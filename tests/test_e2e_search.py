@@ -248,3 +248,32 @@ def test_ligatures_hyphenation_lost_spaces_and_missing_text_are_each_marked(
     expect(ocr.locator(".badge")).to_contain_text("fuzzy")
     expect(ocr.locator('del.diff[data-kind="missing"]')).to_have_text(" in every region")
     page.screenshot(path="/tmp/gw-parse-comparison-kinds.png")
+
+
+def test_the_item_list_searches_questions_and_answers_as_you_type_and_keeps_it_in_the_url(
+    page, live_server, evalset, item, annotator
+):
+    services.item_create(
+        evalset=evalset,
+        user=annotator,
+        item_id="q2",
+        question="How long may staff work from home?",
+        answer="Thirty days of remote work a year.",
+    )
+    log_in(page, live_server, "vic", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/sets/quiz/")
+    rows = page.locator("[data-items-table] tbody tr")
+    expect(rows).to_have_count(2)
+    page.keyboard.press("/")
+    search = page.get_by_role("searchbox", name="Search")
+    expect(search).to_be_focused()
+    search.type("REMOTE thirty")  # both words, found in the answer, any case
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("Answer: Thirty days of remote work a year.")
+    expect(page).to_have_url(f"{live_server.url}/w/acme/sets/quiz/?q=REMOTE+thirty")
+    page.reload()
+    expect(page.get_by_role("searchbox", name="Search")).to_have_value("REMOTE thirty")
+    expect(rows).to_have_count(1)
+    page.get_by_role("searchbox", name="Search").press("Escape")
+    expect(rows).to_have_count(2)
+    expect(page).to_have_url(f"{live_server.url}/w/acme/sets/quiz/")
