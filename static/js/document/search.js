@@ -73,9 +73,11 @@ export function setupSearch(ctx) {
     }
   }, true);
 
-  input.addEventListener("keydown", (e) => {
+  panel.addEventListener("keydown", (e) => {
     if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); close(); }
-    else if (e.key === "Enter") {
+  });
+  input.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") {
       e.preventDefault();
       const q = input.value.trim();
       if (q !== query) { clearTimeout(typing); run(q); }
