@@ -41,6 +41,18 @@ NOTIFICATION_WORDS = {
     NotificationKind.REVIEW: "asked you to review",
     NotificationKind.REPLY: "replied to your comment on",
 }
+#: What each kind of difference between two parses' readings is called (the comparison panel).
+DIFFERENCE_WORDS = {
+    "ligature": "ligature",
+    "space": "spaces",
+    "hyphen": "hyphenation",
+    "case": "case",
+    "punctuation": "punctuation or markup",
+    "moved": "moved",
+    "missing": "missing",
+    "extra": "extra",
+    "text": "other text",
+}
 #: What a grade means, as the popover and the item editor say it.
 GRADE_WORDS = {2: "answers it", 1: "partly", 0: "related"}
 
@@ -61,6 +73,7 @@ LABELS: dict[str, dict] = {
         kind.value: {"label": kind.label, "words": NOTIFICATION_WORDS[kind]}
         for kind in NotificationKind
     },
+    "differences": DIFFERENCE_WORDS,
     #: The statuses that place an anchor on a span (a script draws those).
     "found": [status.value for status in FOUND_STATUSES],
 }

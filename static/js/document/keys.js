@@ -7,7 +7,7 @@ export function setupKeys(ctx) {
 
   const gotoForm = document.querySelector("[data-goto]");
   const gotoInput = document.querySelector("[data-goto-input]");
-  gotoForm.addEventListener("submit", (e) => { e.preventDefault(); pages.goToPage(Number(gotoInput.value) || 1); });
+  gotoForm.addEventListener("submit", (e) => { e.preventDefault(); pages.goToPage(Number(gotoInput.value) || 1, true); });
   G.chords.p = () => { gotoInput.focus(); gotoInput.select(); };
   // The page box follows scrolling (unless someone is typing a number into it).
   let following = false;

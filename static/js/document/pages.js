@@ -162,6 +162,7 @@ export function setupPages(ctx) {
     section.classList.remove("placeholder");
     section.classList.add("loaded");
     observer.unobserve(section);
+    pagesEl.dispatchEvent(new CustomEvent("gw:page-rendered", { detail: { page: n } }));
     // A page above the one "go to page" showed changed its height: keep that one in place.
     if (pinned && n < pinned) scrollToPage(pinned);
   }
@@ -187,17 +188,18 @@ export function setupPages(ctx) {
     const top = sections[n - 1].getBoundingClientRect().top + window.scrollY - hiddenTop() - 6;
     window.scrollTo({ top: Math.max(0, top) });
   }
-  /* The page "go to page" put below the toolbar stays there while the pages above it load
-     (their real heights replace estimates), until the reader scrolls or presses a key. */
+  /* The page a reader's "go to page" (the box, g p, #page=N) put below the toolbar stays there
+     while the pages above it load (their real heights replace estimates), until the reader
+     scrolls or presses a key. */
   let pinned = 0;
   for (const type of ["wheel", "touchstart", "keydown", "mousedown"]) {
     window.addEventListener(type, () => { pinned = 0; }, { capture: true, passive: true });
   }
-  function goToPage(n) {
+  function goToPage(n, pin) {
     n = Math.max(1, Math.min(pageCount, n));
-    pinned = n;
+    pinned = pin ? n : 0; // a reader's "go to page"; a jump to a passage places itself after
     scrollToPage(n);
-    return ensurePages(n, n + 1).then(() => { if (pinned === n) scrollToPage(n); });
+    return ensurePages(n, n + 1).then(() => { if (!pin || pinned === n) scrollToPage(n); });
   }
 
   function rangeFor(start, end) {
@@ -230,7 +232,6 @@ export function setupPages(ctx) {
   async function jumpTo(start, end) {
     const n = pageOf(start);
     await goToPage(n);
-    pinned = 0;
     await ensurePages(n, pageOf(Math.max(start, end - 1)));
     const range = rangeFor(start, end);
     const rect = range.getBoundingClientRect();
@@ -242,7 +243,7 @@ export function setupPages(ctx) {
 
   ctx.pages = {
     starts, pageCount, loaded, sections, setStatus, pageOf, ensurePages, rerenderLoaded,
-    currentPage, goToPage, jumpTo,
+    currentPage, goToPage, jumpTo, rangeFor,
   };
   return ctx.pages;
 }
