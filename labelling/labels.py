@@ -33,6 +33,7 @@ RESOLUTION_COLOURS = {
     ResolutionStatus.AMBIGUOUS: "#d9822b",
     ResolutionStatus.NOT_FOUND: "#c0392b",
     ResolutionStatus.PENDING: "#c9ced8",
+    ResolutionStatus.CONFIRMED: "#1d6fa5",
 }
 #: What a grade means, as the popover and the item editor say it.
 GRADE_WORDS = {2: "answers it", 1: "partly", 0: "related"}

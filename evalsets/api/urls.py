@@ -115,6 +115,11 @@ urlpatterns = [
         v.AnchorViewSet.as_view(DETAIL),
         name="anchor-detail",
     ),
+    path(
+        f"{item}/anchors/<uuid:anchor>/confirm/",
+        v.AnchorViewSet.as_view({"post": "confirm"}),
+        name="anchor-confirm",
+    ),
     path("", include("evalsets.api.review_urls")),
     path("", include("evalsets.api.release_urls")),
 ]
