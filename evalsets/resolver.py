@@ -785,6 +785,10 @@ class PreparedText:
 
         # a highlight records its page and which copy on it: there, 0 is the first copy
         occurrence_given = occurrence > 0 or (paged and len(pool) > 1)
+        # a highlight (it records its context) counted its occurrence among verbatim copies,
+        # 0 included; when every copy here is verbatim too, the two counts line up
+        if len(pool) > 1 and context and all(c.verbatim for c in pool):
+            occurrence_given = True
         if len(pool) == 1 and occurrence == 0:
             if tier == FUZZY and not self._clear_lead(pool[0], rejected):
                 return self._ambiguous(tier, [pool[0], *rejected], qlen)

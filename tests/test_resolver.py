@@ -470,8 +470,17 @@ def test_repeats_are_told_apart_by_the_context_on_both_sides():
     r = resolve(text, "the fee is waived", prefix="alpha: ", suffix=". beta")
     assert r.status == EXACT and r.reason == "context"
     assert r.start == text.index("the fee is waived")
-    # context that fits no copy better than another decides nothing
+    # context that fits no copy better than another decides nothing; a highlight (it
+    # recorded context) counted its occurrence among verbatim copies, and here all are
+    # verbatim, so the occurrence it recorded (0) picks
     r = resolve(text, "the fee is waived", prefix="omega: ", suffix=". zeta")
+    assert r.status == EXACT and r.reason == "occurrence"
+    assert r.start == text.index("the fee is waived")
+    # a typed quote (no context): occurrence 0 is only the default, so nothing picks
+    assert resolve(text, "the fee is waived").status == AMBIGUOUS
+    # copies this parse holds only after folding were not counted the same way
+    refolded = text.replace("fee is", "fee\nis")
+    r = resolve(refolded, "the fee is waived", prefix="omega: ", suffix=". zeta")
     assert r.status == AMBIGUOUS
 
 
