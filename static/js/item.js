@@ -61,6 +61,13 @@
         remove.type = "button";
         remove.setAttribute("aria-label", "Remove this evidence");
         remove.addEventListener("click", () => removeAnchor(a, remove));
+        // An approved item's evidence is locked too: disabled, and #why-save says why.
+        const locked = (refusals[item.state] || {}).save;
+        if (locked) {
+          grade.disabled = remove.disabled = true;
+          grade.setAttribute("aria-describedby", "why-save");
+          remove.setAttribute("aria-describedby", "why-save");
+        }
         head.append(" ", grade, " ", remove);
       } else {
         head.append(" ", el("span", "grade", "grade " + gradeText(a.grade)));
@@ -97,6 +104,13 @@
      for that parse, which a re-run of the resolver never overwrites. */
   function placeByHand(a, offers) {
     const box = el("div", "place-by-hand");
+    // an approved item's evidence is locked: the buttons are disabled, #why-save says why
+    const locked = (refusals[item.state] || {}).save;
+    const lock = (button) => {
+      if (!locked) return;
+      button.disabled = true;
+      button.setAttribute("aria-describedby", "why-save");
+    };
     for (const r of offers) {
       const d = r.detail || {};
       const row = el("p", "offer small");
@@ -111,12 +125,14 @@
         confirm.dataset.confirm = "";
         confirm.setAttribute("aria-label", "Confirm the candidate in " + r.parser);
         confirm.addEventListener("click", () => place(a, r, null, confirm));
+        lock(confirm);
         row.append(show, " ", confirm, " ");
       }
       const correct = el("button", "quiet small", offered ? "Correct…" : "Select it…");
       correct.type = "button";
       correct.dataset.correct = "";
       correct.addEventListener("click", () => openCorrection(a, r, row, correct));
+      lock(correct);
       row.append(correct);
       box.append(row);
     }
@@ -194,8 +210,27 @@
     return end > start ? [pageStart + start, pageStart + end] : null;
   }
 
+  /* Controls the item's state forbids are disabled with the API's reason beside them
+     (the sentences come from the server, per state: evalsets/review/workflow.refusals). */
+  const refusalsEl = document.getElementById("item-refusals");
+  const refusals = refusalsEl ? JSON.parse(refusalsEl.textContent) : {};
+  function applyRefusals(state) {
+    const now = refusals[state] || {};
+    root.querySelectorAll("[data-refusal]").forEach((control) => {
+      const reason = now[control.dataset.refusal];
+      control.disabled = Boolean(reason);
+      if (control.tagName !== "BUTTON" && control.tagName !== "SELECT") { control.disabled = false; control.readOnly = Boolean(reason) || !canWrite; }
+    });
+    root.querySelectorAll("[data-why]").forEach((why) => {
+      const reason = now[why.dataset.why];
+      why.textContent = reason || "";
+      why.hidden = !reason;
+    });
+  }
+
   function applyItem(next, replaceFields) {
     item = next;
+    applyRefusals(item.state);
     rowVersion.value = item.row_version;
     stateBadge.textContent = G.words.stateLabel(item.state);
     stateBadge.className = "state " + item.state;
@@ -241,7 +276,15 @@
     else G.showErrors(form, err);
   }
 
+  /* A keyboard shortcut for a refused control says why instead of asking the API. */
+  function refused(action) {
+    const reason = (refusals[item.state] || {})[action];
+    if (reason) G.toast(reason, "error");
+    return Boolean(reason);
+  }
+
   async function save() {
+    if (refused("save")) return false;
     G.clearErrors(form);
     saved.textContent = "Saving…";
     try {
@@ -262,6 +305,7 @@
   }
 
   async function submitForReview() {
+    if (refused("submit")) return;
     G.clearErrors(form);
     const button = root.querySelector("[data-submit-review]");
     button.disabled = true;
@@ -279,7 +323,7 @@
         G.showErrors(form, new G.ApiError(err.status, { detail: "Submitting for review is not available on this server yet (" + err.message + ").", errors: {} }));
       } else handle(err);
     } finally {
-      button.disabled = false;
+      applyRefusals(item.state);
     }
   }
 
