@@ -235,9 +235,11 @@ def state_counts(evalsets: Iterable[EvalSet]) -> dict[int, dict[str, int]]:
     return counts
 
 
-def item_list(evalset: EvalSet, *, state: str = "", qtype: str = "") -> QuerySet[EvalItem]:
+def item_list(
+    evalset: EvalSet, *, state: str = "", qtype: str = "", q: str = ""
+) -> QuerySet[EvalItem]:
     """The eval set page's items, oldest first, each with ``anchor_count``; ``qtype`` may be
-    ``(none)`` for items without one."""
+    ``(none)`` for items without one; ``q`` keeps those with its words (``search_items``)."""
     listed = (
         evalset.items.select_related("author", "assignee")
         .defer(*_user_columns_not_shown("author", "assignee"))
@@ -250,7 +252,7 @@ def item_list(evalset: EvalSet, *, state: str = "", qtype: str = "") -> QuerySet
         listed = listed.filter(qtype__isnull=True)
     elif qtype:
         listed = listed.filter(qtype=qtype)
-    return listed
+    return search_items(listed, q)
 
 
 def qtype_suggestions(evalset: EvalSet) -> list[str]:
@@ -268,12 +270,17 @@ def next_item_id(evalset: EvalSet) -> str:
     return f"q{highest + 1}"
 
 
+#: Words of a search past this many are ignored (each one is a condition on three columns).
+SEARCH_WORDS = 10
+
+
 def search_items(items: QuerySet[EvalItem], words: str) -> QuerySet[EvalItem]:
-    """Items whose id or question contains ``words`` (any case)."""
-    words = words.strip()
-    if not words:
-        return items
-    return items.filter(Q(item_id__icontains=words) | Q(question__icontains=words))
+    """Items holding every word of ``words`` (any case), each in its id, question or answer."""
+    for word in words.split()[:SEARCH_WORDS]:
+        items = items.filter(
+            Q(item_id__icontains=word) | Q(question__icontains=word) | Q(answer__icontains=word)
+        )
+    return items
 
 
 # -- the home and workspace pages ---------------------------------------------------------------

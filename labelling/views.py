@@ -121,7 +121,8 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     evalset = selectors.evalset_in(membership.workspace, set_slug)
     state = request.GET.get("state", "")
     qtype = request.GET.get("qtype", "")
-    items = selectors.item_list(evalset, state=state, qtype=qtype)
+    q = request.GET.get("q", "").strip()[:200]
+    items = selectors.item_list(evalset, state=state, qtype=qtype, q=q)
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "membership": membership,
@@ -130,6 +131,7 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
         "page": page,
         "state": state,
         "qtype": qtype,
+        "q": q,
         "states": ItemState.choices,
         "qtypes": selectors.qtype_suggestions(evalset),
         "next_id": selectors.next_item_id(evalset),

@@ -221,6 +221,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "parse-detail": {"GET": READ, "DELETE": Rule(members(OWNER, 204))},
     "parse-reference": {"POST": Rule(members(OWNER, 200))},
     "parse-pages": {"GET": Rule(members(VIEWER, 200), query="?from=1&to=2")},
+    "parse-search": {"GET": Rule(members(VIEWER, 200), query="?q=leave")},
     # -- eval sets, items, anchors ----------------------------------------------------------------
     "evalset-list": {
         "GET": READ,
@@ -254,6 +255,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
             body=lambda w: {"source_id": "handbook.txt", "quote": "Remote work", "grade": 2},
         ),
     },
+    "anchor-compare": {"GET": READ},
     "anchor-detail": {
         "GET": READ,
         "PATCH": Rule(members(ANNOTATOR, 200), body=lambda w: {"grade": 1}),

@@ -50,6 +50,12 @@
         jump.href = docLink(a.source_id, a.highlight.parse, a.highlight.start, a.highlight.end);
         head.append(" ", jump);
       }
+      if (!a.pending) {
+        const compare = el("button", "link small", "How each parser read it");
+        compare.type = "button";
+        Object.assign(compare.dataset, { compareWs: ws, compareSet: set, compareItem: item.id, compareAnchor: a.id });
+        head.append(" ", compare);
+      }
       if (canWrite) {
         const grade = document.createElement("select");
         grade.setAttribute("aria-label", "Grade of this evidence");

@@ -129,6 +129,7 @@
   window.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || G.isTyping(e.target)) return;
     if (help.open && e.key !== "?") return;
+    if (document.querySelector("dialog.compare[open]")) return; // its own keys: Esc closes it
     const actions = {
       a: approve,
       c: openChanges,
