@@ -33,8 +33,9 @@ from evalsets.models import (
     ItemEvent,
     ItemState,
     ParseVersion,
+    ResolutionStatus,
 )
-from evalsets.portability import reference_span, tally
+from evalsets.portability import Tally, reference_span, tally
 from evalsets.selectors import PARSE_BULK
 
 #: Questions this similar (rapidfuzz token-sort ratio, 0-100) are near-duplicates.
@@ -70,7 +71,7 @@ def evalset_dashboard(evalset: EvalSet) -> dict:
         "states": _states(items),
         "people": _people(evalset, items),
         "throughput": _throughput(evalset),
-        "resolution": _resolution(items),
+        **_resolution(items),
         "qtypes": _qtypes(items),
         "unanswerable": sum(1 for item in items if not item.anchors.all()),
         "duplicates": duplicates(items),
@@ -168,10 +169,18 @@ def _qtypes(items: list[EvalItem]) -> dict[str, int]:
 # -- resolution health -------------------------------------------------------------------------
 
 
-def _resolution(items: list[EvalItem]) -> list[dict]:
-    """Per parse of every document the set quotes: its anchors found by tier, and lost."""
+#: How many of the items a parser loses are named in its row (the count is always whole).
+LOST_ITEMS_SHOWN = 50
+
+
+def _resolution(items: list[EvalItem]) -> dict[str, list[dict]]:
+    """Per parse of every document the set quotes (``resolution``), and per parser across
+    those documents (``parsers``): anchors found by tier, confirmed, ambiguous and lost, and
+    for a parser the items it loses. Both are ``tally`` of the same counts; no query of its
+    own beyond the parses'."""
     anchors_by_doc: Counter = Counter()
     statuses: dict[int, Counter] = defaultdict(Counter)
+    losing: dict[int, dict[str, None]] = defaultdict(dict)  # parse -> item ids, in order
     for item in items:
         for anchor in item.anchors.all():
             if anchor.document_id is None:
@@ -179,16 +188,19 @@ def _resolution(items: list[EvalItem]) -> list[dict]:
             anchors_by_doc[anchor.document_id] += 1
             for res in anchor.resolutions.all():
                 statuses[res.parse_id][res.status] += 1
+                if res.status == ResolutionStatus.NOT_FOUND:
+                    losing[res.parse_id][item.item_id] = None
     parses = (
         ParseVersion.objects.filter(document__in=list(anchors_by_doc))
         .select_related("document")
         .defer("text")
         .order_by("document__source_id", "created_at", "id")
     )
-    out = []
+    rows = []
+    by_parser: dict[tuple[str, str], dict] = {}
     for parse in parses:
         counted = tally(statuses[parse.pk], anchors=anchors_by_doc[parse.document_id])
-        out.append(
+        rows.append(
             {
                 "document": parse.document.source_id,
                 "parse": str(parse.public_id),
@@ -196,18 +208,43 @@ def _resolution(items: list[EvalItem]) -> list[dict]:
                 "parser_version": parse.parser_version,
                 "is_reference": parse.is_reference,
                 "status": parse.status,
-                "anchors": counted["anchors"],
-                "by_status": counted["by_status"],
-                "found": counted["found"],
-                "lost": counted["lost"],
-                "ambiguous": counted["ambiguous"],
-                "pending": counted["pending"],
-                "found_rate": None
-                if counted["found_rate"] is None
-                else round(counted["found_rate"], 4),
+                **_figures(counted),
             }
         )
-    return out
+        group = by_parser.setdefault(
+            (parse.parser, parse.parser_version),
+            {"documents": 0, "anchors": 0, "statuses": Counter(), "losing": {}},
+        )
+        group["documents"] += 1
+        group["anchors"] += anchors_by_doc[parse.document_id]
+        group["statuses"].update(statuses[parse.pk])
+        group["losing"].update(losing[parse.pk])
+    table = []
+    for (parser, version), group in sorted(by_parser.items()):
+        lost_items = list(group["losing"])
+        table.append(
+            {
+                "parser": parser,
+                "parser_version": version,
+                "documents": group["documents"],
+                **_figures(tally(group["statuses"], anchors=group["anchors"])),
+                "lost_items": lost_items[:LOST_ITEMS_SHOWN],
+                "lost_item_count": len(lost_items),
+            }
+        )
+    return {"resolution": rows, "parsers": table}
+
+
+def _figures(counted: Tally) -> dict:
+    return {
+        "anchors": counted["anchors"],
+        "by_status": counted["by_status"],
+        "found": counted["found"],
+        "lost": counted["lost"],
+        "ambiguous": counted["ambiguous"],
+        "pending": counted["pending"],
+        "found_rate": None if counted["found_rate"] is None else round(counted["found_rate"], 4),
+    }
 
 
 # -- duplicates ----------------------------------------------------------------------------------

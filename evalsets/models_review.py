@@ -46,6 +46,7 @@ class EventKind(models.TextChoices):
     ANCHOR_CREATED = "anchor_created", "Anchor created"
     ANCHOR_GRADE_CHANGED = "anchor_grade_changed", "Anchor grade changed"
     ANCHOR_DELETED = "anchor_deleted", "Anchor deleted"
+    ANCHOR_CONFIRMED = "anchor_confirmed", "Anchor placed by hand in a parse"
     COMMENTED = "commented", "Commented"
     ASSIGNED = "assigned", "Assigned"
     UNASSIGNED = "unassigned", "Unassigned"

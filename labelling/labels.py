@@ -33,6 +33,7 @@ RESOLUTION_COLOURS = {
     ResolutionStatus.AMBIGUOUS: "#d9822b",
     ResolutionStatus.NOT_FOUND: "#c0392b",
     ResolutionStatus.PENDING: "#c9ced8",
+    ResolutionStatus.CONFIRMED: "#1d6fa5",
 }
 #: What someone did, as the inbox says it: "rita <words> acme/quiz/q1".
 NOTIFICATION_WORDS = {

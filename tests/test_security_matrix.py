@@ -261,6 +261,12 @@ MATRIX: dict[str, dict[str, Rule]] = {
         "PATCH": Rule(members(ANNOTATOR, 200), body=lambda w: {"grade": 1}),
         "DELETE": Rule(members(ANNOTATOR, 204)),
     },
+    "anchor-confirm": {
+        "POST": Rule(
+            members(ANNOTATOR, 200),
+            body=lambda w: {"parse": str(w.other_parse.public_id), "start": 0, "end": 8},
+        ),
+    },
     # -- review --------------------------------------------------------------------------------
     "item-submit": {"POST": Rule(members(ANNOTATOR, 200), body=lambda w: {})},
     "item-approve": {

@@ -117,6 +117,11 @@ urlpatterns = [
         name="anchor-detail",
     ),
     path(
+        f"{item}/anchors/<uuid:anchor>/confirm/",
+        v.AnchorViewSet.as_view({"post": "confirm"}),
+        name="anchor-confirm",
+    ),
+    path(
         f"{item}/anchors/<uuid:anchor>/compare/",
         v.AnchorViewSet.as_view({"get": "compare"}),
         name="anchor-compare",

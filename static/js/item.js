@@ -96,10 +96,13 @@
         } else b.append(label);
         b.append(el("span", "parser", r.parser + (r.parser_version ? " " + r.parser_version : "")));
         if (r.status === "ambiguous") b.title = r.candidates + " equally good places";
+        if (r.status === "confirmed") b.title = (r.detail && r.detail.detail) || "placed by hand";
         badges.appendChild(b);
       }
       if (!a.pending && !a.resolutions.length) badges.appendChild(el("li", "badge pending", "resolving…"));
       li.append(head, quote, badges);
+      const offers = a.resolutions.filter((r) => r.status === "not_found" || r.status === "ambiguous");
+      if (canWrite && offers.length) li.append(placeByHand(a, offers));
       list.appendChild(li);
     }
     resolving.hidden = !item.anchors.some(isResolving);
@@ -118,6 +121,117 @@
   function dirty() {
     const mine = formFields();
     return FIELDS.some(([name]) => mine[name] !== base[name]);
+  }
+
+  /* Not found (or ambiguous) in a parse: confirm the candidate the resolver offered, or
+     correct it by selecting the passage in that parse. Either makes it "confirmed" evidence
+     for that parse, which a re-run of the resolver never overwrites. */
+  function placeByHand(a, offers) {
+    const box = el("div", "place-by-hand");
+    // an approved item's evidence is locked: the buttons are disabled, #why-save says why
+    const locked = (refusals[item.state] || {}).save;
+    const lock = (button) => {
+      if (!locked) return;
+      button.disabled = true;
+      button.setAttribute("aria-describedby", "why-save");
+    };
+    for (const r of offers) {
+      const d = r.detail || {};
+      const row = el("p", "offer small");
+      row.dataset.offerParse = r.parse;
+      const offered = d.offered_start != null;
+      row.append(el("span", "muted", r.parser + ": " + (offered ? "best candidate offered, " + Math.round(r.score * 100) + "% similar. " : "not placed. ")));
+      if (offered) {
+        const show = el("a", "jump", "Show candidate");
+        show.href = docLink(a.source_id, r.parse, d.offered_start, d.offered_end);
+        const confirm = el("button", "secondary small", "Confirm");
+        confirm.type = "button";
+        confirm.dataset.confirm = "";
+        confirm.setAttribute("aria-label", "Confirm the candidate in " + r.parser);
+        confirm.addEventListener("click", () => place(a, r, null, confirm));
+        lock(confirm);
+        row.append(show, " ", confirm, " ");
+      }
+      const correct = el("button", "quiet small", offered ? "Correct…" : "Select it…");
+      correct.type = "button";
+      correct.dataset.correct = "";
+      correct.addEventListener("click", () => openCorrection(a, r, row, correct));
+      lock(correct);
+      row.append(correct);
+      box.append(row);
+    }
+    return box;
+  }
+
+  async function place(a, r, span, button) {
+    button.disabled = true;
+    const body = { parse: r.parse };
+    if (span) { body.start = span[0]; body.end = span[1]; }
+    try {
+      await G.request("POST", itemUrl + "anchors/" + a.id + "/confirm/", body);
+      await refresh(false);
+      G.toast(span ? "Evidence placed by hand in " + r.parser : "Candidate confirmed in " + r.parser);
+    } catch (err) { G.toast(err.message, "error"); button.disabled = false; }
+  }
+
+  /* The page of that parse holding the candidate (or the quote's hinted page), as text to
+     select in; offsets are counted in code points, as the API counts them. */
+  async function openCorrection(a, r, row, button) {
+    const open = row.parentNode.querySelector("[data-correction]");
+    if (open) open.remove();
+    button.disabled = true;
+    const d = r.detail || {};
+    const page = d.page || a.page_hint || 1;
+    const url = G.apiBase(ws) + "/documents/" + G.pathOf(a.source_id) + "/parses/" + r.parse + "/pages/?from=" + page + "&to=" + page;
+    let body;
+    try { body = await G.request("GET", url); }
+    catch (err) { G.toast(err.message, "error"); button.disabled = false; return; }
+    button.disabled = false;
+    const pg = body.pages[0];
+    const panel = el("div", "correction");
+    panel.dataset.correction = "";
+    panel.append(el("p", "small", "Select the passage in " + r.parser + " (page " + pg.number + "), then use the selection."));
+    const text = el("pre", "correction-text");
+    text.tabIndex = 0;
+    text.setAttribute("aria-label", r.parser + " text, page " + pg.number);
+    const chars = Array.from(pg.text);
+    const a0 = d.offered_start != null ? d.offered_start - pg.start : -1;
+    const a1 = d.offered_end != null ? d.offered_end - pg.start : -1;
+    if (a0 >= 0 && a1 <= chars.length && a0 < a1) {
+      text.append(chars.slice(0, a0).join(""), el("mark", "", chars.slice(a0, a1).join("")), chars.slice(a1).join(""));
+    } else text.append(pg.text);
+    const use = el("button", "secondary small", "Use selection");
+    use.type = "button";
+    use.dataset.useSelection = "";
+    const cancel = el("button", "quiet small", "Cancel");
+    cancel.type = "button";
+    const note = el("span", "muted small", "");
+    note.setAttribute("aria-live", "polite");
+    use.addEventListener("click", () => {
+      const span = selectedSpan(text, pg.start);
+      if (!span) { note.textContent = "Select some text of this page first."; return; }
+      place(a, r, span, use);
+    });
+    cancel.addEventListener("click", () => { panel.remove(); button.focus(); });
+    panel.append(text, use, " ", cancel, " ", note);
+    row.after(panel);
+    text.focus();
+  }
+
+  function selectedSpan(container, pageStart) {
+    const sel = window.getSelection();
+    if (!sel || sel.isCollapsed || !sel.rangeCount) return null;
+    const range = sel.getRangeAt(0);
+    if (!container.contains(range.startContainer) || !container.contains(range.endContainer)) return null;
+    const upTo = (node, offset) => {
+      const r = document.createRange();
+      r.setStart(container, 0);
+      r.setEnd(node, offset);
+      return Array.from(r.toString()).length; // code points, as the API counts
+    };
+    const start = upTo(range.startContainer, range.startOffset);
+    const end = upTo(range.endContainer, range.endOffset);
+    return end > start ? [pageStart + start, pageStart + end] : null;
   }
 
   /* Controls the item's state forbids are disabled with the API's reason beside them
