@@ -28,12 +28,14 @@ from .base import (
     DEFAULT_MAX_PAGES,
     ERROR_CODES,
     PAGE_SEPARATOR,
+    PageRangeParser,
     ParsedText,
     ParseError,
     Parser,
     ProgressFn,
     check_page_count,
     check_size,
+    supports_ranges,
 )
 from .encoding import decode_text
 from .html import html_to_text, sanitize_html
@@ -52,6 +54,7 @@ __all__ = [
     "KINDS",
     "PAGE_SEPARATOR",
     "PARSERS",
+    "PageRangeParser",
     "ParseError",
     "ParsedText",
     "Parser",
@@ -66,4 +69,5 @@ __all__ = [
     "parsers_for",
     "sanitize_html",
     "sniff",
+    "supports_ranges",
 ]
