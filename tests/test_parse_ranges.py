@@ -323,7 +323,7 @@ def test_a_worker_killed_mid_range_costs_only_that_range(
             what="one range of big.pdf read and another part-way",
         )
         worker.kill()
-        before = {r.pk: (r.status, r.claimed_by) for r in ranges}
+        before = {r.pk: (r.status, r.claimed_by) for r in ranges.all()}
         interrupted = [pk for pk, (status, _) in before.items() if status == "parsing"]
         finished = [pk for pk, (status, _) in before.items() if status == "ready"]
         assert len(interrupted) == 1 and finished
@@ -339,7 +339,7 @@ def test_a_worker_killed_mid_range_costs_only_that_range(
     finally:
         worker.stop()  # the next test gets a worker with the default settings
 
-    after = {r.pk: (r.status, r.claimed_by, r.attempts) for r in ranges}
+    after = {r.pk: (r.status, r.claimed_by, r.attempts) for r in ranges.all()}
     assert len(after) == 4 and all(status == "ready" for status, _, _ in after.values())
     for pk in finished:  # read once, by the worker that died: not read again
         assert after[pk][1:] == (before[pk][1], 1)
