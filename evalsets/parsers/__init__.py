@@ -19,6 +19,11 @@ Typical use::
 
 Pages of a PDF are joined with ``PAGE_SEPARATOR`` (a blank line); paragraphs of unpaged formats
 with a blank line as well.
+
+A paged parser may also read a range of pages alone (``PageRangeParser``: ``parse_pages`` and
+``join_ranges``; ``supports_ranges`` tells), so several workers share one long document:
+``parse_isolated(name, data, pages=(start, stop))`` reads one range, and ``join_ranges`` puts
+the ranges back together, byte for byte what ``parse`` returns.
 """
 
 from __future__ import annotations
