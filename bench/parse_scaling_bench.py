@@ -17,8 +17,9 @@ Each split parse's text and page starts are checked byte for byte against the si
 parse's. The PDF (``bench/.cache/parse-scaling-<pages>.pdf``, made once with fpdf2) holds
 a page of dense prose per page, about 2,400 characters, as a contract or a report does.
 
-Run: ``.venv/bin/python bench/parse_scaling_bench.py [--pages 1000] [--range-pages 100]
-[--parsers pypdf pdfminer]``. Uses a database ``gw_bench_ranges`` of its own and Redis db 2,
+Run: ``.venv/bin/python bench/parse_scaling_bench.py [--pages 1000] [--range-pages N]
+[--parsers pypdf pdfminer]`` (ranges of each parser's own ``pages_per_range`` unless
+``--range-pages`` says). Uses a database ``gw_bench_ranges`` of its own and Redis db 2,
 both emptied first; everything on 127.0.0.1. The machine is shared: the load average
 before and after each row is printed, and a busy machine lowers the speed-up (two workers
 need two idle cores).
@@ -105,7 +106,7 @@ def wait_for_workers(count: int) -> None:
     raise RuntimeError(f"{count} workers did not answer a ping within 120 s")
 
 
-def timed_parse(env, document, parser: str, label: str, workers: int, range_pages: int):
+def timed_parse(env, document, parser: str, label: str, workers: int, range_pages: int | None):
     """Queue one parse of the document and time it until ready, with ``workers`` fresh
     workers; returns (seconds, parse)."""
     from evalsets import parsers, queue
@@ -134,7 +135,11 @@ def timed_parse(env, document, parser: str, label: str, workers: int, range_page
                     f"--hostname=bench{n}-{os.getpid()}@%h",
                 ],
                 kind="workers",
-                GROUNDWORK_PARSE_RANGE_PAGES=str(range_pages),
+                **(
+                    {}
+                    if range_pages is None
+                    else {"GROUNDWORK_PARSE_RANGE_PAGES": str(range_pages)}
+                ),
             )
         wait_for_workers(workers)
         meter = svc.CpuMeter()  # the parsers' children run in sessions of their own
@@ -157,7 +162,9 @@ def timed_parse(env, document, parser: str, label: str, workers: int, range_page
 def main() -> int:
     options = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     options.add_argument("--pages", type=int, default=1000)
-    options.add_argument("--range-pages", type=int, default=100)
+    options.add_argument(
+        "--range-pages", type=int, default=None, help="pages a range (default: each parser's own)"
+    )
     options.add_argument("--parsers", nargs="+", default=["pypdf", "pdfminer"])
     args = options.parse_args()
 
@@ -169,7 +176,8 @@ def main() -> int:
     env["GROUNDWORK_TASK_SOFT_TIME_LIMIT_S"] = "3500"
     env["GROUNDWORK_MAX_PAGES"] = str(max(2000, args.pages))
     document = seed(data)
-    print(f"PDF: {args.pages} pages, {len(data) / 1024**2:.1f} MB; ranges of {args.range_pages}")
+    sizes = args.range_pages or "each parser's own pages_per_range"
+    print(f"PDF: {args.pages} pages, {len(data) / 1024**2:.1f} MB; ranges of {sizes}")
 
     rows = []
     for parser in args.parsers:

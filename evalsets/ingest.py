@@ -192,12 +192,15 @@ class _Heartbeat:
 
 
 def pages_per_range(parser_name: str) -> int | None:
-    """How many pages each range of a split parse holds, or None when this parser reads
-    every document whole (it cannot read a range alone, or splitting is switched off)."""
-    size = settings.GROUNDWORK_PARSE_RANGE_PAGES
-    if size <= 0 or not parsers.supports_ranges(parsers.get_parser(parser_name)):
+    """How many pages each range of a split parse holds (``GROUNDWORK_PARSE_RANGE_PAGES``,
+    else the parser's own ``pages_per_range``), or None when this parser reads every
+    document whole (it cannot read a range alone, or splitting is switched off)."""
+    parser = parsers.get_parser(parser_name)
+    if not parsers.supports_ranges(parser):
         return None
-    return size
+    size = settings.GROUNDWORK_PARSE_RANGE_PAGES
+    size = parser.pages_per_range if size is None else size
+    return size if size > 0 else None
 
 
 def _read_file(document: Document) -> bytes | None:

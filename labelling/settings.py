@@ -183,9 +183,14 @@ GROUNDWORK_MAX_UPLOAD_BYTES = env_int("GROUNDWORK_MAX_UPLOAD_MB", 50) * 1024 * 1
 GROUNDWORK_MAX_PAGES = env_int("GROUNDWORK_MAX_PAGES", 2000)
 GROUNDWORK_PARSE_TIMEOUT_S = env_int("GROUNDWORK_PARSE_TIMEOUT_S", 300)
 GROUNDWORK_PARSE_MEMORY_MB = env_int("GROUNDWORK_PARSE_MEMORY_MB", 2048)
-# A PDF longer than this many pages is parsed in ranges of this many, one task each, so any
-# number of workers share it (evalsets.ingest); 0 parses every document in one task.
-GROUNDWORK_PARSE_RANGE_PAGES = env_int("GROUNDWORK_PARSE_RANGE_PAGES", 100)
+# A long PDF is parsed in page ranges, one task each, so any number of workers share it
+# (evalsets.ingest). Unset: each parser's own size (a few seconds of work a range: pypdf 500
+# pages, pdfminer.six 100); a number sets every parser's; 0 parses every document in one task.
+GROUNDWORK_PARSE_RANGE_PAGES = (
+    env_int("GROUNDWORK_PARSE_RANGE_PAGES", 0)
+    if os.environ.get("GROUNDWORK_PARSE_RANGE_PAGES", "").strip()
+    else None
+)
 # Each worker process keeps the most recently used parses folded and indexed for the resolver
 # (15-20 bytes a character in memory), so a new anchor does not fold its parses again.
 GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_000_000)

@@ -108,6 +108,17 @@ def test_a_parser_that_cannot_read_ranges_is_refused_a_range_before_a_child_star
         parsers.parse_isolated("plaintext", b"words", pages=(0, 1))
 
 
+def test_each_parser_sizes_its_own_ranges_unless_the_setting_says_otherwise(settings):
+    settings.GROUNDWORK_PARSE_RANGE_PAGES = None
+    assert ingest.pages_per_range("pypdf") == PARSERS["pypdf"].pages_per_range
+    assert ingest.pages_per_range("pdfminer") == PARSERS["pdfminer"].pages_per_range
+    assert ingest.pages_per_range("plaintext") is None
+    settings.GROUNDWORK_PARSE_RANGE_PAGES = 40
+    assert [ingest.pages_per_range(n) for n in ("pypdf", "pdfminer")] == [40, 40]
+    settings.GROUNDWORK_PARSE_RANGE_PAGES = 0
+    assert [ingest.pages_per_range(n) for n in ("pypdf", "pdfminer")] == [None, None]
+
+
 # -- split, assembled, byte for byte ---------------------------------------------------------
 
 

@@ -155,7 +155,13 @@ class PageRangeParser(Protocol):
     parser notes about the file. It must not refuse a range for having no text (a blank
     range is no reason to refuse the document): that is ``join_ranges``'s call, made on the
     whole text.
+
+    ``pages_per_range`` is the parser's own range size: enough pages for a few seconds of
+    work on one core, so what each range costs besides its pages (a child process, opening
+    the file, skipping to its first page) stays a small share.
     """
+
+    pages_per_range: int
 
     def parse_pages(
         self,
