@@ -272,6 +272,8 @@ def run_parse(lease: ParseLease) -> ParseVersion:
             split.start(int(result.meta["document_pages"]))  # its progress report was lost
         if split is not None and split.first is not None:
             return _range_finished(split.first, result) or _refreshed(parse)
+        if span is not None and int(result.meta.get("document_pages", 0)) > span:
+            return _refreshed(parse)  # not split (the lease was lost): only part was read
         if span is not None:
             result = parsers.get_parser(parse.parser).join_ranges([result])
     except parsers.ParseError as error:
@@ -550,8 +552,28 @@ def _parse_failed(parse_id: int, code: str, reason: str) -> None:
 
 @transaction.atomic
 def document_reparse(*, document: Document) -> list[ParseVersion]:
-    """Queue parsers whose current version has not read this document yet.
+    """Queue parsers whose current version has not read this document yet, and retry the
+    ones that failed (a worker that ran out of memory, a file stored again since).
 
     Old parse versions stay: anchors were resolved against them.
     """
-    return queue_parses(document)
+    failed = list(
+        ParseVersion.objects.select_for_update().filter(
+            document=document, status=ParseStatus.FAILED
+        )
+    )
+    ParseVersion.objects.filter(pk__in=[p.pk for p in failed]).update(
+        status=ParseStatus.QUEUED,
+        error="",
+        error_code="",
+        progress_done=0,
+        claimed_by="",
+        heartbeat_at=None,
+        range_count=0,  # read from the start again, split again if it is long
+        updated_at=timezone.now(),
+    )
+    ParseRange.objects.filter(parse__in=[p.pk for p in failed]).delete()
+    for parse in failed:
+        parse.status = ParseStatus.QUEUED
+        queue.after_commit("parse_version", parse.pk)
+    return failed + queue_parses(document)

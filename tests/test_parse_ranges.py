@@ -275,6 +275,24 @@ def test_a_range_that_cannot_be_read_fails_the_parse_with_the_reason_and_stops_t
     assert sweep.stale_ranges(timedelta(0)) == []
 
 
+def test_a_failed_split_parse_retried_by_a_reparse_is_read_and_split_afresh(
+    pdf_document, settings, django_capture_on_commit_callbacks
+):
+    parse = _split_with_ranges_queued(pdf_document, settings, django_capture_on_commit_callbacks)
+    stored = pdf_document.file.read()
+    pdf_document.file.delete(save=False)
+    assert tasks.parse_range(parse.ranges.get(start_page=4).pk) == "failed"
+    pdf_document.file.save("long.pdf", ContentFile(stored))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest.document_reparse(document=pdf_document)
+
+    parse.refresh_from_db()
+    whole = PARSERS["pypdf"].parse(stored, max_pages=100)
+    assert (parse.status, parse.text, parse.page_starts) == ("ready", whole.text, whole.page_starts)
+    assert list(parse.ranges.values_list("attempts", flat=True)) == [1, 1, 1]
+
+
 def test_a_deleted_document_leaves_no_range_to_read(
     pdf_document, settings, django_capture_on_commit_callbacks
 ):
