@@ -213,6 +213,25 @@ def _resolution(items: list[EvalItem]) -> list[dict]:
 # -- duplicates ----------------------------------------------------------------------------------
 
 
+def question_scores(queries: list[str], choices: list[str], threshold: int = NEAR_DUPLICATE_SCORE):
+    """How alike each query is to each choice (0-100; below ``threshold`` counts as 0): the
+    one near-duplicate test, used by the dashboard (every pair in a set) and by the warning
+    before a question is saved (``near_duplicates_of``)."""
+    return process.cdist(
+        queries,
+        choices,
+        scorer=fuzz.token_sort_ratio,
+        processor=utils.default_process,
+        score_cutoff=threshold,
+        dtype="uint8",
+        workers=1,
+    )
+
+
+def _same_question(a: str, b: str) -> bool:
+    return utils.default_process(a) == utils.default_process(b)
+
+
 def duplicates(items: list[EvalItem], threshold: int = NEAR_DUPLICATE_SCORE) -> dict:
     """Pairs of questions that are the same or nearly (word order and case ignored)."""
     if len(items) > DUPLICATE_CHECK_LIMIT:
@@ -220,15 +239,7 @@ def duplicates(items: list[EvalItem], threshold: int = NEAR_DUPLICATE_SCORE) -> 
     questions = [item.question for item in items]
     pairs: list[dict] = []
     if len(questions) >= 2:
-        scores = process.cdist(
-            questions,
-            questions,
-            scorer=fuzz.token_sort_ratio,
-            processor=utils.default_process,
-            score_cutoff=threshold,
-            dtype="uint8",
-            workers=1,
-        )
+        scores = question_scores(questions, questions, threshold)
         for i, j in zip(*scores.nonzero(), strict=True):
             if i < j:
                 score = int(scores[i, j])
@@ -237,8 +248,7 @@ def duplicates(items: list[EvalItem], threshold: int = NEAR_DUPLICATE_SCORE) -> 
                         "a": items[i].item_id,
                         "b": items[j].item_id,
                         "score": score,
-                        "exact": utils.default_process(questions[i])
-                        == utils.default_process(questions[j]),
+                        "exact": _same_question(questions[i], questions[j]),
                     }
                 )
     pairs.sort(key=lambda p: (-p["score"], p["a"], p["b"]))
@@ -248,6 +258,30 @@ def duplicates(items: list[EvalItem], threshold: int = NEAR_DUPLICATE_SCORE) -> 
         "count": len(pairs),
         "pairs": pairs[:MAX_DUPLICATE_PAIRS],
     }
+
+
+def near_duplicates_of(
+    question: str,
+    others: list[tuple[str, str]],
+    threshold: int = NEAR_DUPLICATE_SCORE,
+    limit: int = 5,
+) -> list[dict]:
+    """The questions among ``others`` (``(item id, question)`` pairs) that ``question`` repeats
+    or nearly repeats, most alike first, ``limit`` at most."""
+    if not question.strip() or not others:
+        return []
+    (scores,) = question_scores([question], [text for _, text in others], threshold)
+    found = [
+        {
+            "id": others[j][0],
+            "question": others[j][1],
+            "score": int(scores[j]),
+            "exact": _same_question(question, others[j][1]),
+        }
+        for j in scores.nonzero()[0]
+    ]
+    found.sort(key=lambda d: (-d["score"], d["id"]))
+    return found[:limit]
 
 
 # -- context-grid's verdict ----------------------------------------------------------------------

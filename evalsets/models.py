@@ -488,5 +488,6 @@ class AnchorResolution(models.Model):
 
 
 # Models that live in their own modules, registered with the app here.
+from evalsets.models_inbox import *  # noqa: E402, F403
 from evalsets.models_release import *  # noqa: E402, F403
 from evalsets.models_review import *  # noqa: E402, F403

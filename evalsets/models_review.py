@@ -102,6 +102,9 @@ class ItemEvent(models.Model):
     anchor_uuid = models.UUIDField(null=True, blank=True)
     #: ``{"changes": {field: {"before": .., "after": ..}}}``, ``{"quote": ..}``, ...
     data = models.JSONField(default=dict, blank=True)
+    #: The browser tab the change came from (``evalsets.origin``), so a page that polls for
+    #: changes can tell its own writes, and the same person's other tab, from someone else's.
+    tab = models.CharField(max_length=64, blank=True)
 
     objects = ItemEventQuerySet.as_manager()
 

@@ -22,7 +22,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 
-from evalsets import access, ingest, parsers, queue, resolver, validation
+from evalsets import access, ingest, parsers, queue, resolver, selectors, validation
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
     Document,
@@ -525,7 +525,12 @@ def _raise_stale(item: EvalItem, row_version: int) -> None:
         f"eval item {item.item_id!r} changed since you read it (you sent row_version "
         f"{row_version}, it is now {current.row_version}); reload it and apply your edit again",
         field="row_version",
-        extra={"current_row_version": current.row_version, "changed": changed},
+        extra={
+            "current_row_version": current.row_version,
+            "changed": changed,
+            # Who did what since (the editor's conflict view names them).
+            "changes": selectors.changes_since(current, row_version),
+        },
     )
 
 

@@ -295,6 +295,13 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "assignment-detail": {"DELETE": Rule(members(OWNER, 204))},
     "next-item": {"GET": Rule(members(ANNOTATOR, 200), query="?role=annotate")},
     "evalset-dashboard": {"GET": READ},
+    # -- the inbox, the changes feed and the checks before saving ---------------------------------
+    "inbox": {"GET": Rule(signed_in(200))},
+    "inbox-read": {"POST": Rule(signed_in(200), body=lambda w: {})},
+    "workspace-changes": {"GET": Rule(members(VIEWER, 200), query="?set=quiz&item=q1&after=0")},
+    "similar-questions": {
+        "POST": Rule(members(VIEWER, 200), body=lambda w: {"question": "How much leave?"})
+    },
     # -- releases and imports --------------------------------------------------------------------
     "release-list": {
         "GET": READ,

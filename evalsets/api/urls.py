@@ -122,5 +122,6 @@ urlpatterns = [
         name="anchor-compare",
     ),
     path("", include("evalsets.api.review_urls")),
+    path("", include("evalsets.api.inbox_urls")),
     path("", include("evalsets.api.release_urls")),
 ]
