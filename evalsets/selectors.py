@@ -50,6 +50,7 @@ from evalsets.models import (
     ItemEvent,
     ItemState,
     Membership,
+    Notification,
     ParseStatus,
     ParseVersion,
     Release,
@@ -246,9 +247,11 @@ def state_counts(evalsets: Iterable[EvalSet]) -> dict[int, dict[str, int]]:
     return counts
 
 
-def item_list(evalset: EvalSet, *, state: str = "", qtype: str = "") -> QuerySet[EvalItem]:
+def item_list(
+    evalset: EvalSet, *, state: str = "", qtype: str = "", q: str = ""
+) -> QuerySet[EvalItem]:
     """The eval set page's items, oldest first, each with ``anchor_count``; ``qtype`` may be
-    ``(none)`` for items without one."""
+    ``(none)`` for items without one; ``q`` keeps those with its words (``search_items``)."""
     listed = (
         evalset.items.select_related("author", "assignee")
         .defer(*_user_columns_not_shown("author", "assignee"))
@@ -261,7 +264,14 @@ def item_list(evalset: EvalSet, *, state: str = "", qtype: str = "") -> QuerySet
         listed = listed.filter(qtype__isnull=True)
     elif qtype:
         listed = listed.filter(qtype=qtype)
-    return listed
+    return search_items(listed, q)
+
+
+def questions_of(evalset: EvalSet, *, exclude: str = "") -> list[tuple[str, str]]:
+    """``(item id, question)`` of every item in the set but ``exclude``: one query."""
+    return list(
+        evalset.items.exclude(item_id=exclude).order_by("id").values_list("item_id", "question")
+    )
 
 
 def qtype_suggestions(evalset: EvalSet) -> list[str]:
@@ -279,12 +289,17 @@ def next_item_id(evalset: EvalSet) -> str:
     return f"q{highest + 1}"
 
 
+#: Words of a search past this many are ignored (each one is a condition on three columns).
+SEARCH_WORDS = 10
+
+
 def search_items(items: QuerySet[EvalItem], words: str) -> QuerySet[EvalItem]:
-    """Items whose id or question contains ``words`` (any case)."""
-    words = words.strip()
-    if not words:
-        return items
-    return items.filter(Q(item_id__icontains=words) | Q(question__icontains=words))
+    """Items holding every word of ``words`` (any case), each in its id, question or answer."""
+    for word in words.split()[:SEARCH_WORDS]:
+        items = items.filter(
+            Q(item_id__icontains=word) | Q(question__icontains=word) | Q(answer__icontains=word)
+        )
+    return items
 
 
 # -- the home and workspace pages ---------------------------------------------------------------
@@ -308,13 +323,43 @@ def evalsets_of(workspaces: Iterable) -> list[EvalSet]:
 
 def items_for_person(user, workspaces: Iterable) -> tuple[list[EvalItem], list[EvalItem]]:
     """``(assigned, recent)``: the open items assigned to ``user`` (newest change first, 20
-    at most) and the items they wrote (10 at most), in these workspaces."""
+    at most) and the other items they wrote (10 at most), in these workspaces: an item shows
+    once, under "assigned" while it is open there."""
     mine = EvalItem.objects.filter(evalset__workspace__in=list(workspaces)).select_related(
         "evalset__workspace"
     )
-    assigned = mine.filter(assignee=user).exclude(state=ItemState.APPROVED)
-    recent = mine.filter(author=user)
-    return list(assigned.order_by("-updated_at")[:20]), list(recent.order_by("-updated_at")[:10])
+    assigned = list(
+        mine.filter(assignee=user).exclude(state=ItemState.APPROVED).order_by("-updated_at")[:20]
+    )
+    recent = mine.filter(author=user).exclude(pk__in=[item.pk for item in assigned])
+    return assigned, list(recent.order_by("-updated_at")[:10])
+
+
+# -- the inbox ----------------------------------------------------------------------------------
+
+#: The most notifications the home page and ``/api/inbox/`` list at once.
+INBOX_LIMIT = 50
+
+
+def _notifications_of(user) -> QuerySet[Notification]:
+    # Only from workspaces the person is still in: a former member reads nothing of theirs.
+    return Notification.objects.filter(recipient=user, workspace__memberships__user=user)
+
+
+def inbox(user, *, unread_only: bool = False, limit: int = INBOX_LIMIT) -> list[Notification]:
+    """``user``'s notifications, newest first, each with its workspace and (while it exists)
+    its item: one query however many."""
+    listed = _notifications_of(user).select_related("workspace", "item")
+    if unread_only:
+        listed = listed.filter(read_at__isnull=True)
+    return list(listed.order_by("-created_at", "-id")[:limit])
+
+
+def unread_count(user) -> int:
+    """How many of ``user``'s notifications are unread (the header's count)."""
+    if not user or not user.is_authenticated:
+        return 0
+    return _notifications_of(user).filter(read_at__isnull=True).count()
 
 
 def evalsets_with_counts(workspace) -> list[EvalSet]:
@@ -414,6 +459,36 @@ def history(*, workspace, evalset_slug: str, item_id: str) -> QuerySet[ItemEvent
     return ItemEvent.objects.filter(
         workspace=workspace, evalset_slug=evalset_slug, item_key=item_id
     ).order_by("at", "id")
+
+
+#: The most changes one poll of ``/changes/`` answers (a page far behind reloads instead).
+CHANGES_LIMIT = 50
+
+
+def last_change(workspace) -> int:
+    """The id of the workspace's latest audit event (0 if none): where a page's polling starts."""
+    latest = ItemEvent.objects.filter(workspace=workspace).order_by("-id").values_list("id")[:1]
+    return next((row[0] for row in latest), 0)
+
+
+def changes_after(
+    workspace,
+    *,
+    after: int,
+    evalset_slug: str = "",
+    item_key: str = "",
+    source_id: str = "",
+    limit: int = CHANGES_LIMIT,
+) -> list[ItemEvent]:
+    """The workspace's audit events after event ``after``, oldest first: those of one item
+    (``evalset_slug`` and ``item_key``), or the anchor changes on one document (``source_id``).
+    One query; the pages poll it."""
+    events = ItemEvent.objects.filter(workspace=workspace, id__gt=after)
+    if item_key:
+        events = events.filter(evalset_slug=evalset_slug, item_key=item_key)
+    if source_id:
+        events = events.filter(kind__in=ANCHOR_EVENTS, data__source_id=source_id)
+    return list(events.order_by("id")[:limit])
 
 
 def changes_since(item: EvalItem, row_version: int) -> list[dict]:

@@ -88,6 +88,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "labelling.middleware.RefuseUnstorableUrl",
+    "labelling.middleware.RememberTab",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -120,6 +121,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "labelling.labels.context",
+                "labelling.inbox.context",
             ],
         },
     },
@@ -183,6 +185,17 @@ GROUNDWORK_MAX_UPLOAD_BYTES = env_int("GROUNDWORK_MAX_UPLOAD_MB", 50) * 1024 * 1
 GROUNDWORK_MAX_PAGES = env_int("GROUNDWORK_MAX_PAGES", 2000)
 GROUNDWORK_PARSE_TIMEOUT_S = env_int("GROUNDWORK_PARSE_TIMEOUT_S", 300)
 GROUNDWORK_PARSE_MEMORY_MB = env_int("GROUNDWORK_PARSE_MEMORY_MB", 2048)
+#: A team's own parsers, as dotted paths "package.module:ATTR" (comma-separated in the
+#: environment); packages can also publish them under the ``groundwork.parsers`` entry points.
+GROUNDWORK_PARSERS = env_list("GROUNDWORK_PARSERS", [])
+# A long PDF is parsed in page ranges, one task each, so any number of workers share it
+# (evalsets.ingest). Unset: each parser's own size (a few seconds of work a range: pypdf 500
+# pages, pdfminer.six 100); a number sets every parser's; 0 parses every document in one task.
+GROUNDWORK_PARSE_RANGE_PAGES = (
+    env_int("GROUNDWORK_PARSE_RANGE_PAGES", 0)
+    if os.environ.get("GROUNDWORK_PARSE_RANGE_PAGES", "").strip()
+    else None
+)
 # Each worker process keeps the most recently used parses folded and indexed for the resolver
 # (15-20 bytes a character in memory), so a new anchor does not fold its parses again.
 GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_000_000)
@@ -192,6 +205,10 @@ GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_0
 GROUNDWORK_PAGE_CACHE_DIR = env_str("GROUNDWORK_PAGE_CACHE_DIR", "")
 GROUNDWORK_PAGE_CACHE_MB = env_int("GROUNDWORK_PAGE_CACHE_MB", 1024)
 GROUNDWORK_PRERENDER_PAGES = env_int("GROUNDWORK_PRERENDER_PAGES", 3)
+# Each web process keeps the parses searched most recently, lowered for the search box (the
+# text and its lowered copy count twice: 120M characters holds a 50 MB document, at 1-4
+# bytes a character).
+GROUNDWORK_SEARCH_CACHE_CHARS = env_int("GROUNDWORK_SEARCH_CACHE_CHARS", 120_000_000)
 # Background work untouched this long counts as lost and is queued again (evalsets.sweep).
 GROUNDWORK_SWEEP_STALE_S = env_int("GROUNDWORK_SWEEP_STALE_S", 120)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

@@ -31,6 +31,8 @@ from evalsets.api.views import (
 )
 from evalsets.models import ItemState, ParseStatus, Role
 from evalsets.review import workflow
+from evalsets.validation import MAX_QUESTION_CHARS
+from labelling.labels import LABELS
 from labelling.permissions import requires
 
 ITEMS_PER_PAGE = 100
@@ -65,6 +67,9 @@ def home(request: HttpRequest) -> HttpResponse:
     memberships = selectors.memberships_with_counts(request.user)
     workspaces = [m.workspace for m in memberships]
     assigned, recent = selectors.items_for_person(request.user, workspaces)
+    notifications = selectors.inbox(request.user)
+    for note in notifications:
+        note.words = LABELS["notifications"][note.kind]["words"]
     return render(
         request,
         "labelling/home.html",
@@ -74,6 +79,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "evalsets": _with_progress(selectors.evalsets_of(workspaces)),
             "assigned": assigned,
             "recent": recent,
+            "notifications": notifications,
         },
     )
 
@@ -121,7 +127,8 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     evalset = selectors.evalset_in(membership.workspace, set_slug)
     state = request.GET.get("state", "")
     qtype = request.GET.get("qtype", "")
-    items = selectors.item_list(evalset, state=state, qtype=qtype)
+    q = request.GET.get("q", "").strip()[:200]
+    items = selectors.item_list(evalset, state=state, qtype=qtype, q=q)
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "membership": membership,
@@ -130,12 +137,14 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
         "page": page,
         "state": state,
         "qtype": qtype,
+        "q": q,
         "states": ItemState.choices,
         "qtypes": selectors.qtype_suggestions(evalset),
         "next_id": selectors.next_item_id(evalset),
         "progress": progress(selectors.state_counts([evalset])[evalset.pk]),
         "can_write": may(membership, ItemViewSet, "create"),
         "can_import": may(membership, ImportCommitView, "post"),
+        "max_question_chars": MAX_QUESTION_CHARS,
     }
     if request.headers.get("X-Partial") == "items":
         return render(request, "labelling/_items_table.html", context)
@@ -148,6 +157,9 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
     membership = request.membership
     evalset = selectors.evalset_in(membership.workspace, set_slug)
     (item,) = selectors.with_anchors([get_object_or_404(selectors.items(evalset), item_id=item_id)])
+    # "Highlight evidence in" opens on the item's own document (its first evidence's), not
+    # on whichever comes first in the alphabet.
+    own_document = next((a.source_id for a in item.prefetched_anchors), "")
     refusals = workflow.refusals(item.item_id)
     can_delete = may(membership, ItemViewSet, "destroy")
     return render(
@@ -164,6 +176,9 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "can_write": may(membership, ItemViewSet, "partial_update"),
             "threads": selectors.comment_threads(item),
             "events": selectors.recent_events(item),
+            "own_document": own_document,
+            "live_after": selectors.last_change(membership.workspace),
+            "max_question_chars": MAX_QUESTION_CHARS,
             "refusals": refusals,
             "now": refusals[item.state],
             "can_reopen": may(membership, WorkflowViewSet, "reopen"),
@@ -241,6 +256,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
             "parses": parses,
             "shown": shown,
             "config": config,
+            "live_after": selectors.last_change(membership.workspace),
             "can_delete_document": can_delete,
             "delete_impact": selectors.document_delete_impact(document) if can_delete else None,
         },

@@ -224,6 +224,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "document-pdf": {"GET": Rule(members(VIEWER, 200), kwargs={"doc": PDF_SOURCE_ID})},
     "pdf-page-image": {"GET": Rule(members(VIEWER, 200), kwargs={"doc": PDF_SOURCE_ID})},
     "pdf-page-text": {"GET": Rule(members(VIEWER, 200), kwargs={"doc": PDF_SOURCE_ID})},
+    "parse-search": {"GET": Rule(members(VIEWER, 200), query="?q=leave")},
     # -- eval sets, items, anchors ----------------------------------------------------------------
     "evalset-list": {
         "GET": READ,
@@ -257,10 +258,17 @@ MATRIX: dict[str, dict[str, Rule]] = {
             body=lambda w: {"source_id": "handbook.txt", "quote": "Remote work", "grade": 2},
         ),
     },
+    "anchor-compare": {"GET": READ},
     "anchor-detail": {
         "GET": READ,
         "PATCH": Rule(members(ANNOTATOR, 200), body=lambda w: {"grade": 1}),
         "DELETE": Rule(members(ANNOTATOR, 204)),
+    },
+    "anchor-confirm": {
+        "POST": Rule(
+            members(ANNOTATOR, 200),
+            body=lambda w: {"parse": str(w.other_parse.public_id), "start": 0, "end": 8},
+        ),
     },
     # -- review --------------------------------------------------------------------------------
     "item-submit": {"POST": Rule(members(ANNOTATOR, 200), body=lambda w: {})},
@@ -296,6 +304,13 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "assignment-detail": {"DELETE": Rule(members(OWNER, 204))},
     "next-item": {"GET": Rule(members(ANNOTATOR, 200), query="?role=annotate")},
     "evalset-dashboard": {"GET": READ},
+    # -- the inbox, the changes feed and the checks before saving ---------------------------------
+    "inbox": {"GET": Rule(signed_in(200))},
+    "inbox-read": {"POST": Rule(signed_in(200), body=lambda w: {})},
+    "workspace-changes": {"GET": Rule(members(VIEWER, 200), query="?set=quiz&item=q1&after=0")},
+    "similar-questions": {
+        "POST": Rule(members(VIEWER, 200), body=lambda w: {"question": "How much leave?"})
+    },
     # -- releases and imports --------------------------------------------------------------------
     "release-list": {
         "GET": READ,

@@ -8,7 +8,7 @@ from drf_spectacular.views import (
 )
 
 from evalsets.api import views as v
-from evalsets.api.document_pages import DocumentPagesView
+from evalsets.api.document_pages import DocumentPagesView, DocumentSearchView
 from evalsets.api.ops_views import PendingView
 from evalsets.api.pdf_pages import PdfPageImageView, PdfPageTextView, PdfView
 
@@ -98,6 +98,7 @@ urlpatterns = [
     path(f"{doc}/pdf/", PdfView.as_view(), name="document-pdf"),
     path(f"{doc}/pdf/pages/<int:page>/image", PdfPageImageView.as_view(), name="pdf-page-image"),
     path(f"{doc}/pdf/pages/<int:page>/text/", PdfPageTextView.as_view(), name="pdf-page-text"),
+    path(f"{doc}/parses/<uuid:parse>/search/", DocumentSearchView.as_view(), name="parse-search"),
     path(f"{doc}/anchors/", v.DocumentViewSet.as_view({"get": "anchors"}), name="document-anchors"),
     path(
         f"{doc}/reparse/",
@@ -120,6 +121,17 @@ urlpatterns = [
         v.AnchorViewSet.as_view(DETAIL),
         name="anchor-detail",
     ),
+    path(
+        f"{item}/anchors/<uuid:anchor>/confirm/",
+        v.AnchorViewSet.as_view({"post": "confirm"}),
+        name="anchor-confirm",
+    ),
+    path(
+        f"{item}/anchors/<uuid:anchor>/compare/",
+        v.AnchorViewSet.as_view({"get": "compare"}),
+        name="anchor-compare",
+    ),
     path("", include("evalsets.api.review_urls")),
+    path("", include("evalsets.api.inbox_urls")),
     path("", include("evalsets.api.release_urls")),
 ]

@@ -18,7 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from evalsets import access, ingest, selectors, services
+from evalsets import access, comparison, ingest, selectors, services
 from evalsets.api import serializers as s
 from evalsets.api.storable import StrictJSONParser
 from evalsets.models import EvalItem, Invitation, ItemState, Membership, Role, Workspace
@@ -407,7 +407,7 @@ class ItemFilter(django_filters.FilterSet):
     qtype = django_filters.CharFilter()
     assignee = django_filters.CharFilter(field_name="assignee__username")
     q = django_filters.CharFilter(
-        method="search", label="words in the item's id or question (any case)"
+        method="search", label="words each in the item's id, question or answer (any case)"
     )
 
     class Meta:
@@ -500,11 +500,19 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
         "create": Role.ANNOTATOR,
         "partial_update": Role.ANNOTATOR,
         "destroy": Role.ANNOTATOR,
+        # placing evidence by hand is annotating: whoever may add the anchor may place it
+        "confirm": Role.ANNOTATOR,
+        "compare": Role.VIEWER,
     }
 
     @cached_property
     def item(self):
         return get_object_or_404(self.evalset.items.all(), item_id=self.kwargs["item"])
+
+    @extend_schema(responses={200: dict})
+    def compare(self, request, *args, **kwargs):
+        """How each parse read this evidence: its text around its span, differences marked."""
+        return Response(comparison.anchor_comparison(self.get_object()))
 
     def get_queryset(self):
         if self._fake():
@@ -563,3 +571,21 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
     def destroy(self, request, *args, **kwargs):
         services.anchor_delete(anchor=self.get_object(), user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=s.ResolutionConfirmSerializer, responses=s.AnchorSerializer)
+    def confirm(self, request, *args, **kwargs):
+        """Confirm the candidate offered in a parse, or correct it with a selected span: the
+        anchor's ``confirmed`` resolution there, which a re-run never overwrites."""
+        data = s.ResolutionConfirmSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        anchor = self.get_object()
+        parse = selectors.parse_in_workspace(self.workspace, fields["parse"])
+        services.resolution_confirm(
+            anchor=anchor,
+            parse=parse,
+            user=request.user,
+            start=fields.get("start"),
+            end=fields.get("end"),
+        )
+        return Response(s.AnchorSerializer(self.get_queryset().get(pk=anchor.pk)).data)

@@ -19,6 +19,11 @@ Typical use::
 
 Pages of a PDF are joined with ``PAGE_SEPARATOR`` (a blank line); paragraphs of unpaged formats
 with a blank line as well.
+
+A paged parser may also read a range of pages alone (``PageRangeParser``: ``parse_pages`` and
+``join_ranges``; ``supports_ranges`` tells), so several workers share one long document:
+``parse_isolated(name, data, pages=(start, stop))`` reads one range, and ``join_ranges`` puts
+the ranges back together, byte for byte what ``parse`` returns.
 """
 
 from __future__ import annotations
@@ -28,16 +33,27 @@ from .base import (
     DEFAULT_MAX_PAGES,
     ERROR_CODES,
     PAGE_SEPARATOR,
+    PageRangeParser,
     ParsedText,
     ParseError,
     Parser,
     ProgressFn,
     check_page_count,
     check_size,
+    supports_ranges,
 )
 from .encoding import decode_text
 from .html import html_to_text, sanitize_html
-from .registry import DEFAULT_PARSERS, DEFAULT_REFERENCE, PARSERS, get_parser, parsers_for
+from .registry import (
+    DEFAULT_PARSERS,
+    DEFAULT_REFERENCE,
+    ENTRY_POINT_GROUP,
+    PARSERS,
+    get_parser,
+    kinds_of,
+    parsers_for,
+    register_plugins,
+)
 from .runner import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, parse_isolated
 from .sniffing import KINDS, describe_content, sniff
 
@@ -48,10 +64,12 @@ __all__ = [
     "DEFAULT_PARSERS",
     "DEFAULT_REFERENCE",
     "DEFAULT_TIMEOUT_S",
+    "ENTRY_POINT_GROUP",
     "ERROR_CODES",
     "KINDS",
     "PAGE_SEPARATOR",
     "PARSERS",
+    "PageRangeParser",
     "ParseError",
     "ParsedText",
     "Parser",
@@ -62,8 +80,11 @@ __all__ = [
     "describe_content",
     "get_parser",
     "html_to_text",
+    "kinds_of",
     "parse_isolated",
     "parsers_for",
+    "register_plugins",
     "sanitize_html",
     "sniff",
+    "supports_ranges",
 ]

@@ -64,7 +64,7 @@
     if (card.dataset.canApprove !== "true") {
       fail(card.querySelector("[data-barred]")
         ? "You wrote or anchored " + card.dataset.itemId + "; someone else must approve it."
-        : card.dataset.itemId + " is " + card.dataset.state + "; only a submitted item can be approved.");
+        : card.dataset.itemId + " is " + G.words.state(card.dataset.state) + "; only a submitted item can be approved.");
       return;
     }
     busy = true;
@@ -129,6 +129,7 @@
   window.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || G.isTyping(e.target)) return;
     if (help.open && e.key !== "?") return;
+    if (document.querySelector("dialog.compare[open]")) return; // its own keys: Esc closes it
     const actions = {
       a: approve,
       c: openChanges,

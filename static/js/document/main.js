@@ -6,6 +6,8 @@
      keys.js     the page's keys and caret mode
      offsets.js  code points <-> UTF-16 units
      pdf.js      the PDF as it looks (page images, text layer, anchors), switched with the text
+     search.js   search the whole parse on the server; hits listed, jumped to, marked
+     ../compare.js  how each parser read an anchor's evidence (from the tooltip)
    Modules share one context object (`ctx`) and reach each other through it at event time.
    Document text only ever enters the page as text nodes (textContent), never as HTML. */
 import { setupAnchors } from "./anchors.js";
@@ -13,6 +15,8 @@ import { setupKeys } from "./keys.js";
 import { setupPages } from "./pages.js";
 import { setupPdf } from "./pdf.js";
 import { setupPopover } from "./popover.js";
+import { setupSearch } from "./search.js";
+import "../compare.js";
 
 const G = window.Groundwork;
 const cfg = JSON.parse(document.getElementById("doc-config").textContent);
@@ -31,13 +35,14 @@ if (pagesEl && cfg.parse_ready) {
   setupAnchors(ctx);
   setupPopover(ctx);
   setupKeys(ctx);
+  setupSearch(ctx);
   setupPdf(ctx); // after the keys: in the PDF view its own keys go first
 
   ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
   const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);
   const pageHash = /#page=(\d+)/.exec(window.location.hash);
   if (at) ctx.pages.jumpTo(Number(at[1]), Number(at[2]));
-  else if (pageHash) ctx.pages.goToPage(Number(pageHash[1]));
+  else if (pageHash) ctx.pages.goToPage(Number(pageHash[1]), true);
 
   window.groundworkDocument = {
     pageOf: ctx.pages.pageOf,
@@ -46,5 +51,6 @@ if (pagesEl && cfg.parse_ready) {
     selectionSpan: ctx.popover.selectionSpan,
     loaded: ctx.pages.loaded,
     refreshAnchors: ctx.anchors.refresh,
+    search: ctx.search && ctx.search.run,
   };
 }

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evalsets', '0010_owner_release_gold_parsers'),
+        ('evalsets', '0013_ranges_parse_ranges'),
     ]
 
     operations = [
