@@ -167,6 +167,10 @@ export function setupPages(ctx) {
   function rerenderLoaded() {
     for (const n of Array.from(loaded.keys()).sort((a, b) => a - b)) renderPage(n);
   }
+  /* Draw again only these pages (those not loaded yet get their marks when they load). */
+  function rerenderPages(numbers) {
+    for (const n of numbers) if (loaded.has(n)) renderPage(n);
+  }
 
   /* -- moving around ------------------------------------------------------------------------ */
   function currentPage() {
@@ -220,7 +224,7 @@ export function setupPages(ctx) {
   }
 
   ctx.pages = {
-    starts, pageCount, loaded, sections, setStatus, pageOf, ensurePages, rerenderLoaded,
+    starts, pageCount, loaded, sections, setStatus, pageOf, ensurePages, rerenderLoaded, rerenderPages,
     currentPage, goToPage, jumpTo,
   };
   return ctx.pages;
