@@ -160,6 +160,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "labels-css": {"GET": Rule(public(200))},
     "workspace": {"GET": PAGE},
     "document": {"GET": PAGE},
+    "document-frame": {"GET": Rule(signed_in(200))},
     "evalset": {"GET": PAGE},
     "item": {"GET": PAGE},
     "review-page": {"GET": PAGE},
@@ -218,6 +219,8 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "parse-detail": {"GET": READ, "DELETE": Rule(members(OWNER, 204))},
     "parse-reference": {"POST": Rule(members(OWNER, 200))},
     "parse-pages": {"GET": Rule(members(VIEWER, 200), query="?from=1&to=2")},
+    # The world's document is a text file: members learn it has no rendered view (409).
+    "document-rendered": {"GET": Rule(members(VIEWER, 409))},
     # -- eval sets, items, anchors ----------------------------------------------------------------
     "evalset-list": {
         "GET": READ,

@@ -9,6 +9,7 @@ from drf_spectacular.views import (
 
 from evalsets.api import views as v
 from evalsets.api.document_pages import DocumentPagesView
+from evalsets.api.document_rendered import DocumentRenderedView
 from evalsets.api.ops_views import PendingView
 
 LIST = {"get": "list", "post": "create"}
@@ -93,6 +94,7 @@ urlpatterns = [
     ),
     path(f"{doc}/parses/", v.ParseViewSet.as_view(LIST), name="parse-list"),
     path(f"{doc}/parses/<uuid:parse>/pages/", DocumentPagesView.as_view(), name="parse-pages"),
+    path(f"{doc}/rendered/", DocumentRenderedView.as_view(), name="document-rendered"),
     path(f"{doc}/anchors/", v.DocumentViewSet.as_view({"get": "anchors"}), name="document-anchors"),
     path(
         f"{doc}/reparse/",

@@ -93,11 +93,13 @@ export function setupAnchors(ctx) {
       tip.appendChild(box);
     }
   }
-  function showTip(mark) {
+  function showTip(mark) { showTipAt(mark.dataset.anchors.split(" "), mark.getBoundingClientRect()); }
+  /* The tooltip for these anchors under a box in viewport coordinates (the rendered view
+     passes a mark's box inside its frame, moved by the frame's place on the page). */
+  function showTipAt(ids, rect) {
     clearTimeout(hideTimer);
-    fillTip(mark.dataset.anchors.split(" "));
+    fillTip(ids);
     tip.hidden = false;
-    const rect = mark.getBoundingClientRect();
     const width = Math.min(380, window.innerWidth - 16);
     tip.style.width = width + "px";
     tip.style.left = Math.max(8, Math.min(window.scrollX + rect.left, window.scrollX + window.innerWidth - width - 8)) + "px";
@@ -149,6 +151,6 @@ export function setupAnchors(ctx) {
     else G.toast(step > 0 ? "No more highlights below" : "No more highlights above");
   }
 
-  ctx.anchors = { spans: () => spans, refresh, followResolution, focusHighlight, itemUrl };
+  ctx.anchors = { spans: () => spans, refresh, followResolution, focusHighlight, itemUrl, showTipAt, hideTipSoon };
   return ctx.anchors;
 }
