@@ -30,9 +30,10 @@ RENDERED_KINDS = frozenset({"html", "markdown", "docx"})
 #: About this much HTML per section (a section holds whole top-level blocks).
 SECTION_CHARS = 64 * 1024
 
-#: White space, the same characters as the view's script counts (rendered.js ``WHITE``).
-WHITE = "\t\n\x0b\x0c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_WHITE_RUN = re.compile(f"[{WHITE}]+")
+#: White space: Python's (``str.isspace``), the same characters the view's script counts
+#: (rendered.js ``WHITE``).
+WHITE = "\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_DROP_WHITE = {c: None for c in range(0x3001) if chr(c).isspace()}
 
 # -- sanitising --------------------------------------------------------------------------------
 
@@ -163,7 +164,7 @@ def _escape_text(text: str) -> str:
 
 def solid(text: str) -> str:
     """``text`` without its white space (the characters alignment compares)."""
-    return _WHITE_RUN.sub("", text)
+    return text.translate(_DROP_WHITE)
 
 
 #: How many characters must agree for the alignment to pick up again after a difference, how

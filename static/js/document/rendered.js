@@ -10,8 +10,8 @@
    anchor is created from those offsets exactly as the text view does. */
 const BATCH = 4; // sections per request
 const MARGIN = 1500; // px above and below the frame's viewport drawn ahead of the reader
-// White space, the same characters as evalsets/rendering.py WHITE.
-const WHITE = /[\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
+// White space, the same characters as evalsets/rendering.py WHITE (Python's str.isspace).
+const WHITE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
 
 /* How many solid code points s holds. */
 export function countSolid(s) {
@@ -121,7 +121,10 @@ export function setupRendered(ctx) {
     loaded.set(payload.number, { payload, el, offsets: solidOffsets(payload.parse_text), key: null });
     el.classList.remove("placeholder");
     el.classList.add("loaded");
-    el.style.height = "";
+    // The placeholder's height goes: the section sizes itself now. (Reading the attribute first
+    // makes Chromium write out the style it holds, which removing it then really removes.)
+    el.style.removeProperty("height");
+    if (el.getAttribute("style") !== null) el.removeAttribute("style");
     draw(payload.number);
   }
 
@@ -195,7 +198,13 @@ export function setupRendered(ctx) {
       at = to;
       const here = pieces.filter((p) => p.a < to && p.b > from);
       if (!here.length) continue;
-      const spans = here.map((p) => ({ p, u0: unitOfSolid(text, Math.max(p.a, from) - from), u1: unitAfterSolid(text, Math.min(p.b, to) - from - 1) }));
+      // A piece that goes on past this node keeps the node's spaces at that end, so one
+      // anchor reads as one mark across bold words and links.
+      const spans = here.map((p) => ({
+        p,
+        u0: p.a < from ? 0 : unitOfSolid(text, p.a - from),
+        u1: p.b > to ? text.length : unitAfterSolid(text, p.b - from - 1),
+      }));
       const cuts = Array.from(new Set([0, text.length, ...spans.flatMap((s) => [s.u0, s.u1])])).sort((x, y) => x - y);
       const out = [];
       for (let k = 0; k + 1 < cuts.length; k++) {
