@@ -23,12 +23,14 @@ from dataclasses import dataclass
 import pytest
 from django.core.cache import cache
 from django.core.exceptions import ObjectDoesNotExist
+from django.core.files.base import ContentFile
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
 from evalsets import services
+from evalsets.models import Document
 from evalsets.review import workflow
 from tests.conftest import PASSWORD
 from tests.world import World, import_file, upload
@@ -122,6 +124,27 @@ class Rule:
 def _submit_q1(world: World) -> None:
     workflow.item_submit(item=world.item, user=world.users[ANNOTATOR])
     world.item.refresh_from_db()
+
+
+def _markdown_document(world: World) -> None:
+    """A Markdown document with a ready reference parse: it has a view as it looks."""
+    if world.workspace.documents.filter(source_id="notes.md").exists():
+        return
+    source = b"# Notes\n\nThe view as it looks.\n"
+    document = Document(
+        workspace=world.workspace, source_id="notes.md", sha256="1" * 64, size=len(source)
+    )
+    document.file.save("notes.md", ContentFile(source), save=False)
+    document.kind = "markdown"
+    document.save()
+    services.parse_version_add(
+        document=document,
+        parser="markdown-it",
+        parser_version="4",
+        text="Notes\n\nThe view as it looks.",
+        page_starts=[0],
+        origin="parsed",
+    )
 
 
 def _row_version(world: World) -> int:
@@ -219,8 +242,9 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "parse-detail": {"GET": READ, "DELETE": Rule(members(OWNER, 204))},
     "parse-reference": {"POST": Rule(members(OWNER, 200))},
     "parse-pages": {"GET": Rule(members(VIEWER, 200), query="?from=1&to=2")},
-    # The world's document is a text file: members learn it has no rendered view (409).
-    "document-rendered": {"GET": Rule(members(VIEWER, 409))},
+    "document-rendered": {
+        "GET": Rule(members(VIEWER, 200), setup=_markdown_document, kwargs={"doc": "notes.md"})
+    },
     # -- eval sets, items, anchors ----------------------------------------------------------------
     "evalset-list": {
         "GET": READ,
