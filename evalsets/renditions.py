@@ -9,12 +9,15 @@ keyed by the file's hash and the parse (a new reference parse is a new key). At 
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 
 from evalsets.errors import Conflict
 from evalsets.models import Document, ParseStatus, ParseVersion
 from evalsets.rendering import RENDERED_KINDS, Rendition, render_html
+
+logger = logging.getLogger(__name__)
 
 #: How many renditions one process keeps.
 KEEP = 4
@@ -53,7 +56,14 @@ def rendition_for(document: Document, parse: ParseVersion) -> Rendition:
             "the uploaded file is no longer in storage; upload it again", field="document"
         ) from None
     text = ParseVersion.objects.filter(pk=parse.pk).values_list("text", flat=True).get()
-    built = Rendition.build(render_html(document.kind, data), text)
+    try:
+        built = Rendition.build(render_html(document.kind, data), text)
+    except Exception:  # a file its parser read but mammoth or the sanitiser cannot: say so
+        logger.warning("no rendered view of document %s", document.pk, exc_info=True)
+        raise Conflict(
+            "this document cannot be drawn as it looks; read it in the Text view",
+            field="document",
+        ) from None
     with _lock:
         _cache[key] = built
         while len(_cache) > KEEP:

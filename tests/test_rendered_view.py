@@ -220,6 +220,18 @@ def test_a_text_document_has_no_rendered_view_and_says_so(upload_doc, client_for
 
 
 @pytest.mark.django_db
+def test_a_document_that_cannot_be_drawn_is_a_409_pointing_to_the_text_view(
+    upload_doc, client_for, viewer
+):
+    document = upload_doc("travel.md", MARKDOWN.encode())
+    document.kind = "docx"  # its bytes are not a Word file: mammoth cannot read them
+    document.save()
+    response = _sections(client_for(viewer), "travel.md")
+    assert response.status_code == 409
+    assert "cannot be drawn as it looks; read it in the Text view" in response.json()["detail"]
+
+
+@pytest.mark.django_db
 def test_another_workspaces_document_is_not_found(upload_doc, client_for, outsider):
     upload_doc("travel.md", MARKDOWN.encode())
     assert _sections(client_for(outsider), "travel.md").status_code == 404
