@@ -14,18 +14,20 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q, Subquery, Sum
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from evalsets import parsers, queue
 from evalsets.errors import InvalidInput
-from evalsets.models import Document, ParseStatus, ParseVersion, Workspace
+from evalsets.models import Document, ParseRange, ParseStatus, ParseVersion, Workspace
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +109,16 @@ def lease_expired() -> Q:
     return Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, updated_at__lt=cutoff)
 
 
+def abandoned() -> Q:
+    """Parses being read whole whose holder stopped renewing the lease. A parse split into
+    page ranges is not one of them: its ranges carry leases of their own."""
+    return lease_expired() & Q(range_count=0)
+
+
+def _new_token() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+
+
 @dataclass(frozen=True)
 class ParseLease:
     """A parse held by one task run: only the holder of ``token`` may write its results."""
@@ -123,11 +135,11 @@ def claim_parse(parse_id: int) -> ParseLease | None:
     expired a redelivered (or swept) task takes the parse over. None when the parse is
     gone, done or held by a live worker.
     """
-    token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+    token = _new_token()
     now = timezone.now()
     claimed = (
         ParseVersion.objects.filter(pk=parse_id)
-        .filter(Q(status=ParseStatus.QUEUED) | (Q(status=ParseStatus.PARSING) & lease_expired()))
+        .filter(Q(status=ParseStatus.QUEUED) | (Q(status=ParseStatus.PARSING) & abandoned()))
         .update(
             status=ParseStatus.PARSING,
             claimed_by=token,
@@ -147,10 +159,15 @@ def _held(lease: ParseLease):
 
 
 class _Heartbeat:
-    """Renews a lease from a thread of its own while the parse runs, however slow a page."""
+    """Renews a lease from a thread of its own while the parse runs, however slow a page.
 
-    def __init__(self, lease: ParseLease) -> None:
-        self.lease = lease
+    ``renew()`` renews it and returns how many rows it renewed; none means the lease was
+    taken over or the work finished, and the beating stops.
+    """
+
+    def __init__(self, renew: Callable[[], int], what: str) -> None:
+        self.renew = renew
+        self.what = what
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._beat, name="parse-heartbeat", daemon=True)
 
@@ -158,10 +175,10 @@ class _Heartbeat:
         try:
             while not self.stopped.wait(heartbeat_interval()):
                 try:
-                    if not _held(self.lease).update(heartbeat_at=timezone.now()):
+                    if not self.renew():
                         return  # taken over or finished: nothing left to renew
                 except DatabaseError:  # a missed beat only risks a takeover, which is safe
-                    log.warning("could not renew the lease on parse %s", self.lease.parse.pk)
+                    log.warning("could not renew the lease on %s", self.what)
         finally:
             connection.close()
 
@@ -174,29 +191,74 @@ class _Heartbeat:
         self.thread.join()
 
 
-def run_parse(lease: ParseLease) -> ParseVersion:
-    """Parse the document's file with the leased parse's parser; record text or a readable
-    failure, unless the lease was lost meanwhile (then the row is left to its new holder)."""
-    parse = lease.parse
-    document = parse.document
+def pages_per_range(parser_name: str) -> int | None:
+    """How many pages each range of a split parse holds (``GROUNDWORK_PARSE_RANGE_PAGES``,
+    else the parser's own ``pages_per_range``), or None when this parser reads every
+    document whole (it cannot read a range alone, or splitting is switched off)."""
+    parser = parsers.get_parser(parser_name)
+    if not parsers.supports_ranges(parser):
+        return None
+    size = settings.GROUNDWORK_PARSE_RANGE_PAGES
+    size = parser.pages_per_range if size is None else size
+    return size if size > 0 else None
+
+
+def _read_file(document: Document) -> bytes | None:
     try:
         with document.file.open("rb") as handle:
-            data = handle.read()
+            return handle.read()
     except (FileNotFoundError, ValueError):
-        return _fail(
-            lease, "missing", "The uploaded file is no longer in storage; upload it again."
-        )
+        return None
 
+
+MISSING_FILE = "The uploaded file is no longer in storage; upload it again."
+
+
+def _crashed(parse: ParseVersion) -> str:
+    return f"The {parse.parser} parser failed on this file; the other parses are unaffected."
+
+
+def run_parse(lease: ParseLease) -> ParseVersion:
+    """Parse the document's file with the leased parse's parser; record text or a readable
+    failure, unless the lease was lost meanwhile (then the row is left to its new holder).
+
+    With a parser that reads page ranges (``pages_per_range``) the child reads only the
+    first range. Its first progress report says how many pages the document has; when
+    that is more than one range, the parse is split there and then (``_Split``): the other
+    ranges are queued for any worker while this one finishes the first, and the task that
+    finishes the last range joins them (``_range_finished``). A document of one range is
+    read whole here, as before.
+    """
+    parse = lease.parse
+    document = parse.document
+    data = _read_file(document)
+    if data is None:
+        return _fail(lease, "missing", MISSING_FILE)
+    span = pages_per_range(parse.parser)
+    split = _Split(lease, span) if span else None
     last_write = [0.0]
 
     def progress(done: int, total: int) -> None:
+        if split is not None and split.needed(total):
+            split.start(total)
         now = time.monotonic()
-        if now - last_write[0] >= PROGRESS_INTERVAL_S or done >= total:
-            last_write[0] = now
+        if now - last_write[0] < PROGRESS_INTERVAL_S and done < total:
+            return
+        last_write[0] = now
+        if split is not None and split.first is not None:
+            _range_progress(split.first, done, total)
+        else:
             _held(lease).update(progress_done=done, progress_total=total, updated_at=timezone.now())
 
+    def renew() -> int:
+        now = timezone.now()
+        renewed = _held(lease).update(heartbeat_at=now)
+        if split is not None and split.first is not None:
+            renewed += _range_held(split.first).update(heartbeat_at=now)
+        return renewed
+
     try:
-        with _Heartbeat(lease):
+        with _Heartbeat(renew, f"parse {parse.pk}"):
             result = parsers.parse_isolated(
                 parse.parser,
                 data,
@@ -204,16 +266,25 @@ def run_parse(lease: ParseLease) -> ParseVersion:
                 memory_mb=settings.GROUNDWORK_PARSE_MEMORY_MB,
                 max_pages=settings.GROUNDWORK_MAX_PAGES,
                 progress=progress,
+                pages=None if span is None else (0, span),
             )
+        if split is not None and split.needed(int(result.meta.get("document_pages", 0))):
+            split.start(int(result.meta["document_pages"]))  # its progress report was lost
+        if split is not None and split.first is not None:
+            return _range_finished(split.first, result) or _refreshed(parse)
+        if span is not None and int(result.meta.get("document_pages", 0)) > span:
+            return _refreshed(parse)  # not split (the lease was lost): only part was read
+        if span is not None:
+            result = parsers.get_parser(parse.parser).join_ranges([result])
     except parsers.ParseError as error:
+        if split is not None and split.first is not None:
+            return _range_failed(split.first, error.code, error.reason)
         return _fail(lease, error.code, error.reason)
     except Exception:  # the worker must live and the user must get words, not a trace
         log.exception("parser %s crashed on document %s", parse.parser, document.pk)
-        return _fail(
-            lease,
-            "crashed",
-            f"The {parse.parser} parser failed on this file; the other parses are unaffected.",
-        )
+        if split is not None and split.first is not None:
+            return _range_failed(split.first, "crashed", _crashed(parse))
+        return _fail(lease, "crashed", _crashed(parse))
     total = len(result.page_starts)
     _held(lease).update(
         text=result.text,
@@ -231,12 +302,252 @@ def run_parse(lease: ParseLease) -> ParseVersion:
     return parse
 
 
+def _refreshed(parse: ParseVersion) -> ParseVersion:
+    parse.refresh_from_db()
+    return parse
+
+
 def _fail(lease: ParseLease, code: str, reason: str) -> ParseVersion:
     _held(lease).update(
         status=ParseStatus.FAILED, error=reason, error_code=code, updated_at=timezone.now()
     )
     lease.parse.refresh_from_db()
     return lease.parse
+
+
+# -- page ranges: one long PDF read by many workers -------------------------------------------
+
+
+@dataclass(frozen=True)
+class RangeLease:
+    """A page range held by one task run: only the holder of ``token`` may write it."""
+
+    range: ParseRange
+    token: str
+
+
+def _range_held(lease: RangeLease):
+    return ParseRange.objects.filter(pk=lease.range.pk, claimed_by=lease.token)
+
+
+class _Split:
+    """Splits a leased parse into page ranges once its first report says how many pages."""
+
+    def __init__(self, lease: ParseLease, span: int) -> None:
+        self.lease = lease
+        self.span = span
+        self.first: RangeLease | None = None  # the range the splitting task reads itself
+        self.tried = False
+
+    def needed(self, total: int) -> bool:
+        return not self.tried and total > self.span
+
+    def start(self, total: int) -> None:
+        """Record one range per ``span`` pages, the first held by this task and the others
+        queued for any worker, unless the parse's lease was lost meanwhile."""
+        self.tried = True
+        bounds = [(a, a + self.span) for a in range(0, total, self.span)]
+        bounds[-1] = (bounds[-1][0], None)  # the last reads to the end of the page tree
+        now = timezone.now()
+        with transaction.atomic():
+            if not (
+                _held(self.lease)
+                .filter(status=ParseStatus.PARSING, range_count=0)
+                .update(range_count=len(bounds), progress_total=total, updated_at=now)
+            ):
+                return
+            ranges = ParseRange.objects.bulk_create(
+                ParseRange(
+                    parse_id=self.lease.parse.pk,
+                    start_page=start,
+                    stop_page=stop,
+                    **(
+                        {
+                            "status": ParseStatus.PARSING,
+                            "claimed_by": self.lease.token,
+                            "heartbeat_at": now,
+                            "attempts": 1,
+                        }
+                        if start == 0
+                        else {}
+                    ),
+                )
+                for start, stop in bounds
+            )
+            ranges = list(ParseRange.objects.filter(parse_id=self.lease.parse.pk))
+            for queued in ranges[1:]:
+                queue.after_commit("parse_range", queued.pk)
+        self.first = RangeLease(ranges[0], self.lease.token)
+
+
+def claim_range(range_id: int) -> RangeLease | None:
+    """Take the lease on a queued page range, or on one whose holder stopped renewing it.
+
+    The same conditional update as ``claim_parse``; None when the range is gone or done,
+    held by a live worker, or its parse is no longer being read (it failed, or a newer
+    upload replaced it).
+    """
+    token = _new_token()
+    now = timezone.now()
+    claimed = (
+        ParseRange.objects.filter(pk=range_id, parse__status=ParseStatus.PARSING)
+        .filter(Q(status=ParseStatus.QUEUED) | (Q(status=ParseStatus.PARSING) & lease_expired()))
+        .update(
+            status=ParseStatus.PARSING,
+            claimed_by=token,
+            heartbeat_at=now,
+            progress_done=0,
+            attempts=F("attempts") + 1,
+            updated_at=now,
+        )
+    )
+    if not claimed:
+        return None
+    found = ParseRange.objects.select_related("parse__document").filter(pk=range_id).first()
+    return None if found is None else RangeLease(found, token)
+
+
+def run_range(lease: RangeLease) -> ParseVersion | None:
+    """Read the leased range's pages; the parse when this finished it (ready or failed),
+    None while other ranges are still being read or when the lease was lost."""
+    prange = lease.range
+    parse = prange.parse
+    data = _read_file(parse.document)
+    if data is None:
+        return _range_failed(lease, "missing", MISSING_FILE)
+    last_write = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last_write[0] >= PROGRESS_INTERVAL_S:
+            last_write[0] = now
+            _range_progress(lease, done, total)
+
+    def renew() -> int:
+        return _range_held(lease).update(heartbeat_at=timezone.now())
+
+    try:
+        with _Heartbeat(renew, f"pages {prange.start_page + 1}- of parse {parse.pk}"):
+            result = parsers.parse_isolated(
+                parse.parser,
+                data,
+                timeout_s=settings.GROUNDWORK_PARSE_TIMEOUT_S,
+                memory_mb=settings.GROUNDWORK_PARSE_MEMORY_MB,
+                max_pages=settings.GROUNDWORK_MAX_PAGES,
+                progress=progress,
+                pages=(prange.start_page, prange.stop_page),
+            )
+    except parsers.ParseError as error:
+        return _range_failed(lease, error.code, error.reason)
+    except Exception:  # the worker must live and the user must get words, not a trace
+        log.exception("parser %s crashed on document %s", parse.parser, parse.document_id)
+        return _range_failed(lease, "crashed", _crashed(parse))
+    return _range_finished(lease, result)
+
+
+def _pages_read(parse_id: int) -> Coalesce:
+    done = (
+        ParseRange.objects.filter(parse=parse_id)
+        .order_by()
+        .values("parse")
+        .annotate(n=Sum("progress_done"))
+        .values("n")
+    )
+    return Coalesce(Subquery(done), 0)
+
+
+def _range_progress(lease: RangeLease, done: int, total: int) -> None:
+    """The range has read up to page ``done``: the parse's progress is its ranges' sum."""
+    now = timezone.now()
+    read = max(0, done - lease.range.start_page)
+    if _range_held(lease).update(progress_done=read, updated_at=now):
+        ParseVersion.objects.filter(pk=lease.range.parse_id, status=ParseStatus.PARSING).update(
+            progress_done=_pages_read(lease.range.parse_id), updated_at=now
+        )
+
+
+def _range_finished(lease: RangeLease, part: parsers.ParsedText) -> ParseVersion | None:
+    """Keep the range's part; the task whose range is the last one to finish joins them all
+    in page order into the parse's text, in the same transaction (the parse row is locked,
+    so of two ranges finishing together exactly one sees the other's)."""
+    parse_id = lease.range.parse_id
+    now = timezone.now()
+    with transaction.atomic():
+        parse = (
+            ParseVersion.objects.select_for_update()
+            .only("pk", "parser", "parser_version", "status")
+            .filter(pk=parse_id, status=ParseStatus.PARSING)
+            .first()
+        )
+        if parse is None:
+            return None
+        if (
+            not _range_held(lease)
+            .filter(status=ParseStatus.PARSING)
+            .update(
+                status=ParseStatus.READY,
+                text=part.text,
+                page_starts=part.page_starts,
+                diagnostics=part.meta,
+                progress_done=part.page_count,
+                updated_at=now,
+            )
+        ):
+            return None  # taken over meanwhile: the new holder writes it
+        ranges = list(ParseRange.objects.filter(parse=parse_id).order_by("start_page"))
+        if any(r.status != ParseStatus.READY for r in ranges):
+            ParseVersion.objects.filter(pk=parse_id).update(
+                progress_done=_pages_read(parse_id), updated_at=now
+            )
+            return None
+        parts = [
+            parsers.ParsedText(
+                text=r.text,
+                page_starts=r.page_starts,
+                parser=parse.parser,
+                parser_version=parse.parser_version,
+                meta=r.diagnostics,
+            )
+            for r in ranges
+        ]
+        try:
+            whole = parsers.get_parser(parse.parser).join_ranges(parts)
+        except parsers.ParseError as error:
+            _parse_failed(parse_id, error.code, error.reason)
+        else:
+            total = len(whole.page_starts)
+            ParseVersion.objects.filter(pk=parse_id).update(
+                text=whole.text,
+                text_length=len(whole.text),
+                page_starts=whole.page_starts,
+                diagnostics=whole.meta,
+                status=ParseStatus.READY,
+                error="",
+                error_code="",
+                progress_done=total,
+                progress_total=total,
+                updated_at=now,
+            )
+            ParseRange.objects.filter(parse=parse_id).update(text="", page_starts=[])
+    return ParseVersion.objects.select_related("document").get(pk=parse_id)
+
+
+def _range_failed(lease: RangeLease, code: str, reason: str) -> ParseVersion | None:
+    """A range that cannot be read fails its whole parse, as a single reading would have
+    (timeout, memory, a crash); the other ranges' tasks then stop at their claim or write
+    nothing. Nothing is written when the range was taken over meanwhile."""
+    with transaction.atomic():
+        if not _range_held(lease).update(status=ParseStatus.FAILED, updated_at=timezone.now()):
+            return None
+        _parse_failed(lease.range.parse_id, code, reason)
+    return ParseVersion.objects.select_related("document").filter(pk=lease.range.parse_id).first()
+
+
+def _parse_failed(parse_id: int, code: str, reason: str) -> None:
+    ParseVersion.objects.filter(pk=parse_id, status=ParseStatus.PARSING).update(
+        status=ParseStatus.FAILED, error=reason, error_code=code, updated_at=timezone.now()
+    )
+    ParseRange.objects.filter(parse=parse_id).update(text="", page_starts=[])
 
 
 @transaction.atomic
@@ -258,8 +569,10 @@ def document_reparse(*, document: Document) -> list[ParseVersion]:
         progress_done=0,
         claimed_by="",
         heartbeat_at=None,
+        range_count=0,  # read from the start again, split again if it is long
         updated_at=timezone.now(),
     )
+    ParseRange.objects.filter(parse__in=[p.pk for p in failed]).delete()
     for parse in failed:
         parse.status = ParseStatus.QUEUED
         queue.after_commit("parse_version", parse.pk)

@@ -195,6 +195,9 @@ class ParseVersion(models.Model):
     # when they last renewed it; a parse nobody renews is taken over.
     claimed_by = models.CharField(max_length=128, blank=True, default="")
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    #: How many page ranges this parse was split into (``ParseRange``); 0: one task read it
+    #: whole. A split parse is driven by its ranges' leases, not by its own.
+    range_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -263,6 +266,49 @@ class ParseVersion(models.Model):
     def page_begin(self, offset: int) -> int:
         """Where the page holding ``offset`` begins."""
         return (self.page_starts or [0])[self.page_of(offset) - 1]
+
+
+class ParseRange(models.Model):
+    """Pages ``start_page`` .. ``stop_page`` of a long PDF's parse, read by one task.
+
+    Any worker takes a range with a lease of its own (``ingest.claim_range``), so a worker
+    lost mid-range costs only that range; the task finishing the last one joins them all, in
+    page order, into the parse's text. ``text``/``page_starts``/``diagnostics`` are the
+    range's part until then (emptied once joined).
+    """
+
+    parse = models.ForeignKey(ParseVersion, on_delete=models.CASCADE, related_name="ranges")
+    #: The range's first page, 0-based, and the page after its last (null: to the end).
+    start_page = models.PositiveIntegerField()
+    stop_page = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=ParseStatus.choices, default="queued")
+    text = models.TextField(blank=True)
+    page_starts = models.JSONField(default=list, blank=True)
+    diagnostics = models.JSONField(default=dict, blank=True)
+    #: Pages of this range read so far (the parse's progress is the sum over its ranges).
+    progress_done = models.PositiveIntegerField(default=0)
+    #: How many times a task took this range: 1 unless its worker was lost.
+    attempts = models.PositiveIntegerField(default=0)
+    claimed_by = models.CharField(max_length=128, blank=True, default="")
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["parse_id", "start_page"]
+        constraints = [
+            models.UniqueConstraint(fields=["parse", "start_page"], name="one_range_per_start"),
+            models.CheckConstraint(
+                condition=Q(stop_page__isnull=True) | Q(stop_page__gt=F("start_page")),
+                name="range_has_pages",
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=[s.value for s in ParseStatus]), name="range_status_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.parse} pages {self.start_page + 1}-{self.stop_page or 'end'}"
 
 
 class EvalSet(models.Model):

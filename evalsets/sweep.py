@@ -27,6 +27,7 @@ from evalsets.models import (
     AnchorResolution,
     Document,
     GoldAnchor,
+    ParseRange,
     ParseStatus,
     ParseVersion,
     PendingImportLabel,
@@ -63,8 +64,21 @@ def stale_parses(older_than: timedelta | None = None) -> list[int]:
     """
     cutoff = _cutoff(older_than)
     queued = Q(status=ParseStatus.QUEUED, updated_at__lt=cutoff)
-    abandoned = Q(status=ParseStatus.PARSING) & ingest.lease_expired()
+    abandoned = Q(status=ParseStatus.PARSING) & ingest.abandoned()
     return list(ParseVersion.objects.filter(queued | abandoned).values_list("pk", flat=True))
+
+
+def stale_ranges(older_than: timedelta | None = None) -> list[int]:
+    """Page ranges of parses still being read that are queued after the stale interval, or
+    whose lease expired: only those ranges are read again, not their whole parse."""
+    cutoff = _cutoff(older_than)
+    queued = Q(status=ParseStatus.QUEUED, updated_at__lt=cutoff)
+    abandoned = Q(status=ParseStatus.PARSING) & ingest.lease_expired()
+    return list(
+        ParseRange.objects.filter(parse__status=ParseStatus.PARSING)
+        .filter(queued | abandoned)
+        .values_list("pk", flat=True)
+    )
 
 
 def _count(queryset, key: str) -> Coalesce:
@@ -182,8 +196,8 @@ def remove_orphan_files(older_than: timedelta | None = None) -> int:
 
 
 def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dict[str, int]:
-    """Queue again every stale parse and release, every parse with anchors unresolved and
-    every document with imported spans waiting for its ready text.
+    """Queue again every stale parse, page range and release, every parse with anchors
+    unresolved and every document with imported spans waiting for its ready text.
 
     A sweep when a worker starts or reconnects queues every missing resolution (a broker
     that restarted may have lost them all) and removes orphaned upload files; a
@@ -194,6 +208,9 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
     parses = stale_parses(older_than)
     for pk in parses:
         queue.send("parse_version", pk)
+    ranges = stale_ranges(older_than)
+    for pk in ranges:
+        queue.send("parse_range", pk)
     unresolved = parses_missing_resolutions(
         older_than=(older_than if older_than is not None else stale_after()) if periodic else None
     )
@@ -207,6 +224,7 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
         queue.send("attach_pending_labels", pk)
     return {
         "parses": len(parses),
+        "ranges": len(ranges),
         "resolutions": len(unresolved),
         "releases": len(releases),
         "labels": len(labelled),

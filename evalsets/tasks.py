@@ -46,10 +46,25 @@ class GroundworkTask(Task):
 
 @shared_task(base=GroundworkTask)
 def parse_version(parse_id: int) -> str:
+    """Read a parse whole, or its first page range after queueing the others."""
     lease = ingest.claim_parse(parse_id)
     if lease is None:
         return "gone, done or held by another worker"
-    parse = ingest.run_parse(lease)
+    return _parsed(ingest.run_parse(lease))
+
+
+@shared_task(base=GroundworkTask)
+def parse_range(range_id: int) -> str:
+    """Read one page range of a split parse; the last range to finish joins them."""
+    lease = ingest.claim_range(range_id)
+    if lease is None:
+        return "gone, done or held by another worker"
+    parse = ingest.run_range(lease)
+    return "range read" if parse is None else _parsed(parse)
+
+
+def _parsed(parse: ParseVersion) -> str:
+    """A parse that became ready gets its anchors placed and waiting labels attached."""
     if parse.status == ParseStatus.READY:
         resolution.resolve_parse(parse)
         if parse.is_reference:

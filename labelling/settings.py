@@ -188,6 +188,14 @@ GROUNDWORK_PARSE_MEMORY_MB = env_int("GROUNDWORK_PARSE_MEMORY_MB", 2048)
 #: A team's own parsers, as dotted paths "package.module:ATTR" (comma-separated in the
 #: environment); packages can also publish them under the ``groundwork.parsers`` entry points.
 GROUNDWORK_PARSERS = env_list("GROUNDWORK_PARSERS", [])
+# A long PDF is parsed in page ranges, one task each, so any number of workers share it
+# (evalsets.ingest). Unset: each parser's own size (a few seconds of work a range: pypdf 500
+# pages, pdfminer.six 100); a number sets every parser's; 0 parses every document in one task.
+GROUNDWORK_PARSE_RANGE_PAGES = (
+    env_int("GROUNDWORK_PARSE_RANGE_PAGES", 0)
+    if os.environ.get("GROUNDWORK_PARSE_RANGE_PAGES", "").strip()
+    else None
+)
 # Each worker process keeps the most recently used parses folded and indexed for the resolver
 # (15-20 bytes a character in memory), so a new anchor does not fold its parses again.
 GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_000_000)

@@ -468,7 +468,8 @@ def test_every_kind_has_default_parsers_and_a_reference_among_them():
         assert DEFAULT_REFERENCE[kind] in names
         for parser in parsers_for(kind):
             assert parser.version and parser.version != "unknown"
-    assert [p.name for p in parsers_for("pdf")] == ["pypdf", "pdfminer"]
+    # the defaults first, then the opt-in parsers a workspace can turn on
+    assert [p.name for p in parsers_for("pdf")] == ["pypdf", "pdfminer", "markitdown"]
     assert get_parser("selectolax") is PARSERS["selectolax"]
     with pytest.raises(KeyError):
         get_parser("no-such-parser")

@@ -19,6 +19,11 @@ Typical use::
 
 Pages of a PDF are joined with ``PAGE_SEPARATOR`` (a blank line); paragraphs of unpaged formats
 with a blank line as well.
+
+A paged parser may also read a range of pages alone (``PageRangeParser``: ``parse_pages`` and
+``join_ranges``; ``supports_ranges`` tells), so several workers share one long document:
+``parse_isolated(name, data, pages=(start, stop))`` reads one range, and ``join_ranges`` puts
+the ranges back together, byte for byte what ``parse`` returns.
 """
 
 from __future__ import annotations
@@ -28,12 +33,14 @@ from .base import (
     DEFAULT_MAX_PAGES,
     ERROR_CODES,
     PAGE_SEPARATOR,
+    PageRangeParser,
     ParsedText,
     ParseError,
     Parser,
     ProgressFn,
     check_page_count,
     check_size,
+    supports_ranges,
 )
 from .encoding import decode_text
 from .html import html_to_text, sanitize_html
@@ -62,6 +69,7 @@ __all__ = [
     "KINDS",
     "PAGE_SEPARATOR",
     "PARSERS",
+    "PageRangeParser",
     "ParseError",
     "ParsedText",
     "Parser",
@@ -78,4 +86,5 @@ __all__ = [
     "register_plugins",
     "sanitize_html",
     "sniff",
+    "supports_ranges",
 ]

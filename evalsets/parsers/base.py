@@ -133,6 +133,81 @@ class Parser(Protocol):
     ) -> ParsedText: ...
 
 
+#: Keys of a page range's ``meta`` that describe the range itself, not the document.
+RANGE_META_KEYS = ("document_pages", "first_page")
+
+
+@runtime_checkable
+class PageRangeParser(Protocol):
+    """An optional capability: a paged parser that can read pages ``start`` .. ``stop`` alone.
+
+    A parser that has these two methods (``supports_ranges`` checks) lets several workers
+    share one document: each reads a range of pages, and ``join_ranges`` puts them together
+    in page order into exactly what ``parse`` returns, byte for byte.
+
+    ``parse_pages`` reads pages ``start`` up to ``stop`` (0-based, ``stop`` excluded; ``None``
+    means to the last page), joined as ``parse`` joins pages, ``page_starts`` counted from
+    the range's own start. It reports ``progress(start, total)`` before its first page, then
+    ``progress(page_number, total)`` as pages complete, in the whole document's numbers, so
+    the first report says how many pages the document has. Its ``meta`` holds
+    ``document_pages`` (the whole document's count), ``first_page`` (1-based), ``pages``,
+    and ``empty_pages``/``failed_pages`` numbered in the whole document, plus whatever the
+    parser notes about the file. It must not refuse a range for having no text (a blank
+    range is no reason to refuse the document): that is ``join_ranges``'s call, made on the
+    whole text.
+
+    ``pages_per_range`` is the parser's own range size: enough pages for a few seconds of
+    work on one core, so what each range costs besides its pages (a child process, opening
+    the file, skipping to its first page) stays a small share.
+    """
+
+    pages_per_range: int
+
+    def parse_pages(
+        self,
+        data: bytes,
+        *,
+        start: int,
+        stop: int | None,
+        max_pages: int,
+        progress: ProgressFn | None = None,
+    ) -> ParsedText: ...
+
+    def join_ranges(self, parts: list[ParsedText]) -> ParsedText: ...
+
+
+def supports_ranges(parser: object) -> bool:
+    """Whether ``parser`` can read a range of pages alone (``PageRangeParser``)."""
+    return isinstance(parser, PageRangeParser)
+
+
+def join_page_ranges(parts: list[ParsedText]) -> tuple[str, list[int], dict[str, Any]]:
+    """The text, page starts and meta of consecutive page ranges put back together.
+
+    ``join_pages`` of all pages equals the ranges' own joins joined by ``PAGE_SEPARATOR``
+    with each range's starts shifted, so the text is the single parse's byte for byte. The
+    meta is the first range's, without the range's own keys, with ``pages``, ``empty_pages``
+    and ``failed_pages`` taken over all ranges.
+    """
+    if not parts:
+        raise ValueError("join_page_ranges needs at least one range")
+    texts: list[str] = []
+    starts: list[int] = []
+    offset = 0
+    for i, part in enumerate(parts):
+        if i:
+            texts.append(PAGE_SEPARATOR)
+            offset += len(PAGE_SEPARATOR)
+        starts.extend(offset + start for start in part.page_starts)
+        texts.append(part.text)
+        offset += len(part.text)
+    meta = {k: v for k, v in parts[0].meta.items() if k not in RANGE_META_KEYS}
+    meta["pages"] = sum(int(part.meta.get("pages", part.page_count)) for part in parts)
+    for key in ("empty_pages", "failed_pages"):
+        meta[key] = [n for part in parts for n in part.meta.get(key, [])]
+    return "".join(texts), starts, meta
+
+
 def library_version(distribution: str) -> str:
     """The installed version of a library, read without importing it (keeps imports cheap)."""
     try:

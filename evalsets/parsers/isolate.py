@@ -2,7 +2,8 @@
 
 It limits its own memory and CPU time first, then reads the document from stdin, runs the parser
 and writes exactly one JSON object to stdout: ``{"ok": true, "result": {...ParsedText...}}`` or
-``{"ok": false, "error": {"code", "reason", "detail"}}``. Progress goes to stderr as
+``{"ok": false, "error": {"code", "reason", "detail"}}``. With ``--start`` (and ``--stop``) it
+reads only that range of pages (``base.PageRangeParser``). Progress goes to stderr as
 ``@@groundwork-progress done total`` lines. Limits are set here rather than in a ``preexec_fn``
 because ``preexec_fn`` is unsafe in a threaded parent such as a Celery worker.
 """
@@ -77,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     args.add_argument("--max-pages", type=int, default=2000)
     args.add_argument("--memory-mb", type=int, default=0)
     args.add_argument("--cpu-s", type=int, default=0)
+    args.add_argument("--start", type=int, default=None, help="first page of a range (0-based)")
+    args.add_argument("--stop", type=int, default=None, help="page after the range's last")
     options = args.parse_args(argv)
 
     _limit_resources(options.memory_mb, options.cpu_s)
@@ -86,7 +89,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         data = sys.stdin.buffer.read()
         parser = get_parser(options.parser)
-        result = parser.parse(data, max_pages=options.max_pages, progress=_progress)
+        if options.start is None:
+            result = parser.parse(data, max_pages=options.max_pages, progress=_progress)
+        else:
+            result = parser.parse_pages(
+                data,
+                start=options.start,
+                stop=options.stop,
+                max_pages=options.max_pages,
+                progress=_progress,
+            )
         answer = {"ok": True, "result": result.to_dict()}
     except ParseError as exc:
         answer = {"ok": False, "error": exc.to_dict()}

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .base import DEFAULT_MAX_PAGES, ParsedText, ParseError, ProgressFn
+from .base import DEFAULT_MAX_PAGES, ParsedText, ParseError, ProgressFn, supports_ranges
 
 PROGRESS_PREFIX = "@@groundwork-progress"
 #: The child's exit status when the parser ran out of memory and the JSON answer could not be
@@ -59,8 +59,13 @@ def parse_isolated(
     memory_mb: int = DEFAULT_MEMORY_MB,
     max_pages: int = DEFAULT_MAX_PAGES,
     progress: ProgressFn | None = None,
+    pages: tuple[int, int | None] | None = None,
 ) -> ParsedText:
     """Parse ``data`` with ``parser_name`` in a child process; return its ``ParsedText``.
+
+    ``pages=(start, stop)`` reads only that range of pages (``stop`` None: to the end) with
+    a parser that supports it (``base.supports_ranges``); the answer is then the range's
+    part, for the parser's ``join_ranges``.
 
     ``parser_name`` is a registered name (``"pypdf"``) or a dotted path
     (``"evalsets.parsers.diagnostic:HangingParser"``). Raises ``ParseError``: the parser's own
@@ -70,7 +75,9 @@ def parse_isolated(
     """
     from .registry import get_parser, isolated_name
 
-    get_parser(parser_name)  # a wrong name is a programming error: fail here, not in the child
+    parser = get_parser(parser_name)  # a wrong name is a programming error: fail here
+    if pages is not None and not supports_ranges(parser):
+        raise TypeError(f"parser {parser_name!r} cannot read a range of pages")
     parser_name = isolated_name(parser_name)  # a plugin travels as its dotted path
     cmd = [
         sys.executable,
@@ -85,6 +92,9 @@ def parse_isolated(
         "--cpu-s",
         str(math.ceil(timeout_s) + 5),
     ]
+    if pages is not None:
+        start, stop = pages
+        cmd += ["--start", str(start)] + ([] if stop is None else ["--stop", str(stop)])
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (_PROJECT_ROOT, env.get("PYTHONPATH")) if p)
     env["PYTHONIOENCODING"] = "utf-8"

@@ -24,7 +24,8 @@ class Command(BaseCommand):
     def handle(self, *args, older_than: int, **options):
         queued = sweep(None if older_than is None else timedelta(seconds=older_than))
         self.stdout.write(
-            f"Queued again: {queued['parses']} parses, {queued['resolutions']} resolutions, "
+            f"Queued again: {queued['parses']} parses, {queued['ranges']} page ranges, "
+            f"{queued['resolutions']} resolutions, "
             f"{queued['releases']} releases, {queued['labels']} documents with imported "
             f"labels to attach; removed {queued['files']} orphaned files."
         )
