@@ -22,7 +22,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F
 
-from evalsets import access, ingest, parsers, queue, resolver, validation
+from evalsets import access, ingest, parsers, queue, resolution, resolver, validation
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
     Document,
@@ -590,7 +590,7 @@ def anchor_create_from_highlight(
     )
     item_touch(item=item)
     audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
-    queue.after_commit("resolve_anchor", anchor.pk)
+    resolution.resolution_request(anchor=anchor)
     return anchor
 
 
@@ -637,7 +637,7 @@ def anchor_create_typed(
     item_touch(item=item)
     audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
     if document is not None:
-        queue.after_commit("resolve_anchor", anchor.pk)
+        resolution.resolution_request(anchor=anchor)
     return anchor
 
 

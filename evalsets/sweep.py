@@ -104,6 +104,14 @@ def parses_missing_resolutions(workspace=None, older_than: timedelta | None = No
     return list(_missing_resolutions(workspace, before).values_list("pk", flat=True))
 
 
+def documents_missing_resolutions(workspace=None, older_than: timedelta | None = None) -> list[int]:
+    """Documents with a ready parse that lacks a row for some anchor (made more than
+    ``older_than`` ago, when given): ``resolve_document`` computes only what is missing."""
+    before = None if older_than is None else timezone.now() - older_than
+    missing = _missing_resolutions(workspace, before).values_list("document", flat=True)
+    return sorted(set(missing))
+
+
 def stale_releases(older_than: timedelta | None = None) -> list[int]:
     """Releases still queued after the stale interval (their build message was lost).
 
@@ -182,7 +190,7 @@ def remove_orphan_files(older_than: timedelta | None = None) -> int:
 
 
 def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dict[str, int]:
-    """Queue again every stale parse and release, every parse with anchors unresolved and
+    """Queue again every stale parse and release, every document with anchors unresolved and
     every document with imported spans waiting for its ready text.
 
     A sweep when a worker starts or reconnects queues every missing resolution (a broker
@@ -194,11 +202,11 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
     parses = stale_parses(older_than)
     for pk in parses:
         queue.send("parse_version", pk)
-    unresolved = parses_missing_resolutions(
+    unresolved = documents_missing_resolutions(
         older_than=(older_than if older_than is not None else stale_after()) if periodic else None
     )
     for pk in unresolved:
-        queue.send("resolve_parse", pk)
+        queue.send("resolve_document", pk)
     releases = stale_releases(older_than)
     for pk in releases:
         queue.send("build_release", pk)

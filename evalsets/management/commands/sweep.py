@@ -24,9 +24,9 @@ class Command(BaseCommand):
     def handle(self, *args, older_than: int, **options):
         queued = sweep(None if older_than is None else timedelta(seconds=older_than))
         self.stdout.write(
-            f"Queued again: {queued['parses']} parses, {queued['resolutions']} resolutions, "
-            f"{queued['releases']} releases, {queued['labels']} documents with imported "
-            f"labels to attach; removed {queued['files']} orphaned files."
+            f"Queued again: {queued['parses']} parses, {queued['resolutions']} documents "
+            f"to resolve, {queued['releases']} releases, {queued['labels']} documents with "
+            f"imported labels to attach; removed {queued['files']} orphaned files."
         )
         for name, count in pending_summary().items():
             self.stdout.write(f"  {name.replace('_', ' ')}: {count}")
