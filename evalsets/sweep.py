@@ -14,6 +14,7 @@ the same way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
@@ -222,23 +223,54 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
     }
 
 
-def pending_summary(workspace=None) -> dict[str, int]:
-    """What is waiting in the background (in one workspace, or everywhere), for pages,
-    the API and ``manage.py sweep`` to show."""
+#: How far back "how fast the backlog drains" looks.
+DRAIN_WINDOW = timedelta(minutes=1)
+
+
+def pending_summary(workspace=None) -> dict[str, int | float | None]:
+    """What is waiting in the background (in one workspace, or everywhere) and how fast it
+    drains, for pages, the API and ``manage.py sweep`` to show.
+
+    The drain rate counts resolution rows written in the last minute; the estimate divides
+    what is missing by it (None while nothing is missing, or nothing was written lately).
+    """
     parses = ParseVersion.objects.all()
     anchors = GoldAnchor.objects.all()
     releases = Release.objects.all()
+    rows = AnchorResolution.objects.all()
     if workspace is not None:
         parses = parses.filter(document__workspace=workspace)
         anchors = anchors.filter(item__evalset__workspace=workspace)
         releases = releases.filter(evalset__workspace=workspace)
+        rows = rows.filter(parse__document__workspace=workspace)
     missing = list(_missing_resolutions(workspace).values_list("anchors", "rows"))
-    return {
+    resolutions_missing = sum(anchors - rows for anchors, rows in missing)
+    done = rows.filter(updated_at__gte=timezone.now() - DRAIN_WINDOW).count()
+    rate = done / DRAIN_WINDOW.total_seconds()
+    summary = {
         "parses_queued": parses.filter(status=ParseStatus.QUEUED).count(),
         "parses_running": parses.filter(status=ParseStatus.PARSING).count(),
         "parses_missing_resolutions": len(missing),
-        "resolutions_missing": sum(anchors - rows for anchors, rows in missing),
+        "resolutions_missing": resolutions_missing,
         "anchors_waiting_for_their_file": anchors.filter(document__isnull=True).count(),
         "releases_queued": releases.filter(status=ReleaseStatus.QUEUED).count(),
         "releases_building": releases.filter(status=ReleaseStatus.BUILDING).count(),
+        "resolutions_done_last_minute": done,
+        "resolutions_per_second": round(rate, 2),
+        "resolutions_eta_seconds": (
+            math.ceil(resolutions_missing / rate) if resolutions_missing and rate else None
+        ),
     }
+    summary["waiting"] = sum(summary[key] for key in WAITING_KEYS)
+    return summary
+
+
+#: The counts a worker will bring to zero by itself (anchors waiting for their file need
+#: someone to upload it).
+WAITING_KEYS = (
+    "parses_queued",
+    "parses_running",
+    "resolutions_missing",
+    "releases_queued",
+    "releases_building",
+)

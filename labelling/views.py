@@ -85,6 +85,7 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
             "evalsets": _with_progress(selectors.evalsets_with_counts(workspace)),
             "can_write": may(membership, DocumentViewSet, "create"),
             "is_owner": may(membership, EvalSetViewSet, "create"),
+            "backlog": selectors.background_backlog(workspace),
         },
     )
 
