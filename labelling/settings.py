@@ -137,7 +137,10 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (web + worker) share one SQLite file in embedded mode: wait for the
-    # lock instead of failing at once, and let readers run beside the writer.
+    # lock instead of failing at once, and let readers run beside the writer. The threads of
+    # one process take turns at writing without SQLite's sleeping busy handler
+    # (labelling/sqlite/base.py: the anchor-create tail of issue 18).
+    DATABASES["default"]["ENGINE"] = "labelling.sqlite"
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 20,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
