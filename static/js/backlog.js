@@ -42,6 +42,12 @@
     part("resolutions").textContent = b.resolutions_missing + " waiting";
     part("drain").textContent = drainWords(b);
     part("releases").textContent = b.releases_queued + " waiting, " + b.releases_building + " building";
+    const counts = {
+      parses: b.parses_queued + b.parses_running,
+      resolutions: b.resolutions_missing,
+      releases: b.releases_queued + b.releases_building,
+    };
+    for (const [kind, n] of Object.entries(counts)) part("kind='" + kind + "'").toggleAttribute("data-busy", n > 0);
     const orphans = part("orphans");
     const n = b.anchors_waiting_for_their_file;
     orphans.hidden = !n;
