@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
+## The port `make run` serves on: `make run PORT=8001` when 8000 is taken.
+PORT ?= 8000
 
 .PHONY: run test test-services test-e2e lint format migrate demo clean
 
@@ -18,9 +20,9 @@ migrate: $(STAMP)
 demo: migrate
 	$(PY) manage.py load_demo
 
-## Set everything up and start the web server and a Celery worker together.
+## Set everything up and start the web server and a Celery worker together (PORT=8000).
 run: demo
-	$(PY) manage.py rundev
+	$(PY) manage.py rundev 127.0.0.1:$(PORT)
 
 ## The suite on SQLite with tasks run in-process (no services needed).
 test: $(STAMP)

@@ -15,7 +15,9 @@ parses of its document; the same delay is also read from the database
 
 A baseline, in the same run (not a peer: it is our own app on another server, so it says what
 gunicorn buys, not how Groundwork compares with another labelling tool): the same workload
-against Django's ``runserver`` (one threaded process), the embedded-mode web server.
+against Django's ``runserver`` (one threaded process), the embedded-mode web server. The
+comparison with another labelling tool is ``span_bench.py``: the part of this work that Label
+Studio also does (storing highlighted spans), against Label Studio itself in the same run.
 
 Run: ``.venv/bin/python bench/load_bench.py [--duration 60] [--think 1.0] [--annotators 20]``.
 ``--think`` is the mean pause between an annotator's actions (exponentially distributed; 0 =

@@ -33,6 +33,11 @@ def refusal(workspace: str, role: Role | str | None, needed: Role, what: str = "
     return f"{who}; {what} needs the {Role(needed)} role or above"
 
 
+def last_owner_refusal(username: str, workspace: str) -> str:
+    """Why the last owner cannot be removed or given a lesser role."""
+    return f"{username!r} is the last owner of {workspace!r}; make someone else an owner first"
+
+
 def check(membership: Membership, needed: Role, *, what: str = "this", field=None) -> None:
     """Refuse (403) unless ``membership`` holds ``needed`` or a role above it."""
     if not membership.allows(needed):

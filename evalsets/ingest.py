@@ -241,8 +241,26 @@ def _fail(lease: ParseLease, code: str, reason: str) -> ParseVersion:
 
 @transaction.atomic
 def document_reparse(*, document: Document) -> list[ParseVersion]:
-    """Queue parsers whose current version has not read this document yet.
+    """Queue parsers whose current version has not read this document yet, and retry the
+    ones that failed (a worker that ran out of memory, a file stored again since).
 
     Old parse versions stay: anchors were resolved against them.
     """
-    return queue_parses(document)
+    failed = list(
+        ParseVersion.objects.select_for_update().filter(
+            document=document, status=ParseStatus.FAILED
+        )
+    )
+    ParseVersion.objects.filter(pk__in=[p.pk for p in failed]).update(
+        status=ParseStatus.QUEUED,
+        error="",
+        error_code="",
+        progress_done=0,
+        claimed_by="",
+        heartbeat_at=None,
+        updated_at=timezone.now(),
+    )
+    for parse in failed:
+        parse.status = ParseStatus.QUEUED
+        queue.after_commit("parse_version", parse.pk)
+    return failed + queue_parses(document)

@@ -59,6 +59,9 @@ class Release(models.Model):
     formats = models.JSONField(default=list)
     #: Parser whose resolved spans became each item's ``gold``; empty for anchors only.
     gold_parser = models.CharField(max_length=64, blank=True)
+    #: Or per document kind: ``{kind: parser}``, where ``"reference"`` is each document's
+    #: reference parse; kinds not named carry no gold.
+    gold_parsers = models.JSONField(default=dict, blank=True)
     #: ``{source_id: {"parse", "parser", "parser_version"}}`` actually used for gold/texts.
     parses_used = models.JSONField(default=dict, blank=True)
     #: The ``_evalset`` header written: id, version, source, meta.

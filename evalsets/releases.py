@@ -57,12 +57,26 @@ def exportable_formats() -> list[str]:
 # -- which parse stands for each document ----------------------------------------------------
 
 
-def chosen_parses(workspace, gold_parser: str = "") -> dict[int, ParseVersion]:
+#: In ``gold_parsers``: each document of that kind takes gold spans from its reference parse.
+REFERENCE = "reference"
+
+
+def _gold_name(kind: str, gold_parser: str, gold_parsers: dict | None) -> str:
+    """The parser whose spans are gold for documents of ``kind`` ("" for none)."""
+    if gold_parsers:
+        return gold_parsers.get(kind, "")
+    return gold_parser
+
+
+def chosen_parses(
+    workspace, gold_parser: str = "", gold_parsers: dict | None = None
+) -> dict[int, ParseVersion]:
     """Per document id, the parse whose text and spans a release uses (text deferred).
 
-    With ``gold_parser``, the newest ready parse by that parser; documents without one fall
-    back to their ready reference parse for texts (and carry no gold). Without it, the
-    reference parse.
+    A document whose kind has a gold parser (``gold_parsers`` per kind, or one
+    ``gold_parser`` for all) takes the newest ready parse by it; documents without one fall
+    back to their ready reference parse for texts (and carry no gold). Otherwise, and for
+    ``REFERENCE``, the reference parse.
     """
     ready = ParseVersion.objects.filter(
         document__workspace=workspace, status=ParseStatus.READY
@@ -70,10 +84,34 @@ def chosen_parses(workspace, gold_parser: str = "") -> dict[int, ParseVersion]:
     chosen: dict[int, ParseVersion] = {}
     for parse in ready.filter(is_reference=True):
         chosen[parse.document_id] = parse
-    if gold_parser:
-        for parse in ready.filter(parser=gold_parser).order_by("created_at", "id"):
-            chosen[parse.document_id] = parse
+    wanted = ({gold_parser} | set((gold_parsers or {}).values())) - {"", REFERENCE}
+    if wanted:
+        kinds = _kinds(workspace) if gold_parsers else {}
+        for parse in ready.filter(parser__in=wanted).order_by("created_at", "id"):
+            if parse.parser == _gold_name(
+                kinds.get(parse.document_id, ""), gold_parser, gold_parsers
+            ):
+                chosen[parse.document_id] = parse
     return chosen
+
+
+def _kinds(workspace) -> dict[int, str]:
+    return dict(Document.objects.filter(workspace=workspace).values_list("pk", "kind"))
+
+
+def gold_parses(
+    workspace, parses: dict[int, ParseVersion], gold_parser: str, gold_parsers: dict | None
+) -> dict[int, ParseVersion] | None:
+    """Of the chosen ``parses``, those whose spans are written as gold (None: no gold at all)."""
+    if not gold_parser and not gold_parsers:
+        return None
+    kinds = _kinds(workspace)
+    out = {}
+    for doc, parse in parses.items():
+        name = _gold_name(kinds.get(doc, ""), gold_parser, gold_parsers)
+        if (name == REFERENCE and parse.is_reference) or (name and parse.parser == name):
+            out[doc] = parse
+    return out
 
 
 class ParseTexts(Mapping):
@@ -108,8 +146,10 @@ class ParseTexts(Mapping):
         return len(self._parses)
 
 
-def workspace_texts(workspace, gold_parser: str = "") -> ParseTexts:
-    parses = chosen_parses(workspace, gold_parser)
+def workspace_texts(
+    workspace, gold_parser: str = "", gold_parsers: dict | None = None
+) -> ParseTexts:
+    parses = chosen_parses(workspace, gold_parser, gold_parsers)
     names = dict(Document.objects.filter(pk__in=list(parses)).values_list("pk", "source_id"))
     return ParseTexts({names[doc]: parse.pk for doc, parse in parses.items()})
 
@@ -168,6 +208,47 @@ def _check_gold_parser(workspace, gold_parser: str | None) -> str:
     return gold_parser
 
 
+def _check_gold_parsers(workspace, gold_parsers: Any, gold_parser: str) -> dict[str, str]:
+    """Per document kind, the parser whose spans become gold, or ``REFERENCE``."""
+    if gold_parsers is None or gold_parsers == {}:
+        return {}
+    if gold_parser:
+        raise InvalidInput(
+            "give gold_parser (one parser for every document) or gold_parsers (one per kind), "
+            "not both",
+            field="gold_parsers",
+        )
+    if not isinstance(gold_parsers, dict):
+        raise InvalidInput(
+            'gold_parsers maps a document kind to a parser or "reference", like '
+            '{"pdf": "pdfminer", "text": "reference"}',
+            field="gold_parsers",
+        )
+    ready = ParseVersion.objects.filter(document__workspace=workspace, status=ParseStatus.READY)
+    out: dict[str, str] = {}
+    for kind, name in gold_parsers.items():
+        name = (name or "").strip() if isinstance(name, str) else name
+        if not isinstance(name, str):
+            raise InvalidInput(f"gold_parsers.{kind} must be a parser name", field="gold_parsers")
+        if not name:
+            continue
+        by_kind = ready.filter(document__kind=kind)
+        if not by_kind.exists():
+            raise InvalidInput(
+                f"no {kind!r} document in {workspace.slug!r} has a ready parse",
+                field="gold_parsers",
+            )
+        if name != REFERENCE and not by_kind.filter(parser=name).exists():
+            names = sorted(set(by_kind.order_by().values_list("parser", flat=True)))
+            raise InvalidInput(
+                f"no {kind} document in {workspace.slug!r} has a ready parse by {name!r}; "
+                f"choose {REFERENCE!r} or one of {', '.join(names)}",
+                field="gold_parsers",
+            )
+        out[kind] = name
+    return out
+
+
 def _check_beir_ids(evalset: EvalSet, states: list[str]) -> None:
     """Refuse a BEIR release whose qrels would name an id BEIR reads back differently."""
     items = EvalItem.objects.filter(evalset=evalset, state__in=states)
@@ -185,6 +266,14 @@ def _check_beir_ids(evalset: EvalSet, states: list[str]) -> None:
             raise InvalidInput(str(exc), field="formats") from exc
 
 
+def nothing_to_release(slug: str, states: list[str]) -> str:
+    """Why a release of no items is refused (the API's 400, the form's disabled button)."""
+    return (
+        f"eval set {slug!r} has no {' or '.join(states)} items to release; approve some "
+        "items first, or include other states explicitly"
+    )
+
+
 def release_create(
     *,
     evalset: EvalSet,
@@ -192,27 +281,26 @@ def release_create(
     formats: list[str],
     include_states: list[str] | None = None,
     gold_parser: str | None = None,
+    gold_parsers: dict | None = None,
 ) -> Release:
     """Number a new release of ``evalset`` and queue its build; the set's version moves on.
 
     The release is version ``N`` (the set's current version, or one past the last release)
-    and the set becomes version ``N + 1``, the one now being worked on.
+    and the set becomes version ``N + 1``, the one now being worked on. Gold spans come from
+    one ``gold_parser`` for every document, or per document kind (``gold_parsers``, where
+    ``REFERENCE`` takes each document's reference parse); neither: anchors only.
     """
     formats = _check_formats(formats)
     states = _check_states(include_states)
     gold_parser = _check_gold_parser(evalset.workspace, gold_parser)
+    gold_parsers = _check_gold_parsers(evalset.workspace, gold_parsers, gold_parser)
     if "beir" in formats:
         _check_beir_ids(evalset, states)
     with transaction.atomic():
         locked = EvalSet.objects.select_for_update().get(pk=evalset.pk)
         count = EvalItem.objects.filter(evalset=locked, state__in=states).count()
         if count == 0:
-            words = " or ".join(states)
-            raise InvalidInput(
-                f"eval set {locked.slug!r} has no {words} items to release; approve some "
-                "items first, or include other states explicitly",
-                field="include_states",
-            )
+            raise InvalidInput(nothing_to_release(locked.slug, states), field="include_states")
         last = locked.releases.order_by("-version").values_list("version", flat=True).first()
         version = max(locked.version, (last or 0) + 1)
         release = Release.objects.create(
@@ -224,6 +312,7 @@ def release_create(
             includes_unapproved=states != [ItemState.APPROVED],
             formats=formats,
             gold_parser=gold_parser,
+            gold_parsers=gold_parsers,
             item_count=count,
             progress_total=count * (1 + len(formats)),
         )
@@ -329,10 +418,8 @@ def _where_missing(anchor: GoldAnchor, parse: ParseVersion | None) -> str:
 def _snapshot(release: Release, progress: _Progress) -> None:
     """Freeze the chosen items as context-grid dicts, in the set's order."""
     evalset = release.evalset
-    parses = chosen_parses(evalset.workspace, release.gold_parser)
-    gold_parses = None
-    if release.gold_parser:
-        gold_parses = {d: p for d, p in parses.items() if p.parser == release.gold_parser}
+    parses = chosen_parses(evalset.workspace, release.gold_parser, release.gold_parsers)
+    gold = gold_parses(evalset.workspace, parses, release.gold_parser, release.gold_parsers)
     ReleaseItem.objects.filter(release=release).delete()
     position = 0
     batch: list[ReleaseItem] = []
@@ -343,7 +430,7 @@ def _snapshot(release: Release, progress: _Progress) -> None:
     for item in _items_for(release).iterator(chunk_size=BATCH):
         anchors = list(item.anchors.all())
         cg_item = bridge.item_to_cg(
-            item, anchors=anchors, gold_parses=gold_parses, approval=_approval(item)
+            item, anchors=anchors, gold_parses=gold, approval=_approval(item)
         )
         used_docs.update(a.document_id for a in anchors if a.document_id)
         spans = []
@@ -383,8 +470,8 @@ def _snapshot(release: Release, progress: _Progress) -> None:
         "source": evalset.source,
         "meta": dict(evalset.meta or {}),
     }
-    release.parses_used = _parses_used(parses, used_docs, release.gold_parser)
-    release.notes = _release_notes(release, states, unanswerable, parses, used_docs)
+    release.parses_used = _parses_used(parses, used_docs, gold)
+    release.notes = _release_notes(release, states, unanswerable, gold, used_docs)
     if unplaced.note():
         release.notes.append(unplaced.note())
     release.save(
@@ -400,14 +487,16 @@ def _snapshot(release: Release, progress: _Progress) -> None:
     )
 
 
-def _parses_used(parses: dict[int, ParseVersion], used_docs: set[int], gold_parser: str) -> dict:
+def _parses_used(
+    parses: dict[int, ParseVersion], used_docs: set[int], gold: dict[int, ParseVersion] | None
+) -> dict:
     names = dict(Document.objects.filter(pk__in=list(parses)).values_list("pk", "source_id"))
     return {
         names[doc]: {
             "parse": str(parse.public_id),
             "parser": parse.parser,
             "parser_version": parse.parser_version,
-            "gold": bool(gold_parser) and parse.parser == gold_parser,
+            "gold": gold is not None and doc in gold,
         }
         for doc, parse in sorted(parses.items(), key=lambda kv: names[kv[0]])
         if doc in used_docs
@@ -418,7 +507,7 @@ def _release_notes(
     release: Release,
     states: dict[str, int],
     unanswerable: int,
-    parses: dict[int, ParseVersion],
+    gold: dict[int, ParseVersion] | None,
     used_docs: set[int],
 ) -> list[str]:
     notes: list[str] = []
@@ -433,18 +522,23 @@ def _release_notes(
     if unanswerable:
         noun = "item has" if unanswerable == 1 else "items have"
         notes.append(f"{unanswerable} {noun} no evidence and count as unanswerable.")
-    if release.gold_parser:
+    if gold is not None:
         missing = sorted(
             Document.objects.filter(pk__in=used_docs)
-            .exclude(pk__in=[d for d, p in parses.items() if p.parser == release.gold_parser])
+            .exclude(pk__in=list(gold))
             .values_list("source_id", flat=True)
         )
         if missing:
             shown = ", ".join(missing[:5]) + (
                 f" and {len(missing) - 5} more" if len(missing) > 5 else ""
             )
+            chosen = (
+                repr(release.gold_parser)
+                if release.gold_parser
+                else "the parser chosen for their kind"
+            )
             notes.append(
-                f"No ready parse by {release.gold_parser!r} for {len(missing)} document(s), so "
+                f"No ready parse by {chosen} for {len(missing)} document(s), so "
                 f"their evidence has anchors but no gold spans: {shown}."
             )
     return notes
@@ -534,7 +628,9 @@ def release_build(release: Release) -> Release:
     try:
         _remove_files(release)
         _snapshot(release, progress)
-        texts = workspace_texts(release.evalset.workspace, release.gold_parser)
+        texts = workspace_texts(
+            release.evalset.workspace, release.gold_parser, release.gold_parsers
+        )
         for slug in release.formats:
             _build_file(release, slug, texts, progress)
     except OperationalError:

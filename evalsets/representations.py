@@ -174,6 +174,7 @@ def release_data(release: Release) -> dict:
         "includes_unapproved": bool(release.includes_unapproved),
         "formats": release.formats,
         "gold_parser": _text(release.gold_parser),
+        "gold_parsers": release.gold_parsers or {},
         "parses_used": release.parses_used,
         "item_count": _int(release.item_count),
         "notes": release.notes,

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
 from itertools import islice
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q
@@ -77,37 +78,46 @@ class PreparedCache:
     the same few documents one at a time. Entries are keyed by the parse's id, length and
     last update, so a parse written again is folded again; least recently used ones go
     first once the texts held pass ``GROUNDWORK_RESOLVER_CACHE_CHARS``.
+
+    The search box keeps its own (``evalsets.search``): another ``budget`` setting, and
+    ``size`` says how many characters an entry counts for.
     """
 
-    def __init__(self) -> None:
-        self._entries: OrderedDict[tuple, resolver.PreparedText] = OrderedDict()
+    def __init__(
+        self,
+        budget: str = "GROUNDWORK_RESOLVER_CACHE_CHARS",
+        size: Callable[[Any], int] = lambda prepared: len(prepared.text),
+    ) -> None:
+        self._entries: OrderedDict[tuple, Any] = OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
+        self._budget = budget
+        self._size = size
 
     @staticmethod
     def key(parse: ParseVersion) -> tuple:
         return (parse.pk, parse.text_length, parse.updated_at)
 
-    def get(self, parse: ParseVersion) -> resolver.PreparedText | None:
+    def get(self, parse: ParseVersion) -> Any:
         with self._lock:
             prepared = self._entries.get(self.key(parse))
             if prepared is not None:
                 self._entries.move_to_end(self.key(parse))
             return prepared
 
-    def put(self, parse: ParseVersion, prepared: resolver.PreparedText) -> None:
-        budget = settings.GROUNDWORK_RESOLVER_CACHE_CHARS
-        size = len(prepared.text)
+    def put(self, parse: ParseVersion, prepared: Any) -> None:
+        budget = getattr(settings, self._budget)
+        size = self._size(prepared)
         if size > budget:
             return
         with self._lock:
             for old in [k for k in self._entries if k[0] == parse.pk]:
-                self._chars -= len(self._entries.pop(old).text)
+                self._chars -= self._size(self._entries.pop(old))
             self._entries[self.key(parse)] = prepared
             self._chars += size
             while self._chars > budget:
                 _, dropped = self._entries.popitem(last=False)
-                self._chars -= len(dropped.text)
+                self._chars -= self._size(dropped)
 
     def clear(self) -> None:
         with self._lock:

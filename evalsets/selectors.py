@@ -53,6 +53,7 @@ from evalsets.models import (
     ParseStatus,
     ParseVersion,
     Release,
+    Role,
 )
 from evalsets.portability import reference_span
 
@@ -95,10 +96,12 @@ def document_in(workspace, source_id: str) -> Document:
 
 
 def invitations_for(user) -> QuerySet[Invitation]:
-    """The invitations waiting for ``user``'s answer."""
-    return Invitation.objects.filter(username=user.get_username()).select_related(
-        "workspace", "invited_by"
-    )
+    """The invitations waiting for ``user``'s answer: to their username, or to their e-mail
+    address (an owner may invite by either; an address matches whatever its case)."""
+    invited = Q(username=user.get_username())
+    if getattr(user, "email", ""):
+        invited |= Q(username__iexact=user.email)
+    return Invitation.objects.filter(invited).select_related("workspace", "invited_by")
 
 
 def invitation_for(user, workspace_slug: str) -> Invitation:
@@ -112,6 +115,13 @@ def invitation_for(user, workspace_slug: str) -> Invitation:
 def documents(workspace) -> QuerySet[Document]:
     return Document.objects.filter(workspace=workspace).prefetch_related(
         Prefetch("parses", queryset=ParseVersion.objects.defer("text"))
+    )
+
+
+def documents_with_anchor_counts(workspace) -> list[Document]:
+    """The workspace's documents with their parses, who uploaded each, and ``anchor_count``."""
+    return list(
+        documents(workspace).select_related("uploaded_by").annotate(anchor_count=Count("anchors"))
     )
 
 
@@ -225,9 +235,11 @@ def state_counts(evalsets: Iterable[EvalSet]) -> dict[int, dict[str, int]]:
     return counts
 
 
-def item_list(evalset: EvalSet, *, state: str = "", qtype: str = "") -> QuerySet[EvalItem]:
+def item_list(
+    evalset: EvalSet, *, state: str = "", qtype: str = "", q: str = ""
+) -> QuerySet[EvalItem]:
     """The eval set page's items, oldest first, each with ``anchor_count``; ``qtype`` may be
-    ``(none)`` for items without one."""
+    ``(none)`` for items without one; ``q`` keeps those with its words (``search_items``)."""
     listed = (
         evalset.items.select_related("author", "assignee")
         .defer(*_user_columns_not_shown("author", "assignee"))
@@ -240,7 +252,7 @@ def item_list(evalset: EvalSet, *, state: str = "", qtype: str = "") -> QuerySet
         listed = listed.filter(qtype__isnull=True)
     elif qtype:
         listed = listed.filter(qtype=qtype)
-    return listed
+    return search_items(listed, q)
 
 
 def qtype_suggestions(evalset: EvalSet) -> list[str]:
@@ -258,12 +270,17 @@ def next_item_id(evalset: EvalSet) -> str:
     return f"q{highest + 1}"
 
 
+#: Words of a search past this many are ignored (each one is a condition on three columns).
+SEARCH_WORDS = 10
+
+
 def search_items(items: QuerySet[EvalItem], words: str) -> QuerySet[EvalItem]:
-    """Items whose id or question contains ``words`` (any case)."""
-    words = words.strip()
-    if not words:
-        return items
-    return items.filter(Q(item_id__icontains=words) | Q(question__icontains=words))
+    """Items holding every word of ``words`` (any case), each in its id, question or answer."""
+    for word in words.split()[:SEARCH_WORDS]:
+        items = items.filter(
+            Q(item_id__icontains=word) | Q(question__icontains=word) | Q(answer__icontains=word)
+        )
+    return items
 
 
 # -- the home and workspace pages ---------------------------------------------------------------
@@ -311,13 +328,20 @@ def releases_of(evalset: EvalSet) -> QuerySet[Release]:
     )
 
 
-def ready_parsers(workspace) -> list[str]:
-    """The parsers with a ready parse in the workspace (a release's gold spans come from one)."""
-    return sorted(
+def ready_parsers_by_kind(workspace) -> dict[str, list[str]]:
+    """Per document kind in the workspace, the parsers with a ready parse of one of them (a
+    release's gold spans come from one per kind). Ordered on the selected columns only: the
+    model's own ordering would add columns to DISTINCT and repeat names."""
+    out: dict[str, list[str]] = {}
+    pairs = (
         ParseVersion.objects.filter(document__workspace=workspace, status=ParseStatus.READY)
-        .values_list("parser", flat=True)
+        .order_by("document__kind", "parser")
+        .values_list("document__kind", "parser")
         .distinct()
     )
+    for kind, parser in pairs:
+        out.setdefault(kind, []).append(parser)
+    return out
 
 
 # -- the item page ------------------------------------------------------------------------------
@@ -533,6 +557,82 @@ def review_items(
     for item in items:
         item.writers = who_wrote[item.pk]
     return items
+
+
+# -- the owner's pages ---------------------------------------------------------------------------
+
+
+def members(workspace) -> list[Membership]:
+    """The workspace's members, owners first, each knowing whether they are its last owner."""
+    order = Case(*(When(role=r, then=Value(i)) for i, r in enumerate(Role.values)))
+    listed = list(
+        Membership.objects.filter(workspace=workspace)
+        .select_related("user", "workspace")
+        .order_by(order, "user__username")
+    )
+    owners = sum(1 for m in listed if m.role == Role.OWNER)
+    for membership in listed:
+        membership.last_owner = membership.role == Role.OWNER and owners == 1
+    return listed
+
+
+def pending_invitations(workspace) -> QuerySet[Invitation]:
+    return workspace.invitations.select_related("invited_by").order_by("username")
+
+
+def item_ids(evalset: EvalSet) -> list[str]:
+    """The set's item ids in the set's order (the assign form's list)."""
+    return list(
+        EvalItem.objects.filter(evalset=evalset)
+        .order_by("created_at", "id")
+        .values_list("item_id", flat=True)
+    )
+
+
+def item_delete_impact(item: EvalItem) -> dict[str, int]:
+    """What deleting ``item`` removes with it, counted for the confirm step."""
+    return {
+        "anchors": GoldAnchor.objects.filter(item=item).count(),
+        "resolutions": AnchorResolution.objects.filter(anchor__item=item).count(),
+        "comments": Comment.objects.filter(item=item).count(),
+        "assignments": ItemAssignment.objects.filter(item=item).count(),
+    }
+
+
+def document_delete_impact(document: Document) -> dict[str, int]:
+    """What deleting ``document`` removes (parses, resolutions) and leaves waiting (anchors)."""
+    anchors = GoldAnchor.objects.filter(document=document)
+    return {
+        "parses": ParseVersion.objects.filter(document=document).count(),
+        "resolutions": AnchorResolution.objects.filter(parse__document=document).count(),
+        "anchors": anchors.count(),
+        "items": anchors.values("item").distinct().count(),
+    }
+
+
+def assignment_queues(evalset: EvalSet) -> list[dict]:
+    """Each member's queue in ``evalset``: open and done assignments of each kind, by person.
+
+    Two queries for any number of people and assignments.
+    """
+    people = {
+        m.user_id: {"membership": m, "annotate": [], "review": [], "done": 0}
+        for m in members(evalset.workspace)
+    }
+    rows = (
+        ItemAssignment.objects.filter(item__evalset=evalset)
+        .select_related("item")
+        .order_by("item__created_at", "item__id")
+    )
+    for row in rows:
+        person = people.get(row.user_id)
+        if person is None:  # no longer a member: their assignments no longer count
+            continue
+        if row.done_at is None:
+            person[row.kind].append(row)
+        else:
+            person["done"] += 1
+    return list(people.values())
 
 
 def background_backlog(workspace) -> dict:

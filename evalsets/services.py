@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Q
 
 from evalsets import access, ingest, parsers, queue, resolution, resolver, validation
 from evalsets.errors import Conflict, InvalidInput
@@ -72,7 +72,8 @@ def _check_role(role: str) -> str:
 
 @transaction.atomic
 def member_invite(*, workspace: Workspace, username: str, role: str, by) -> Invitation:
-    """Invite ``username`` to ``workspace`` as ``role`` (again: the new role replaces the old).
+    """Invite ``username`` (or an e-mail address) to ``workspace`` as ``role`` (again: the new
+    role replaces the old).
 
     Nobody joins without consent: the invitee accepts with ``invitation_accept``. The answer
     is the same whether or not a user by that name exists (see ``Invitation``).
@@ -81,7 +82,10 @@ def member_invite(*, workspace: Workspace, username: str, role: str, by) -> Invi
     username = AbstractBaseUser.normalize_username(username.strip())
     if not username:
         raise InvalidInput("name the user to invite", field="username")
-    if Membership.objects.filter(workspace=workspace, user__username=username).exists():
+    member = Q(user__username=username)
+    if "@" in username:  # an e-mail address: whoever holds it, once they accept
+        member |= Q(user__email__iexact=username)
+    if Membership.objects.filter(member, workspace=workspace).exists():
         raise Conflict(
             f"{username!r} is already a member of {workspace.slug!r}; change their role instead",
             field="username",
@@ -115,8 +119,7 @@ def _ensure_another_owner(membership: Membership) -> None:
     )
     if membership.role == Role.OWNER and not others.exists():
         raise Conflict(
-            f"{membership.user.username!r} is the last owner of {membership.workspace.slug!r}; "
-            "make someone else an owner first"
+            access.last_owner_refusal(membership.user.username, membership.workspace.slug)
         )
 
 

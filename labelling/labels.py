@@ -34,6 +34,18 @@ RESOLUTION_COLOURS = {
     ResolutionStatus.NOT_FOUND: "#c0392b",
     ResolutionStatus.PENDING: "#c9ced8",
 }
+#: What each kind of difference between two parses' readings is called (the comparison panel).
+DIFFERENCE_WORDS = {
+    "ligature": "ligature",
+    "space": "spaces",
+    "hyphen": "hyphenation",
+    "case": "case",
+    "punctuation": "punctuation or markup",
+    "moved": "moved",
+    "missing": "missing",
+    "extra": "extra",
+    "text": "other text",
+}
 #: What a grade means, as the popover and the item editor say it.
 GRADE_WORDS = {2: "answers it", 1: "partly", 0: "related"}
 
@@ -50,6 +62,7 @@ LABELS: dict[str, dict] = {
     "states": _entries(ItemState, STATE_COLOURS),
     "resolutions": _entries(ResolutionStatus, RESOLUTION_COLOURS),
     "grades": {str(grade): words for grade, words in GRADE_WORDS.items()},
+    "differences": DIFFERENCE_WORDS,
     #: The statuses that place an anchor on a span (a script draws those).
     "found": [status.value for status in FOUND_STATUSES],
 }

@@ -27,7 +27,7 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
     membership = request.membership
     evalset = selectors.evalset_in(membership.workspace, set)
     listed = selectors.releases_of(evalset)
-    parsers = selectors.ready_parsers(membership.workspace)
+    parsers = selectors.ready_parsers_by_kind(membership.workspace)
     counts = releases.release_states(evalset)
     formats = [
         {
@@ -51,8 +51,10 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
             "evalset": evalset,
             "is_owner": may(membership, ReleaseListView, "post"),
             "formats": formats,
-            "parsers": parsers,
+            "gold_kinds": [{"kind": k, "parsers": names} for k, names in parsers.items()],
+            "reference": releases.REFERENCE,
             "approved": counts[ItemState.APPROVED],
+            "nothing_to_release": releases.nothing_to_release(evalset.slug, [ItemState.APPROVED]),
             "other_states": others,
             "releases_data": [representations.release_data(r) for r in listed],
             "api_releases": reverse("release-list", kwargs=kwargs),

@@ -17,6 +17,7 @@ from evalsets import dashboard, selectors
 from evalsets.api.permissions import may
 from evalsets.api.review_views import WorkflowViewSet
 from evalsets.models import ItemState, Role
+from evalsets.review import workflow
 from labelling import charts
 from labelling.permissions import requires
 
@@ -42,11 +43,17 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     cards = []
     for item in items:
         barred = request.user.pk in item.writers
+        illegal = workflow.illegal_message(item.item_id, item.state, "approve")
         cards.append(
             {
                 "item": item,
                 "can_approve": can_review and not barred and item.state == ItemState.SUBMITTED,
                 "barred": barred,
+                # Why Approve / Request changes are disabled (the API's words), if they are.
+                "why_not": illegal or (workflow.four_eyes_message(item.item_id) if barred else ""),
+                "why_not_changes": workflow.illegal_message(
+                    item.item_id, item.state, "request_changes"
+                ),
                 "anchors": [
                     {"anchor": a, "context": selectors.anchor_in_context(a)}
                     for a in item.anchors.all()
@@ -61,6 +68,7 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
             "evalset": evalset,
             "membership": membership,
             "can_review": can_review,
+            "can_reopen": may(membership, WorkflowViewSet, "reopen"),
             "cards": cards,
             "state": state,
             "mine": mine,

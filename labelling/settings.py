@@ -190,6 +190,10 @@ GROUNDWORK_PARSE_MEMORY_MB = env_int("GROUNDWORK_PARSE_MEMORY_MB", 2048)
 # Each worker process keeps the most recently used parses folded and indexed for the resolver
 # (15-20 bytes a character in memory), so a new anchor does not fold its parses again.
 GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_000_000)
+# Each web process keeps the parses searched most recently, lowered for the search box (the
+# text and its lowered copy count twice: 120M characters holds a 50 MB document, at 1-4
+# bytes a character).
+GROUNDWORK_SEARCH_CACHE_CHARS = env_int("GROUNDWORK_SEARCH_CACHE_CHARS", 120_000_000)
 # Background work untouched this long counts as lost and is queued again (evalsets.sweep).
 GROUNDWORK_SWEEP_STALE_S = env_int("GROUNDWORK_SWEEP_STALE_S", 120)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

@@ -21,8 +21,16 @@ from django.views.decorators.http import require_safe
 from evalsets import access, representations, selectors
 from evalsets.api.permissions import may
 from evalsets.api.release_views import ImportCommitView
-from evalsets.api.views import AnchorViewSet, DocumentViewSet, EvalSetViewSet, ItemViewSet
+from evalsets.api.review_views import WorkflowViewSet
+from evalsets.api.views import (
+    AnchorViewSet,
+    DocumentViewSet,
+    EvalSetViewSet,
+    ItemViewSet,
+    MemberViewSet,
+)
 from evalsets.models import ItemState, ParseStatus, Role
+from evalsets.review import workflow
 from labelling.permissions import requires
 
 ITEMS_PER_PAGE = 100
@@ -75,16 +83,33 @@ def home(request: HttpRequest) -> HttpResponse:
 def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership = request.membership
     workspace = membership.workspace
+    documents = selectors.documents_with_anchor_counts(workspace)
+    for doc in documents:
+        statuses = [p.status for p in doc.parses.all()]
+        doc.failed = ParseStatus.FAILED in statuses
+        doc.failed_upload = bool(statuses) and set(statuses) == {ParseStatus.FAILED}
+    can_delete = may(membership, DocumentViewSet, "destroy")
     return render(
         request,
         "labelling/workspace.html",
         {
             "membership": membership,
             "workspace": workspace,
-            "documents": selectors.documents(workspace).select_related("uploaded_by"),
+            "documents": documents,
             "evalsets": _with_progress(selectors.evalsets_with_counts(workspace)),
             "can_write": may(membership, DocumentViewSet, "create"),
+            "can_retry": may(membership, DocumentViewSet, "reparse"),
+            "can_delete": can_delete,
+            "delete_refusal": ""
+            if can_delete
+            else access.refusal(
+                workspace.slug,
+                membership.role,
+                DocumentViewSet.required_roles["destroy"],
+                "removing a document",
+            ),
             "is_owner": may(membership, EvalSetViewSet, "create"),
+            "can_manage": may(membership, MemberViewSet, "create"),
             "backlog": selectors.background_backlog(workspace),
         },
     )
@@ -97,7 +122,8 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     evalset = selectors.evalset_in(membership.workspace, set_slug)
     state = request.GET.get("state", "")
     qtype = request.GET.get("qtype", "")
-    items = selectors.item_list(evalset, state=state, qtype=qtype)
+    q = request.GET.get("q", "").strip()[:200]
+    items = selectors.item_list(evalset, state=state, qtype=qtype, q=q)
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "membership": membership,
@@ -106,6 +132,7 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
         "page": page,
         "state": state,
         "qtype": qtype,
+        "q": q,
         "states": ItemState.choices,
         "qtypes": selectors.qtype_suggestions(evalset),
         "next_id": selectors.next_item_id(evalset),
@@ -124,6 +151,8 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
     membership = request.membership
     evalset = selectors.evalset_in(membership.workspace, set_slug)
     (item,) = selectors.with_anchors([get_object_or_404(selectors.items(evalset), item_id=item_id)])
+    refusals = workflow.refusals(item.item_id)
+    can_delete = may(membership, ItemViewSet, "destroy")
     return render(
         request,
         "labelling/item.html",
@@ -138,6 +167,11 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "can_write": may(membership, ItemViewSet, "partial_update"),
             "threads": selectors.comment_threads(item),
             "events": selectors.recent_events(item),
+            "refusals": refusals,
+            "now": refusals[item.state],
+            "can_reopen": may(membership, WorkflowViewSet, "reopen"),
+            "can_delete": can_delete,
+            "delete_impact": selectors.item_delete_impact(item) if can_delete else None,
         },
     )
 
@@ -159,6 +193,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         page_starts, length = shown.page_starts or [0], shown.text_length
     else:
         page_starts, length = [0], 0
+    can_delete = may(membership, DocumentViewSet, "destroy")
     sets = list(selectors.evalsets(membership.workspace).values_list("slug", flat=True))
     chosen_set = request.GET.get("set") or (sets[0] if sets else "")
     # The page's script reads the anchors and the items to attach to from the API.
@@ -179,6 +214,8 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         "set": chosen_set if chosen_set in sets else (sets[0] if sets else ""),
         "item": request.GET.get("item", ""),
         "can_write": may(membership, AnchorViewSet, "create"),
+        # Why an approved item is not offered for new evidence (ITEM_ID: the item's id).
+        "locked_reason": workflow.locked_message("ITEM_ID", "given new evidence"),
     }
     return render(
         request,
@@ -190,6 +227,8 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
             "parses": parses,
             "shown": shown,
             "config": config,
+            "can_delete_document": can_delete,
+            "delete_impact": selectors.document_delete_impact(document) if can_delete else None,
         },
     )
 

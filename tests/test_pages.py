@@ -7,6 +7,7 @@ from django.test import Client
 
 from evalsets import services
 from evalsets.models import Comment, Document
+from labelling import views
 from tests.conftest import HANDBOOK
 
 pytestmark = pytest.mark.django_db
@@ -112,6 +113,38 @@ def test_the_eval_set_page_filters_items_by_state_and_qtype(web, annotator, item
     assert "<code>q2</code>" in factoid and "<code>q1</code>" not in factoid
     approved = client.get("/w/acme/sets/quiz/?state=approved").content.decode()
     assert "No items match these filters" in approved
+
+
+def test_the_eval_set_page_searches_questions_and_answers_and_keeps_the_search_in_links(
+    web, annotator, item, monkeypatch
+):
+    services.item_create(
+        evalset=item.evalset,
+        user=annotator,
+        item_id="q2",
+        question="How long may staff work from home?",
+        answer="Thirty days of remote work a year.",
+    )
+    services.item_create(evalset=item.evalset, user=annotator, item_id="q3", question="Why?")
+    client = web(annotator)
+    # Every word must be somewhere in the id, question or answer, in any case.
+    body = client.get("/w/acme/sets/quiz/?q=REMOTE+staff").content.decode()
+    assert "<code>q2</code>" in body and "<code>q1</code>" not in body
+    assert "Answer: Thirty days of remote work a year." in body
+    assert 'value="REMOTE staff"' in body
+    none = client.get("/w/acme/sets/quiz/?q=sabbatical").content.decode()
+    assert "No items match “sabbatical”" in none
+    monkeypatch.setattr(views, "ITEMS_PER_PAGE", 1)
+    paged = client.get("/w/acme/sets/quiz/?q=how").content.decode()
+    assert "?q=how&amp;state=&amp;qtype=&amp;page=2" in paged
+
+
+def test_the_items_api_searches_answers_too(web, annotator, item):
+    services.item_create(
+        evalset=item.evalset, user=annotator, item_id="q2", question="Who?", answer="A director."
+    )
+    found = web(annotator).get("/api/workspaces/acme/evalsets/quiz/items/?q=DIRECTOR").json()
+    assert [i["id"] for i in found["results"]] == ["q2"]
 
 
 def test_the_eval_set_page_answers_a_partial_request_with_just_the_table(web, annotator, item):

@@ -26,6 +26,7 @@ URLS = {
     "review page": "/w/acme/sets/quiz/review/",
     "item list page": "/w/acme/sets/quiz/",
     "item list page, filtered": "/w/acme/sets/quiz/?state=submitted&qtype=numeric",
+    "item list page, searched": "/w/acme/sets/quiz/?q=leave+month",
     "items API list": f"{SET_API}items/?page_size=50",
     "items API search": f"{SET_API}items/?page_size=50&q=leave",
     "dashboard page": "/w/acme/sets/quiz/dashboard/",

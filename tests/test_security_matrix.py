@@ -165,6 +165,9 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "review-page": {"GET": PAGE},
     "dashboard-page": {"GET": PAGE},
     "evalset-releases": {"GET": PAGE},
+    "members-page": {"GET": PAGE},
+    "settings-page": {"GET": PAGE},
+    "assignments-page": {"GET": PAGE},
     "evalset-import": {"GET": PAGE},
     # -- API: auth and workspaces --------------------------------------------------------------
     "api-token": {
@@ -218,6 +221,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "parse-detail": {"GET": READ, "DELETE": Rule(members(OWNER, 204))},
     "parse-reference": {"POST": Rule(members(OWNER, 200))},
     "parse-pages": {"GET": Rule(members(VIEWER, 200), query="?from=1&to=2")},
+    "parse-search": {"GET": Rule(members(VIEWER, 200), query="?q=leave")},
     # -- eval sets, items, anchors ----------------------------------------------------------------
     "evalset-list": {
         "GET": READ,
@@ -251,6 +255,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
             body=lambda w: {"source_id": "handbook.txt", "quote": "Remote work", "grade": 2},
         ),
     },
+    "anchor-compare": {"GET": READ},
     "anchor-detail": {
         "GET": READ,
         "PATCH": Rule(members(ANNOTATOR, 200), body=lambda w: {"grade": 1}),
@@ -545,6 +550,16 @@ PAGE_FLAGS = {
     ("review-page", "can_review"): {OWNER, REVIEWER},
     ("evalset-releases", "is_owner"): {OWNER},  # create a release
     ("evalset-import", "is_owner"): {OWNER},
+    ("members-page", "is_owner"): {OWNER},  # invite, change roles, remove, withdraw
+    ("settings-page", "can_edit"): {OWNER},  # parser settings
+    ("assignments-page", "can_assign"): {OWNER},
+    ("item", "can_reopen"): {OWNER},
+    ("item", "can_delete"): {OWNER, REVIEWER, ANNOTATOR},
+    ("document", "can_delete_document"): {OWNER},
+    ("workspace", "can_retry"): {OWNER, REVIEWER, ANNOTATOR},
+    ("workspace", "can_delete"): {OWNER},
+    ("workspace", "can_manage"): {OWNER},
+    ("review-page", "can_reopen"): {OWNER},
 }
 
 

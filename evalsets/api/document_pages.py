@@ -1,8 +1,10 @@
-"""A range of pages of one parse: what the document view fetches as the reader scrolls.
+"""A range of pages of one parse, and a search over all of it: what the document view
+fetches as the reader scrolls and searches.
 
 A parse of a 1,000-page document is megabytes of text; the browser asks for the few pages
-near the viewport instead. Offsets are code points (Python's ``len``), as everywhere in the
-API, so ``start`` of each page is exactly what a highlight's ``start`` is measured against.
+near the viewport instead, and so cannot search the rest itself: the server does. Offsets are
+code points (Python's ``len``), as everywhere in the API, so ``start`` of each page (and of
+each hit) is exactly what a highlight's ``start`` is measured against.
 """
 
 from __future__ import annotations
@@ -13,28 +15,62 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evalsets import selectors
+from evalsets import search, selectors, textsearch
 from evalsets.api.views import WorkspaceScoped
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import ParseStatus, ParseVersion, Role
 
 #: At most this many pages per request; a client asks again for the rest.
 MAX_PAGES = 50
+#: Hits per search request: the default and the most a client may ask for.
+HITS = 50
+MAX_HITS = 200
 
 
-def _page_number(params, name: str, default: int) -> int:
+def _number(params, name: str, default: int, *, least: int, what: str, too_small: str = "") -> int:
     raw = params.get(name)
     if raw in (None, ""):
         return default
     try:
         value = int(raw)
     except ValueError:
-        raise InvalidInput(
-            f"{name!r} must be a page number (1 or more), got {raw!r}", field=name
-        ) from None
-    if value < 1:
-        raise InvalidInput(f"{name!r} counts pages from 1, got {value}", field=name)
+        raise InvalidInput(f"{name!r} must be {what}, got {raw!r}", field=name) from None
+    if value < least:
+        raise InvalidInput(too_small or f"{name!r} must be {what}, got {value}", field=name)
     return value
+
+
+def _page_number(params, name: str, default: int) -> int:
+    value = params.get(name)
+    return _number(
+        params,
+        name,
+        default,
+        least=1,
+        what="a page number (1 or more)",
+        too_small=f"{name!r} counts pages from 1, got {value}",
+    )
+
+
+def _ready_parse(workspace, doc: str, parse) -> ParseVersion:
+    """The parse ``parse`` of document ``doc``, ready, without its text; 404 or 409 if not."""
+    found = (
+        ParseVersion.objects.filter(
+            document__workspace=workspace, document__source_id=doc, public_id=parse
+        )
+        .only("pk", "status", "page_starts", "text_length", "updated_at")
+        .first()
+    )
+    if found is None:
+        # Say which of the two is missing; both are 404s, as for another workspace's.
+        get_object_or_404(selectors.documents(workspace).only("pk"), source_id=doc)
+        raise Http404("no such parse of this document")
+    if found.status != ParseStatus.READY:
+        raise Conflict(
+            f"this parse is {found.status}, not ready; its pages appear when it is",
+            field="parse",
+        )
+    return found
 
 
 class DocumentPagesView(WorkspaceScoped, APIView):
@@ -50,22 +86,7 @@ class DocumentPagesView(WorkspaceScoped, APIView):
         responses={200: dict},
     )
     def get(self, request, ws: str, doc: str, parse):
-        found = (
-            ParseVersion.objects.filter(
-                document__workspace=self.workspace, document__source_id=doc, public_id=parse
-            )
-            .only("pk", "status", "page_starts", "text_length")
-            .first()
-        )
-        if found is None:
-            # Say which of the two is missing; both are 404s, as for another workspace's.
-            get_object_or_404(selectors.documents(self.workspace).only("pk"), source_id=doc)
-            raise Http404("no such parse of this document")
-        if found.status != ParseStatus.READY:
-            raise Conflict(
-                f"this parse is {found.status}, not ready; its pages appear when it is",
-                field="parse",
-            )
+        found = _ready_parse(self.workspace, doc, parse)
         length = found.text_length
         starts = found.page_starts or [0]
         page_count = len(starts)
@@ -97,5 +118,50 @@ class DocumentPagesView(WorkspaceScoped, APIView):
                 "page_count": page_count,
                 "length": length,
                 "pages": pages,
+            }
+        )
+
+
+class DocumentSearchView(WorkspaceScoped, APIView):
+    """Where a word or phrase occurs in one parse's whole text: any case, any whitespace."""
+
+    required_roles = {"get": Role.VIEWER}
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("q", str, description="the word or phrase (1-200 characters)"),
+            OpenApiParameter("after", int, description="hits from this code point on (0)"),
+            OpenApiParameter("limit", int, description=f"hits at most ({HITS}, up to {MAX_HITS})"),
+        ],
+        responses={200: dict},
+    )
+    def get(self, request, ws: str, doc: str, parse):
+        parse_found = _ready_parse(self.workspace, doc, parse)  # 404 before any 400
+        params = request.query_params
+        query = params.get("q", "")
+        try:
+            query = textsearch.check_query(query)
+        except textsearch.QueryError as err:
+            raise InvalidInput(str(err), field="q") from None
+        # Past the end there is nothing to find (and a huge number must not reach the C code).
+        after = min(
+            _number(params, "after", 0, least=0, what="an offset (0 or more)"),
+            parse_found.text_length,
+        )
+        limit = _number(params, "limit", HITS, least=1, what=f"a count from 1 to {MAX_HITS}")
+        if limit > MAX_HITS:
+            raise InvalidInput(
+                f"'limit' must be a count from 1 to {MAX_HITS}, got {limit}", field="limit"
+            )
+        found = search.parse_search(parse_found, query, after=after, limit=limit)
+        return Response(
+            {
+                "parse": str(parse),
+                "query": query,
+                "total": found.total,
+                "total_is_lower_bound": found.total_is_lower_bound,
+                "index": found.index,
+                "next_after": found.next_after,
+                "hits": [hit.to_dict() for hit in found.hits],
             }
         )

@@ -16,6 +16,10 @@ class ReleaseCreateSerializer(StorableInput, serializers.Serializer):
         child=serializers.CharField(max_length=20), required=False
     )
     gold_parser = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    #: Per document kind: a parser, or "reference" (each document's own reference parse).
+    gold_parsers = serializers.DictField(
+        child=serializers.CharField(max_length=64, allow_blank=True), required=False
+    )
 
 
 class ReleaseFileSerializer(serializers.ModelSerializer):
@@ -67,6 +71,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
             "includes_unapproved",
             "formats",
             "gold_parser",
+            "gold_parsers",
             "parses_used",
             "item_count",
             "notes",

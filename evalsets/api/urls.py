@@ -8,7 +8,7 @@ from drf_spectacular.views import (
 )
 
 from evalsets.api import views as v
-from evalsets.api.document_pages import DocumentPagesView
+from evalsets.api.document_pages import DocumentPagesView, DocumentSearchView
 from evalsets.api.ops_views import PendingView
 
 LIST = {"get": "list", "post": "create"}
@@ -93,6 +93,7 @@ urlpatterns = [
     ),
     path(f"{doc}/parses/", v.ParseViewSet.as_view(LIST), name="parse-list"),
     path(f"{doc}/parses/<uuid:parse>/pages/", DocumentPagesView.as_view(), name="parse-pages"),
+    path(f"{doc}/parses/<uuid:parse>/search/", DocumentSearchView.as_view(), name="parse-search"),
     path(f"{doc}/anchors/", v.DocumentViewSet.as_view({"get": "anchors"}), name="document-anchors"),
     path(
         f"{doc}/reparse/",
@@ -114,6 +115,11 @@ urlpatterns = [
         f"{item}/anchors/<uuid:anchor>/",
         v.AnchorViewSet.as_view(DETAIL),
         name="anchor-detail",
+    ),
+    path(
+        f"{item}/anchors/<uuid:anchor>/compare/",
+        v.AnchorViewSet.as_view({"get": "compare"}),
+        name="anchor-compare",
     ),
     path("", include("evalsets.api.review_urls")),
     path("", include("evalsets.api.release_urls")),

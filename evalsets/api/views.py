@@ -18,7 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from evalsets import access, ingest, selectors, services
+from evalsets import access, comparison, ingest, selectors, services
 from evalsets.api import serializers as s
 from evalsets.api.storable import StrictJSONParser
 from evalsets.models import EvalItem, Invitation, ItemState, Membership, Role, Workspace
@@ -407,7 +407,7 @@ class ItemFilter(django_filters.FilterSet):
     qtype = django_filters.CharFilter()
     assignee = django_filters.CharFilter(field_name="assignee__username")
     q = django_filters.CharFilter(
-        method="search", label="words in the item's id or question (any case)"
+        method="search", label="words each in the item's id, question or answer (any case)"
     )
 
     class Meta:
@@ -500,11 +500,17 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
         "create": Role.ANNOTATOR,
         "partial_update": Role.ANNOTATOR,
         "destroy": Role.ANNOTATOR,
+        "compare": Role.VIEWER,
     }
 
     @cached_property
     def item(self):
         return get_object_or_404(self.evalset.items.all(), item_id=self.kwargs["item"])
+
+    @extend_schema(responses={200: dict})
+    def compare(self, request, *args, **kwargs):
+        """How each parse read this evidence: its text around its span, differences marked."""
+        return Response(comparison.anchor_comparison(self.get_object()))
 
     def get_queryset(self):
         if self._fake():

@@ -45,12 +45,15 @@ def check_editable(item: EvalItem, change: str = "edited") -> None:
         .first()
     )
     if state == ItemState.APPROVED:
-        raise Conflict(
-            f"eval item {item.item_id!r} is approved; an owner must reopen it before it is "
-            f"{change} (reopening takes it out of future releases until it is approved again)",
-            field="state",
-            extra={"state": state},
-        )
+        raise Conflict(locked_message(item.item_id, change), field="state", extra={"state": state})
+
+
+def locked_message(item_id: str, change: str = "edited") -> str:
+    """Why an approved item refuses ``change``: the API's 409 and the page's disabled control."""
+    return (
+        f"eval item {item_id!r} is approved; an owner must reopen it before it is "
+        f"{change} (reopening takes it out of future releases until it is approved again)"
+    )
 
 
 # -- four eyes ---------------------------------------------------------------------------------
@@ -58,11 +61,7 @@ def check_editable(item: EvalItem, change: str = "edited") -> None:
 
 def check_four_eyes(item: EvalItem, user) -> None:
     if user.pk in selectors.writers(item):
-        raise Forbidden(
-            f"you wrote or anchored eval item {item.item_id!r}; someone else must approve it "
-            "(four eyes)",
-            field="item",
-        )
+        raise Forbidden(four_eyes_message(item.item_id), field="item")
 
 
 # -- transitions -------------------------------------------------------------------------------
@@ -89,6 +88,36 @@ _ONLY = {
 }
 
 
+def illegal_message(item_id: str, state: str, action: str) -> str | None:
+    """Why ``action`` cannot move an item in ``state`` (None: it can), in the API's words."""
+    allowed, _ = _LEGAL[action]
+    if state in allowed:
+        return None
+    return f"item {item_id!r} is {state}; {_ONLY[action]}"
+
+
+def refusals(item_id: str) -> dict[str, dict[str, str | None]]:
+    """For each state, why each control on an item's pages is refused (None: allowed).
+
+    Pages show a refused control disabled with this reason instead of offering it and
+    letting the API refuse; the sentences are the API's own (``locked_message``,
+    ``illegal_message``), so the rule and its wording live here once.
+    """
+    out: dict[str, dict[str, str | None]] = {}
+    for state in ItemState.values:
+        locked = state == ItemState.APPROVED
+        out[state] = {
+            "save": locked_message(item_id) if locked else None,
+            "delete": locked_message(item_id, "deleted") if locked else None,
+            **{action: illegal_message(item_id, state, action) for action in _LEGAL},
+        }
+    return out
+
+
+def four_eyes_message(item_id: str) -> str:
+    return f"you wrote or anchored eval item {item_id!r}; someone else must approve it (four eyes)"
+
+
 def _refuse(item: EvalItem, action: str, row_version: int | None) -> None:
     """The conditional update changed nothing: say why, as a 409."""
     allowed, _ = _LEGAL[action]
@@ -97,7 +126,7 @@ def _refuse(item: EvalItem, action: str, row_version: int | None) -> None:
         raise Conflict(f"eval item {item.item_id!r} was deleted by someone else")
     if current.state not in allowed:
         raise Conflict(
-            f"item {item.item_id!r} is {current.state}; {_ONLY[action]}",
+            illegal_message(item.item_id, current.state, action),
             field="state",
             extra={"state": current.state, "current_row_version": current.row_version},
         )

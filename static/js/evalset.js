@@ -1,5 +1,7 @@
-/* Eval set page: filters and paging swap the items table in place (the server renders the
-   partial), and the "new item" form creates an item through the API and opens it. */
+/* Eval set page: the search box, filters and paging swap the items table in place (the server
+   renders the partial) and keep what was asked in the URL ("/" goes to the search box, as
+   shortcuts.js does for any [data-search]); the
+   "new item" form creates an item through the API and opens it. */
 (function () {
   "use strict";
   const G = window.Groundwork;
@@ -21,13 +23,27 @@
     }
   }
 
+  const search = filters && filters.querySelector("[data-item-search]");
+  let lastQuery = null;
+  function applyFilters() {
+    const params = new URLSearchParams(new FormData(filters));
+    for (const [k, v] of Array.from(params.entries())) if (!v.trim()) params.delete(k);
+    const query = params.toString();
+    if (query === lastQuery) return;
+    lastQuery = query;
+    load(window.location.pathname + (query ? "?" + query : ""), true);
+  }
   if (filters && table) {
-    filters.addEventListener("change", () => {
-      const params = new URLSearchParams(new FormData(filters));
-      for (const [k, v] of Array.from(params.entries())) if (!v) params.delete(k);
-      const query = params.toString();
-      load(window.location.pathname + (query ? "?" + query : ""), true);
-    });
+    lastQuery = window.location.search.replace(/^\?/, "");
+    let typing = null;
+    filters.addEventListener("change", (e) => { if (e.target !== search) applyFilters(); });
+    filters.addEventListener("submit", (e) => { e.preventDefault(); clearTimeout(typing); applyFilters(); });
+    if (search) {
+      search.addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(applyFilters, 250); });
+      search.addEventListener("keydown", (e) => {
+        if (e.key === "Escape" && search.value) { e.preventDefault(); search.value = ""; applyFilters(); }
+      });
+    }
     table.addEventListener("click", (e) => {
       const link = e.target.closest("[data-page-link]");
       if (!link) return;
@@ -37,6 +53,8 @@
     window.addEventListener("popstate", () => {
       const params = new URLSearchParams(window.location.search);
       for (const sel of filters.querySelectorAll("select")) sel.value = params.get(sel.name) || "";
+      if (search) search.value = params.get("q") || "";
+      lastQuery = window.location.search.replace(/^\?/, "");
       load(window.location.href, false);
     });
   }

@@ -50,6 +50,12 @@
         jump.href = docLink(a.source_id, a.highlight.parse, a.highlight.start, a.highlight.end);
         head.append(" ", jump);
       }
+      if (!a.pending) {
+        const compare = el("button", "link small", "How each parser read it");
+        compare.type = "button";
+        Object.assign(compare.dataset, { compareWs: ws, compareSet: set, compareItem: item.id, compareAnchor: a.id });
+        head.append(" ", compare);
+      }
       if (canWrite) {
         const grade = document.createElement("select");
         grade.setAttribute("aria-label", "Grade of this evidence");
@@ -61,6 +67,13 @@
         remove.type = "button";
         remove.setAttribute("aria-label", "Remove this evidence");
         remove.addEventListener("click", () => removeAnchor(a, remove));
+        // An approved item's evidence is locked too: disabled, and #why-save says why.
+        const locked = (refusals[item.state] || {}).save;
+        if (locked) {
+          grade.disabled = remove.disabled = true;
+          grade.setAttribute("aria-describedby", "why-save");
+          remove.setAttribute("aria-describedby", "why-save");
+        }
         head.append(" ", grade, " ", remove);
       } else {
         head.append(" ", el("span", "grade", "grade " + gradeText(a.grade)));
@@ -89,8 +102,27 @@
     resolving.hidden = !item.anchors.some(isResolving);
   }
 
+  /* Controls the item's state forbids are disabled with the API's reason beside them
+     (the sentences come from the server, per state: evalsets/review/workflow.refusals). */
+  const refusalsEl = document.getElementById("item-refusals");
+  const refusals = refusalsEl ? JSON.parse(refusalsEl.textContent) : {};
+  function applyRefusals(state) {
+    const now = refusals[state] || {};
+    root.querySelectorAll("[data-refusal]").forEach((control) => {
+      const reason = now[control.dataset.refusal];
+      control.disabled = Boolean(reason);
+      if (control.tagName !== "BUTTON" && control.tagName !== "SELECT") { control.disabled = false; control.readOnly = Boolean(reason) || !canWrite; }
+    });
+    root.querySelectorAll("[data-why]").forEach((why) => {
+      const reason = now[why.dataset.why];
+      why.textContent = reason || "";
+      why.hidden = !reason;
+    });
+  }
+
   function applyItem(next, replaceFields) {
     item = next;
+    applyRefusals(item.state);
     rowVersion.value = item.row_version;
     stateBadge.textContent = G.words.stateLabel(item.state);
     stateBadge.className = "state " + item.state;
@@ -136,7 +168,15 @@
     else G.showErrors(form, err);
   }
 
+  /* A keyboard shortcut for a refused control says why instead of asking the API. */
+  function refused(action) {
+    const reason = (refusals[item.state] || {})[action];
+    if (reason) G.toast(reason, "error");
+    return Boolean(reason);
+  }
+
   async function save() {
+    if (refused("save")) return false;
     G.clearErrors(form);
     saved.textContent = "Saving…";
     try {
@@ -157,6 +197,7 @@
   }
 
   async function submitForReview() {
+    if (refused("submit")) return;
     G.clearErrors(form);
     const button = root.querySelector("[data-submit-review]");
     button.disabled = true;
@@ -174,7 +215,7 @@
         G.showErrors(form, new G.ApiError(err.status, { detail: "Submitting for review is not available on this server yet (" + err.message + ").", errors: {} }));
       } else handle(err);
     } finally {
-      button.disabled = false;
+      applyRefusals(item.state);
     }
   }
 

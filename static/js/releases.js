@@ -74,7 +74,8 @@
         f.notes.forEach(function (n) { notes.appendChild(el("li", { text: f.format + ": " + n })); });
       });
       var made = (r.created_by || "someone") + ", " + new Date(r.created_at).toLocaleString();
-      var gold = r.gold_parser ? " · gold: " + r.gold_parser : "";
+      var perKind = Object.keys(r.gold_parsers || {}).map(function (k) { return k + " " + r.gold_parsers[k]; }).join(", ");
+      var gold = r.gold_parser ? " · gold: " + r.gold_parser : perKind ? " · gold: " + perKind : "";
       return el("tr", { "data-version": String(r.version) },
         version, status, el("td", { text: made }),
         el("td", { text: r.item_count + gold }), el("td", {}, files), el("td", {}, notes));
@@ -112,6 +113,18 @@
 
     var form = document.getElementById("release-form");
     if (form) {
+    // Nothing approved and no other state ticked: the release would be refused, so the
+    // button is disabled with the reason until there is something to release.
+    var createButton = form.querySelector("[data-create-release]");
+    var whyNot = form.querySelector("[data-why-no-release]");
+    var updateCreate = function () {
+      var extra = Array.prototype.reduce.call(form.querySelectorAll("input[name=include_states]:checked"),
+        function (sum, box) { return sum + Number(box.dataset.count || 0); }, 0);
+      var empty = Number(createButton.dataset.approved) + extra === 0;
+      createButton.disabled = empty;
+      whyNot.hidden = !empty;
+    };
+    form.querySelectorAll("input[name=include_states]").forEach(function (box) { box.addEventListener("change", updateCreate); });
     form.addEventListener("submit", function (event) {
         event.preventDefault();
         var error = document.getElementById("release-error");
@@ -120,13 +133,18 @@
           return Array.prototype.map.call(
             form.querySelectorAll("input[name=" + name + "]:checked"), function (i) { return i.value; });
         };
-        var body = { formats: checked("formats"), gold_parser: form.gold_parser.value };
+        var body = { formats: checked("formats") };
+        var gold = {};
+        form.querySelectorAll("[data-gold-kind]").forEach(function (select) {
+          if (select.value) gold[select.dataset.goldKind] = select.value;
+        });
+        if (Object.keys(gold).length) body.gold_parsers = gold;
         var extra = checked("include_states");
         if (extra.length) body.include_states = ["approved"].concat(extra);
         var button = form.querySelector("button[type=submit]");
         button.disabled = true;
         send("POST", api, body).then(function (res) {
-          button.disabled = false;
+          updateCreate();
           if (!res.ok) { error.textContent = res.body.detail || "the release could not be made"; return; }
           releases[res.body.version] = res.body;
           render();

@@ -48,6 +48,10 @@
     label.textContent = G.words.state(data.state);
     label.className = "state state-" + data.state;
     card.querySelectorAll("[data-approve], [data-open-changes]").forEach((b) => { b.disabled = true; });
+    // The disabled buttons say why: the item has been decided.
+    card.querySelectorAll(".why").forEach((p) => p.remove());
+    const actions = card.querySelector(".actions");
+    if (actions) actions.after(G.el("p", "why", "Already decided: " + card.dataset.itemId + " is " + G.words.state(data.state) + " now."));
     card.classList.add("decided");
     say(card.dataset.itemId + " " + words + ".");
     if (index < cards.length - 1) show(index + 1);
@@ -125,6 +129,7 @@
   window.addEventListener("keydown", (e) => {
     if (e.ctrlKey || e.metaKey || e.altKey || G.isTyping(e.target)) return;
     if (help.open && e.key !== "?") return;
+    if (document.querySelector("dialog.compare[open]")) return; // its own keys: Esc closes it
     const actions = {
       a: approve,
       c: openChanges,

@@ -120,16 +120,29 @@
       const doc = await G.upload(docsUrl, data, (loaded) => { bar.value = loaded; });
       bar.value = bar.max;
       const parsing = doc.parses.some((p) => ACTIVE.includes(p.status));
-      note.textContent = doc.duplicate_of_existing ? "already here as " + doc.source_id : parsing ? "uploaded; parsing…" : "uploaded and read";
+      if (doc.duplicate_of_existing) {
+        // The same bytes are stored once: say which document they are, especially when the
+        // name differs (a renamed copy adds nothing, and nothing is stored under its name).
+        li.classList.add("duplicate");
+        note.className = "note warn";
+        note.textContent = doc.source_id === file.name
+          ? "already here as " + doc.source_id + ": the same file was uploaded before; nothing new was stored"
+          : "not added: its bytes are identical to " + doc.source_id + ", already here, so it is that document and nothing is stored as " + file.name;
+      } else note.textContent = parsing ? "uploaded; parsing…" : "uploaded and read";
       upsertRow(doc);
       startPolling();
-      setTimeout(() => li.remove(), 6000);
     } catch (err) {
       li.classList.add("failed");
       bar.remove();
       note.className = "note error";
       note.textContent = err.message;
     }
+    // Notes stay until dismissed: a note that vanishes is a note nobody read.
+    const dismiss = el("button", "quiet small", "Dismiss");
+    dismiss.type = "button";
+    dismiss.setAttribute("aria-label", "Dismiss the note about " + file.name);
+    dismiss.addEventListener("click", () => li.remove());
+    li.append(" ", dismiss);
   }
 
   const queue = [];

@@ -72,7 +72,12 @@ export function setupAnchors(ctx) {
         li.appendChild(parser);
         list.appendChild(li);
       }
-      box.append(q, meta, list);
+      const compare = document.createElement("button");
+      compare.type = "button";
+      compare.className = "link small";
+      compare.textContent = "How each parser read it (v)";
+      Object.assign(compare.dataset, { compareWs: cfg.workspace, compareSet: a.item.set, compareItem: a.item.id, compareAnchor: a.id });
+      box.append(q, meta, list, compare);
       tip.appendChild(box);
     }
   }
@@ -98,6 +103,10 @@ export function setupAnchors(ctx) {
     if (m && e.key === "Enter" && !ctx.keys.caret()) {
       const a = byId.get(m.dataset.anchors.split(" ")[0]);
       if (a) window.location.href = itemUrl(a.item.set, a.item.id);
+    }
+    if (m && e.key === "v" && !ctx.keys.caret() && G.openComparison) {
+      const a = byId.get(m.dataset.anchors.split(" ")[0]);
+      if (a) { e.preventDefault(); tip.hidden = true; G.openComparison({ ws: cfg.workspace, set: a.item.set, item: a.item.id, anchor: a.id }); }
     }
   });
 

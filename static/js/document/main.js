@@ -5,12 +5,16 @@
      popover.js  selection -> offsets -> the "attach to a question" popover
      keys.js     the page's keys and caret mode
      offsets.js  code points <-> UTF-16 units
+     search.js   search the whole parse on the server; hits listed, jumped to, marked
+     ../compare.js  how each parser read an anchor's evidence (from the tooltip)
    Modules share one context object (`ctx`) and reach each other through it at event time.
    Document text only ever enters the page as text nodes (textContent), never as HTML. */
 import { setupAnchors } from "./anchors.js";
 import { setupKeys } from "./keys.js";
 import { setupPages } from "./pages.js";
 import { setupPopover } from "./popover.js";
+import { setupSearch } from "./search.js";
+import "../compare.js";
 
 const G = window.Groundwork;
 const cfg = JSON.parse(document.getElementById("doc-config").textContent);
@@ -29,6 +33,7 @@ if (pagesEl && cfg.parse_ready) {
   setupAnchors(ctx);
   setupPopover(ctx);
   setupKeys(ctx);
+  setupSearch(ctx);
 
   ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
   const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);
@@ -43,5 +48,6 @@ if (pagesEl && cfg.parse_ready) {
     selectionSpan: ctx.popover.selectionSpan,
     loaded: ctx.pages.loaded,
     refreshAnchors: ctx.anchors.refresh,
+    search: ctx.search && ctx.search.run,
   };
 }

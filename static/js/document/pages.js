@@ -162,6 +162,7 @@ export function setupPages(ctx) {
     section.classList.remove("placeholder");
     section.classList.add("loaded");
     observer.unobserve(section);
+    pagesEl.dispatchEvent(new CustomEvent("gw:page-rendered", { detail: { page: n } }));
   }
 
   function rerenderLoaded() {
@@ -221,7 +222,7 @@ export function setupPages(ctx) {
 
   ctx.pages = {
     starts, pageCount, loaded, sections, setStatus, pageOf, ensurePages, rerenderLoaded,
-    currentPage, goToPage, jumpTo,
+    currentPage, goToPage, jumpTo, rangeFor,
   };
   return ctx.pages;
 }

@@ -93,6 +93,13 @@ export function setupPopover(ctx) {
         const id = document.createElement("code");
         id.textContent = it.id;
         li.append(id, " ", it.question);
+        if (it.state === "approved" && cfg.locked_reason) {
+          // An approved item refuses new evidence until it is reopened: say so, do not offer it.
+          li.setAttribute("aria-disabled", "true");
+          li.classList.add("locked");
+          li.dataset.why = cfg.locked_reason.replace("ITEM_ID", it.id);
+          li.append(" ", G.el("span", "why", li.dataset.why));
+        }
         li.setAttribute("aria-selected", String(it.id === chosenItem));
         popResults.appendChild(li);
       }
@@ -109,6 +116,7 @@ export function setupPopover(ctx) {
   popSearch.addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(search, 150); });
   popSet.addEventListener("change", () => { localStorage.setItem("gw-set:" + cfg.workspace, popSet.value); chosenItem = null; popId.dataset.auto = "1"; search(); });
   function choose(li) {
+    if (li.getAttribute("aria-disabled") === "true") { popError("non_field_errors", li.dataset.why); return; }
     chosenItem = li.dataset.item;
     popResults.querySelectorAll("[role=option]").forEach((o) => o.setAttribute("aria-selected", String(o === li)));
   }

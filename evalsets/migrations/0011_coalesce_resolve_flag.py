@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evalsets', '0009_export_release_item_positions'),
+        ('evalsets', '0010_owner_release_gold_parsers'),
     ]
 
     operations = [

@@ -1,0 +1,145 @@
+"""Search inside a 1,000-page, 50 MB document: the server's search against the browser's way.
+
+The document page loads pages lazily, so the browser's own find sees only what is loaded. The
+alternative to a server-side search is what a script in the page would have to do: fetch
+every page from the pages API (50 pages a request, the most it gives) and scan the text. Both
+run in the same process against the same gunicorn + PostgreSQL, one after the other, for the
+same queries:
+
+- a phrase on page 900 (in any case, across a line break): the whole text is scanned;
+- a word with no hits: the whole text is scanned;
+- a common word: the first 50 hits and a count up to 1,000.
+
+The first search of the parse in a web process reads the text from PostgreSQL and prepares
+it (``first search`` row); later ones come from the process's cache. Every gunicorn worker
+is warmed once before timing, so the warm rows are what an annotator sees after the first.
+
+    .venv/bin/python bench/search_bench.py [--pages 1000] [--page-kb 50] [--samples 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import time
+
+import _services as svc
+import requests
+
+DATABASE = "gw_search_bench"
+REDIS_DB = 5
+QUERIES = {
+    "phrase on page 900": "the QUARTERLY zebra   audit",
+    "no hits": "xylophone warranty",
+    "common word": "revenue",
+}
+
+
+def seed(pages: int, page_kb: int) -> tuple[str, str, str, int]:
+    """A user with a token, a workspace and a document of ``pages`` pages; the phrase on 900."""
+    from django.contrib.auth import get_user_model
+    from rest_framework.authtoken.models import Token
+
+    from evalsets import services
+    from evalsets.models import Document
+
+    user = get_user_model().objects.create_user("bench", password="bench-pass-1")
+    token = Token.objects.create(user=user).key
+    workspace = services.workspace_create(user=user, slug="bench", name="Bench")
+    filler = "Revenue grew in every region and the board noted it. "
+    texts, starts, at = [], [], 0
+    for n in range(1, pages + 1):
+        body = f"Page {n}. " + filler * (page_kb * 1024 // len(filler))
+        if n == min(900, pages):
+            body += "Here the quarterly\nzebra audit is described.\n"
+        body += "\n"
+        starts.append(at)
+        at += len(body)
+        texts.append(body)
+    text = "".join(texts)
+    doc = Document.objects.create(
+        workspace=workspace, source_id="report.txt", sha256="3" * 64, size=len(text), kind="text"
+    )
+    parse = services.parse_version_add(
+        document=doc, parser="plaintext", parser_version="1", text=text, page_starts=starts
+    )
+    return token, str(parse.public_id), "report.txt", len(text)
+
+
+def server_search(session, base: str, parse: str, query: str) -> int:
+    url = f"{base}/api/workspaces/bench/documents/report.txt/parses/{parse}/search/"
+    response = session.get(url, params={"q": query, "limit": 50})
+    response.raise_for_status()
+    return response.json()["total"]
+
+
+def browser_scan(session, base: str, parse: str, query: str, pages: int) -> int:
+    """Fetch every page (50 a request) and scan the text as a page script would."""
+    url = f"{base}/api/workspaces/bench/documents/report.txt/parses/{parse}/pages/"
+    words = query.lower().split()
+    pattern = re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
+    parts = []
+    for first in range(1, pages + 1, 50):
+        response = session.get(url, params={"from": first, "to": first + 49})
+        response.raise_for_status()
+        parts.extend(page["text"] for page in response.json()["pages"])
+    return sum(1 for _ in pattern.finditer("".join(parts)))
+
+
+def timed(fn, samples: int) -> list[float]:
+    times = []
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=1000)
+    parser.add_argument("--page-kb", type=int, default=50, help="size of each page (50 -> 50 MB)")
+    parser.add_argument("--samples", type=int, default=20, help="timed searches per row (ours)")
+    parser.add_argument("--peer-samples", type=int, default=3, help="timed scans per row (peer)")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    args = parser.parse_args()
+
+    env = svc.prepare(DATABASE, REDIS_DB)
+    token, parse, _doc, length = seed(args.pages, args.page_kb)
+    print(f"document: {args.pages:,} pages, {length / 1e6:.1f} M characters", flush=True)
+    with svc.Stack(env) as stack:
+        base = stack.gunicorn(workers=args.workers)
+        session = requests.Session()
+        session.headers["Authorization"] = f"Token {token}"
+        # The first search in a fresh worker reads and prepares the text; then warm every worker.
+        first = timed(lambda: server_search(session, base, parse, "zebra"), 1)[0]
+        for _ in range(args.workers * 4):
+            server_search(session, base, parse, "warm")
+        rows = [["server: first search (reads, prepares)", 1, first, first, first, "-"]]
+        for name, query in QUERIES.items():
+            hits = server_search(session, base, parse, query)
+            times = timed(lambda q=query: server_search(session, base, parse, q), args.samples)
+            rows.append([f"server search: {name}", len(times), *_stats(times), hits])
+        for name, query in QUERIES.items():
+            hits = 0
+            times = []
+            for _ in range(args.peer_samples):
+                t0 = time.perf_counter()
+                hits = browser_scan(session, base, parse, query, args.pages)
+                times.append((time.perf_counter() - t0) * 1000)
+            rows.append([f"peer, fetch all pages + scan: {name}", len(times), *_stats(times), hits])
+    print()
+    print(
+        svc.table(["path", "samples", "p50 ms", "p95 ms", "max ms", "hits (total)"], rows),
+        flush=True,
+    )
+    print(f"load average after: {svc.load_average()}")
+
+
+def _stats(times: list[float]) -> list[float]:
+    return [statistics.median(times), svc.percentile(times, 95), max(times)]
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Searching a parse's whole text from the document page, with the prepared text cached.
+
+The matching is ``evalsets.textsearch`` (pure Python); this module loads a parse's text once
+per web process and keeps it lowered, least recently used first out once the characters held
+pass ``GROUNDWORK_SEARCH_CACHE_CHARS``, as ``evalsets.resolution`` keeps folded parses for the
+resolver. A parse written again has a new key (its length and last update), so it is read again.
+"""
+
+from __future__ import annotations
+
+from evalsets import textsearch
+from evalsets.models import ParseVersion
+from evalsets.resolution import PreparedCache
+
+searchable_parses = PreparedCache(
+    budget="GROUNDWORK_SEARCH_CACHE_CHARS", size=lambda prepared: prepared.size
+)
+
+
+def searchable(parse: ParseVersion) -> textsearch.SearchableText:
+    """``parse`` ready to search; its text is read only when this process has not got it."""
+    found = searchable_parses.get(parse)
+    if found is None:
+        text = ParseVersion.objects.filter(pk=parse.pk).values_list("text", flat=True).get()
+        found = textsearch.prepare_search(text, parse.page_starts or [0])
+        searchable_parses.put(parse, found)
+    return found
+
+
+def parse_search(
+    parse: ParseVersion, query: str, *, after: int = 0, limit: int = 50
+) -> textsearch.Found:
+    """Hits of ``query`` in ``parse`` from code point ``after`` on (``QueryError`` if bad)."""
+    textsearch.check_query(query)
+    return searchable(parse).search(query, after=after, limit=limit)

@@ -1,0 +1,13 @@
+"""Web pages for owners (members, assignments, parser settings); included by labelling.urls."""
+
+from django.urls import path
+
+from labelling import owner_views as v
+
+ws = "w/<slug:ws>"
+
+urlpatterns = [
+    path(f"{ws}/members/", v.members_page, name="members-page"),
+    path(f"{ws}/settings/", v.settings_page, name="settings-page"),
+    path(f"{ws}/sets/<slug:set_slug>/assignments/", v.assignments_page, name="assignments-page"),
+]

@@ -1,0 +1,105 @@
+"""The owner's pages: members and invitations, assignments and queues, parser settings.
+
+Like every page they only read (through ``evalsets.selectors``) and render; the forms and
+buttons on them call the same API the rest of the app uses (``static/js/owner.js``), so the
+rules (the last owner stays, who may be assigned what, which parsers read which kind) and
+their wording live once, in the services and ``evalsets.access``. What a member may do on a
+page is asked of the API's own declarations (``may``); a control the state forbids is shown
+disabled with the reason the API would give.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_safe
+
+from evalsets import access, ingest, parsers, selectors
+from evalsets.api.permissions import may
+from evalsets.api.review_views import AssignmentViewSet
+from evalsets.api.views import MemberViewSet, WorkspaceViewSet
+from evalsets.models import AssignmentKind, Role
+from labelling.permissions import requires
+
+
+@require_safe
+@requires(Role.VIEWER)
+def members_page(request: HttpRequest, ws: str) -> HttpResponse:
+    membership = request.membership
+    workspace = membership.workspace
+    is_owner = may(membership, MemberViewSet, "create")
+    listed = selectors.members(workspace)
+    for member in listed:
+        member.locked_reason = (
+            access.last_owner_refusal(member.user.username, workspace.slug)
+            if member.last_owner
+            else ""
+        )
+    return render(
+        request,
+        "owner/members.html",
+        {
+            "membership": membership,
+            "workspace": workspace,
+            "members": listed,
+            "invitations": selectors.pending_invitations(workspace) if is_owner else [],
+            "roles": Role.choices,
+            "is_owner": is_owner,
+        },
+    )
+
+
+@require_safe
+@requires(Role.VIEWER)
+def assignments_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
+    membership = request.membership
+    evalset = selectors.evalset_in(membership.workspace, set_slug)
+    queues = selectors.assignment_queues(evalset)
+    workers = {
+        kind: [q["membership"] for q in queues if q["membership"].allows(access.WORK[kind])]
+        for kind in AssignmentKind.values
+    }
+    return render(
+        request,
+        "owner/assignments.html",
+        {
+            "membership": membership,
+            "workspace": membership.workspace,
+            "evalset": evalset,
+            "queues": queues,
+            "annotators": workers[AssignmentKind.ANNOTATE],
+            "reviewers": workers[AssignmentKind.REVIEW],
+            "items": selectors.item_ids(evalset),
+            "can_assign": may(membership, AssignmentViewSet, "create"),
+        },
+    )
+
+
+@require_safe
+@requires(Role.VIEWER)
+def settings_page(request: HttpRequest, ws: str) -> HttpResponse:
+    membership = request.membership
+    workspace = membership.workspace
+    kinds = []
+    for kind in parsers.DEFAULT_PARSERS:
+        running, reference = ingest.parser_names_for(workspace, kind)
+        kinds.append(
+            {
+                "kind": kind,
+                "parsers": [
+                    {"name": p.name, "version": p.version, "runs": p.name in running}
+                    for p in parsers.parsers_for(kind)
+                ],
+                "reference": reference,
+            }
+        )
+    return render(
+        request,
+        "owner/settings.html",
+        {
+            "membership": membership,
+            "workspace": workspace,
+            "kinds": kinds,
+            "can_edit": may(membership, WorkspaceViewSet, "partial_update"),
+        },
+    )

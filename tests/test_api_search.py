@@ -1,0 +1,314 @@
+"""Searching a parse's whole text, and how each parse read one anchor's evidence (the API)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from evalsets import comparison, services, textsearch
+from evalsets.models import Document, ParseVersion
+from evalsets.search import searchable_parses
+from evalsets.textdiff import diff_passages, tally
+from tests.conftest import HANDBOOK
+
+pytestmark = pytest.mark.django_db
+
+ITEM = "/api/workspaces/acme/evalsets/quiz/items/q1"
+
+
+@pytest.fixture(autouse=True)
+def _fresh_search_cache():
+    searchable_parses.clear()
+    yield
+    searchable_parses.clear()
+
+
+def search_url(parse, doc="handbook.txt", ws="acme"):
+    return f"/api/workspaces/{ws}/documents/{doc}/parses/{parse.public_id}/search/"
+
+
+def _search(client, parse, **params):
+    return client.get(search_url(parse), params)
+
+
+# -- search: what it finds ---------------------------------------------------------------------
+
+
+def test_search_finds_a_phrase_in_any_case_and_across_any_whitespace(client_for, viewer, reference):
+    body = _search(client_for(viewer), reference, q="  employees ACCRUE\n1.5  ").json()
+    starts = [hit["start"] for hit in body["hits"]]
+    first = HANDBOOK.index("Employees accrue 1.5")
+    assert starts == [first, HANDBOOK.index("Employees accrue 1.5", first + 1)]
+    assert body["total"] == 2 and body["total_is_lower_bound"] is False
+    assert body["query"] == "employees ACCRUE\n1.5"
+    hit = body["hits"][0]
+    assert HANDBOOK[hit["start"] : hit["end"]] == "Employees accrue 1.5"
+    assert hit["match"] == "Employees accrue 1.5"
+    assert hit["after"].startswith(" days of leave per month.")
+    assert hit["before"].endswith("Employee Handbook ")  # the blank line shown as one space
+
+
+def test_each_hit_says_its_page(client_for, viewer, reference):
+    body = _search(client_for(viewer), reference, q="remote work").json()
+    assert [(h["page"], h["start"]) for h in body["hits"]] == [(2, HANDBOOK.index("Remote"))]
+
+
+def test_typographic_quotes_and_dashes_match_their_plain_forms(document, client_for, viewer):
+    text = "It\u2019s the team\u2014not one person\u2014that decides.\n"
+    parse = services.parse_version_add(document=document, parser="curly", text=text)
+    ParseVersion.objects.filter(pk=parse.pk).update(status="ready")
+    body = _search(client_for(viewer), parse, q="it's the team-not").json()
+    assert [(h["start"], h["end"]) for h in body["hits"]] == [
+        (0, len("It\u2019s the team\u2014not"))
+    ]
+
+
+def test_hits_come_a_page_at_a_time_with_the_offset_to_ask_for_the_next(
+    document, client_for, viewer
+):
+    text = "".join(f"Line {n}: the needle is here.\n" for n in range(120))
+    parse = services.parse_version_add(document=document, parser="many", text=text)
+    client = client_for(viewer)
+    first = _search(client, parse, q="needle", limit=50).json()
+    assert len(first["hits"]) == 50 and first["total"] == 120 and first["index"] == 0
+    second = _search(client, parse, q="needle", limit=50, after=first["next_after"]).json()
+    assert second["index"] == 50
+    assert second["hits"][0]["start"] == text.index("needle", first["hits"][-1]["start"] + 1)
+    third = _search(client, parse, q="needle", limit=50, after=second["next_after"]).json()
+    assert len(third["hits"]) == 20 and third["next_after"] is None
+
+
+def test_a_common_word_is_counted_only_up_to_the_limit(monkeypatch):
+    monkeypatch.setattr(textsearch, "COUNT_LIMIT", 10)
+    prepared = textsearch.prepare_search("a b " * 40)
+    found = prepared.search("a", limit=5)
+    assert (found.total, found.total_is_lower_bound, len(found.hits)) == (11, True, 5)
+    # Past what was counted, the hits still come, searched from ``after`` itself.
+    late = prepared.search("a", after=4 * 30, limit=5)
+    assert [h.start for h in late.hits] == [120, 124, 128, 132, 136]
+
+
+def test_a_query_of_only_spaces_inside_a_longer_text_is_refused_by_the_pure_core():
+    with pytest.raises(textsearch.QueryError, match="empty"):
+        textsearch.prepare_search("text").search(" \n ")
+
+
+# -- search: bad input -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "words"),
+    [
+        ({}, "q", "'q' is empty"),
+        ({"q": "   "}, "q", "'q' is empty"),
+        ({"q": "x" * 201}, "q", "201 characters long; search for at most 200"),
+        ({"q": "leave", "limit": "0"}, "limit", "from 1 to 200"),
+        ({"q": "leave", "limit": "500"}, "limit", "from 1 to 200"),
+        ({"q": "leave", "after": "-1"}, "after", "an offset (0 or more)"),
+        ({"q": "leave", "after": "soon"}, "after", "an offset (0 or more), got 'soon'"),
+    ],
+)
+def test_a_bad_search_is_a_400_that_says_what_was_wrong(
+    client_for, viewer, reference, params, field, words
+):
+    response = _search(client_for(viewer), reference, **params)
+    assert response.status_code == 400
+    body = response.json()
+    assert words in body["detail"]
+    assert field in body["errors"]
+
+
+def test_an_offset_past_the_end_finds_nothing_rather_than_failing(client_for, viewer, reference):
+    body = _search(client_for(viewer), reference, q="leave", after=str(10**30)).json()
+    assert (body["hits"], body["next_after"], body["total"]) == ([], None, 3)
+
+
+def test_a_parse_that_is_not_ready_cannot_be_searched_yet(document, client_for, viewer):
+    parse = services.parse_version_add(document=document, parser="slow", text="Some text.")
+    ParseVersion.objects.filter(pk=parse.pk).update(status="parsing")
+    response = _search(client_for(viewer), parse, q="text")
+    assert response.status_code == 409
+    assert "not ready" in response.json()["detail"]
+
+
+# -- search: who may -----------------------------------------------------------------------------
+
+
+def test_a_viewer_may_search_and_someone_from_another_workspace_gets_a_404(
+    client_for, viewer, outsider, reference
+):
+    assert _search(client_for(viewer), reference, q="leave").status_code == 200
+    assert _search(client_for(outsider), reference, q="leave").status_code == 404
+    assert _search(client_for(None), reference, q="leave").status_code in (401, 403)
+
+
+def test_another_workspaces_parse_is_a_404_under_my_document(
+    client_for, owner, outsider, viewer, reference
+):
+    elsewhere = services.workspace_create(user=outsider, slug="their-ws", name="Theirs")
+    doc = Document.objects.create(
+        workspace=elsewhere, source_id="handbook.txt", sha256="1" * 64, size=4, kind="text"
+    )
+    theirs = services.parse_version_add(document=doc, parser="plaintext", text="leave leave")
+    # Their parse under my document's URL, and my parse under their workspace: both 404.
+    assert _search(client_for(viewer), theirs, q="leave").status_code == 404
+    response = client_for(viewer).get(search_url(reference, ws="their-ws"), {"q": "leave"})
+    assert response.status_code == 404
+    assert client_for(viewer).get(search_url(reference, doc="missing.txt")).status_code == 404
+
+
+def test_a_second_search_of_a_parse_does_not_read_its_text_again(client_for, viewer, reference):
+    client = client_for(viewer)
+    with CaptureQueriesContext(connection) as first:
+        _search(client, reference, q="leave")
+    with CaptureQueriesContext(connection) as second:
+        _search(client, reference, q="remote")
+    text_reads = [q["sql"] for q in first.captured_queries if '"text"' in q["sql"]]
+    assert text_reads, "the first search reads the parse's text"
+    assert not [q["sql"] for q in second.captured_queries if '"text"' in q["sql"]]
+    assert len(second.captured_queries) == len(first.captured_queries) - len(text_reads)
+
+
+def test_a_parse_written_again_is_searched_in_its_new_text(client_for, viewer, reference):
+    client = client_for(viewer)
+    assert _search(client, reference, q="sabbatical").json()["total"] == 0
+    reference.text = HANDBOOK + "A sabbatical follows seven years.\n"
+    reference.save()
+    assert _search(client, reference, q="sabbatical").json()["total"] == 1
+
+
+# -- how each parse read the evidence ------------------------------------------------------------
+
+THEIRS = (
+    "Employee Handbook\n\nEmployees accrue 1.5 days of leaveper month. "
+    "Leave may be carried over.\n"
+    "Remote work is limited to 30 days a year.\n"
+)
+
+
+@pytest.fixture
+def anchored(item, annotator, document, reference, django_capture_on_commit_callbacks):
+    """q1 anchored on the first "Employees accrue ..." sentence, resolved in two parses."""
+    with django_capture_on_commit_callbacks(execute=True):
+        services.parse_version_add(
+            document=document, parser="their-pipeline", parser_version="2.1", text=THEIRS
+        )
+    quote = "Employees accrue 1.5 days of leave per month."
+    start = HANDBOOK.index(quote)
+    with django_capture_on_commit_callbacks(execute=True):
+        anchor = services.anchor_create_from_highlight(
+            item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
+        )
+    return anchor
+
+
+def test_the_comparison_shows_each_parses_text_status_and_differences(client_for, viewer, anchored):
+    response = client_for(viewer).get(f"{ITEM}/anchors/{anchored.public_id}/compare/")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["compared_with"] == "reference"
+    ref, theirs = body["parses"]
+    assert (ref["parser"], ref["is_reference"], ref["status"]) == ("plaintext", True, "exact")
+    assert ref["text"] == "Employees accrue 1.5 days of leave per month."
+    assert ref["before"].endswith("Employee Handbook\n\n")
+    assert ref["after"].startswith(" Leave may be carried over.")
+    assert ref["differences"] == {}
+    assert (theirs["parser"], theirs["parser_version"]) == ("their-pipeline", "2.1")
+    assert theirs["status"] == "normalised" and 0 < theirs["score"] <= 1
+    assert theirs["text"] == "Employees accrue 1.5 days of leaveper month."
+    assert "".join(s["text"] for s in theirs["segments"]) == theirs["text"]
+    changed = [s for s in theirs["segments"] if s["op"] != "equal"]
+    assert changed == [{"op": "changed", "text": "leaveper", "ref": "leave per", "kind": "space"}]
+    assert theirs["differences"] == {"space": 1}
+    assert theirs["page"] == 1
+
+
+def test_the_comparison_costs_the_same_queries_for_two_parses_as_for_five(
+    client_for, viewer, anchored, document, django_capture_on_commit_callbacks
+):
+    url = f"{ITEM}/anchors/{anchored.public_id}/compare/"
+    client = client_for(viewer)
+    with CaptureQueriesContext(connection) as two:
+        assert len(client.get(url).json()["parses"]) == 2
+    for n in range(3):
+        with django_capture_on_commit_callbacks(execute=True):
+            services.parse_version_add(document=document, parser=f"more{n}", text=THEIRS)
+    with CaptureQueriesContext(connection) as five:
+        assert len(client.get(url).json()["parses"]) == 5
+    assert len(five.captured_queries) == len(two.captured_queries)
+    # Windows of the texts are cut by the database; no query reads a whole parse text.
+    whole_text = re.compile(r'(?<!SUBSTR\()(?<!SUBSTRING\()"evalsets_parseversion"\."text"')
+    assert not [q for q in five.captured_queries if whole_text.search(q["sql"])]
+
+
+def test_a_parse_that_lost_the_evidence_says_so_without_text(
+    client_for, viewer, anchored, document, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        services.parse_version_add(document=document, parser="empty", text="Nothing here.")
+    body = client_for(viewer).get(f"{ITEM}/anchors/{anchored.public_id}/compare/").json()
+    lost = next(p for p in body["parses"] if p["parser"] == "empty")
+    assert lost["status"] == "not_found"
+    assert (lost["text"], lost["segments"], lost["start"]) == ("", [], None)
+
+
+def test_a_long_span_is_compared_only_up_to_the_bound(
+    client_for, viewer, item, annotator, document, monkeypatch, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(comparison, "MAX_SPAN", 10)
+    with django_capture_on_commit_callbacks(execute=True):
+        anchor = services.anchor_create_typed(
+            item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
+        )
+    body = client_for(viewer).get(f"{ITEM}/anchors/{anchor.public_id}/compare/").json()
+    (ref,) = body["parses"]
+    assert ref["text"] == "Remote wor" and ref["truncated"] is True
+    assert len(ref["after"]) <= comparison.CONTEXT
+
+
+def test_the_comparison_is_a_404_from_another_workspace_and_for_another_items_anchor(
+    client_for, viewer, outsider, anchored, evalset, annotator
+):
+    url = f"{ITEM}/anchors/{anchored.public_id}/compare/"
+    assert client_for(outsider).get(url).status_code == 404
+    assert client_for(None).get(url).status_code in (401, 403)
+    services.item_create(evalset=evalset, user=annotator, item_id="q2", question="Other?")
+    other = f"/api/workspaces/acme/evalsets/quiz/items/q2/anchors/{anchored.public_id}/compare/"
+    assert client_for(viewer).get(other).status_code == 404
+
+
+# -- the differences, named ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reference", "other", "kind"),
+    [
+        ("the final report", "the \ufb01nal report", "ligature"),
+        ("leave per month", "leaveper month", "space"),
+        ("the information desk", "the infor-\nmation desk", "hyphen"),
+        ("the Remote office", "the remote office", "case"),
+        ("it's here", "it\u2019s here", "punctuation"),
+        ("the **team** here", "the team here", "punctuation"),
+        ("one two three four", "one two four", "missing"),
+        ("one two four", "one two three four", "extra"),
+        ("one two three four", "one deux three four", "text"),
+    ],
+)
+def test_each_kind_of_difference_is_named(reference, other, kind):
+    segments = diff_passages(reference, other)
+    assert "".join(s["text"] for s in segments) == other
+    assert set(tally(segments)) == {kind}
+
+
+def test_columns_read_in_another_order_are_marked_as_moved():
+    reference = "Intro words. Column one says this. Column two says that."
+    other = "Intro words. Column two says that. Column one says this."
+    kinds = {s["kind"] for s in diff_passages(reference, other) if s["op"] != "equal"}
+    assert kinds == {"moved"}
+
+
+def test_a_line_break_where_the_reference_has_a_space_is_no_difference():
+    assert tally(diff_passages("leave per month", "leave\nper   month")) == {}
