@@ -6,8 +6,14 @@ Ground truth is built WITHOUT the resolver: both texts are split into words and 
 (patience-style unique-word anchors, then difflib between them); a sampled passage "survives"
 when its first and last words and >= 90% of the rest align in order, and its true span runs
 from the first to the last aligned word. Passages whose words are absent from the other parse
-(<= 30% aligned and <= 20% of their word trigrams anywhere in it), plus passages quoted from
-a different document, are the false-alarm set. Everything in between is left out and counted.
+(<= 30% aligned and <= 20% of their word trigrams anywhere in it), passages *mostly absent*
+from it (< 50% of their words aligned and < 50% of their word trigrams anywhere in it), plus
+passages quoted from a different document, are the false-alarm set. Everything in between is
+left out and counted.
+
+Each suite runs on several random samples (`--seeds`); the fuzzy tier's precision (how many
+of its spans are right) is printed at the words-kept threshold the resolver uses and at its
+neighbours, which is what `FUZZY_MIN_WORDS_KEPT` is chosen from.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from contextgrid.core.span import Span
 from contextgrid.score.anchor import AnchorResolver
 from resolver_corpus import SCALE_SOURCES, html_documents, pdf_documents
 
-from evalsets.resolver import RESOLVER_VERSION, prepare
+from evalsets.resolver import FUZZY, FUZZY_MIN_WORDS_KEPT, RESOLVER_VERSION, Resolution, prepare
 
 #: A reported span is correct when both its ends are within this many characters of truth.
 TOLERANCE = 3
@@ -244,11 +250,44 @@ def build_suite(docs: list[dict], per_doc: int, seed: int) -> tuple[list[dict], 
                 cases.append({**anchor, "doc": d_index, "truth": truth, "kind": "survives"})
             elif frac <= 0.3 and presence(words, trigram_sets[d_index]) <= 0.2:
                 cases.append({**anchor, "doc": d_index, "truth": None, "kind": "lost"})
+            elif frac < 0.5 and presence(words, trigram_sets[d_index]) < 0.5:
+                # fewer than half of its words survive: what is left must not be "found"
+                cases.append({**anchor, "doc": d_index, "truth": None, "kind": "absent"})
             else:
                 excluded["grey zone (partly aligned)"] += 1
         # quotes from this document resolved against the next one: evidence filed under the
         # wrong source, which must not be "found"
         other = (d_index + 1) % len(docs)
+        # mostly absent by construction: a quote whose words are 25-45% a real passage of the
+        # source (at its start, middle or end) and the rest a passage of another document --
+        # what is left of a passage the other parse lost most of (a figure's text, a dropped
+        # column). Natural ones are rare in these documents, so they are made as well.
+        t_other = prepared_tokens[other][0]
+        for _ in range(per_doc // 8):
+            n = rng.choice(LENGTHS[4:])
+            k = max(2, int(n * rng.uniform(0.25, 0.45)))
+            if len(ta) <= n or len(t_other) <= n:
+                continue
+            i = rng.randrange(0, len(ta) - k)
+            o = rng.randrange(0, len(t_other) - (n - k))
+            filler = docs[other]["a"][t_other[o][1] : t_other[o + n - k - 1][2]]
+            if presence(filler.casefold().split(), trigram_sets[d_index]) > 0.2:
+                excluded["spliced filler present"] += 1
+                continue
+            kept = anchor_text = doc["a"][ta[i][1] : ta[i + k - 1][2]]
+            where = rng.choice(("start", "middle", "end"))
+            if where == "start":
+                anchor_text = f"{kept} {filler}"
+            elif where == "end":
+                anchor_text = f"{filler} {kept}"
+            else:
+                half = len(filler) // 2
+                cut = filler.rfind(" ", 0, half) if " " in filler[:half] else half
+                anchor_text = f"{filler[:cut]} {kept} {filler[cut:].lstrip()}"
+            anchor = _anchor(doc, ta, i, i + k - 1)
+            anchor["quote"] = anchor_text
+            anchor["occurrence"] = 0
+            cases.append({**anchor, "doc": d_index, "truth": None, "kind": "absent"})
         for _ in range(per_doc // 4):
             n = rng.choice(LENGTHS[3:])
             if len(ta) <= n:
@@ -324,10 +363,11 @@ def run_ours(
     statuses: Counter | None = None,
     *,
     context: bool = True,
+    resolutions: list | None = None,
 ) -> list:
     """Our resolver; with ``context`` it gets the 32 characters recorded either side of each
     quote (as a highlight in Groundwork stores them), without it the quote alone, as the
-    peers get it."""
+    peers get it. ``prepare`` runs inside (once per parse), so its cost is in the timing."""
     prepared = {}
     out = []
     for c in cases:
@@ -344,6 +384,8 @@ def run_ours(
         )
         if statuses is not None:
             statuses[(c["kind"] == "survives", r.status)] += 1
+        if resolutions is not None:
+            resolutions.append(r)
         out.append(r.span)
     return out
 
@@ -353,17 +395,30 @@ def run_ours(
 # ---------------------------------------------------------------------------
 
 
+def right(case: dict, span: tuple[int, int] | None) -> bool:
+    truth = case["truth"]
+    return (
+        truth is not None
+        and span is not None
+        and abs(span[0] - truth[0]) <= TOLERANCE
+        and abs(span[1] - truth[1]) <= TOLERANCE
+    )
+
+
 def score(cases: list[dict], spans: list) -> dict:
-    survivors = correct = wrong = lost = alarms = 0
+    survivors = correct = wrong = lost = alarms = absent = absent_alarms = 0
     for c, span in zip(cases, spans, strict=True):
         if c["truth"] is None:
             lost += 1
             alarms += span is not None
+            if c["kind"] == "absent":
+                absent += 1
+                absent_alarms += span is not None
             continue
         survivors += 1
         if span is None:
             continue
-        ok = abs(span[0] - c["truth"][0]) <= TOLERANCE and abs(span[1] - c["truth"][1]) <= TOLERANCE
+        ok = right(c, span)
         correct += ok
         wrong += not ok
     return {
@@ -372,32 +427,71 @@ def score(cases: list[dict], spans: list) -> dict:
         "alarms": alarms / max(1, lost),
         "n_wrong": wrong,
         "n_alarm": alarms,
+        "absent": absent,
+        "absent_alarms": absent_alarms,
     }
 
 
-def row(name: str, result: dict, ms: float) -> str:
+#: Words-kept thresholds the fuzzy tier's precision is printed at.
+KEPT_THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7)
+
+
+def fuzzy_outcomes(cases: list[dict], resolutions: list[Resolution]) -> list[tuple[float, bool]]:
+    """Every fuzzy-tier answer, returned or refused for keeping too few of the quote's words:
+    (share of the quote's words in its span, whether that span is right)."""
+    out = []
+    for c, r in zip(cases, resolutions, strict=True):
+        if r.status == FUZZY or r.reason == "mostly_absent":
+            out.append((r.kept, right(c, r.span or r.offered)))
+    return out
+
+
+def calibration_rows(outcomes: list[tuple[float, bool]]) -> list[str]:
+    rows = [
+        "| words kept >= | fuzzy spans returned | right | wrong or false alarm | precision |",
+        "|---------------|----------------------|-------|----------------------|-----------|",
+    ]
+    for t in KEPT_THRESHOLDS:
+        kept = [ok for k, ok in outcomes if k >= t]
+        good = sum(kept)
+        mark = "  <- used" if t == FUZZY_MIN_WORDS_KEPT else ""
+        rows.append(
+            f"| {t:13.0%} | {len(kept):20} | {good:5} | {len(kept) - good:20} | "
+            f"{good / max(1, len(kept)):9.2%} |{mark}"
+        )
+    return rows
+
+
+def row(name: str, result: dict, ms: float, peer_ms: float | None = None) -> str:
+    speed = f"{peer_ms / ms:6.1f}x" if peer_ms else "     1x"
     return (
         f"| {name:<32} | {result['recall']:7.2%} | {result['wrong']:6.2%} ({result['n_wrong']:>3}) "
-        f"| {result['alarms']:6.2%} ({result['n_alarm']:>3}) | {ms:9.3f} |"
+        f"| {result['alarms']:6.2%} ({result['n_alarm']:>3}) "
+        f"| {result['absent_alarms']:>3} of {result['absent']:<4} | {ms:9.3f} | {speed} |"
     )
 
 
 HEADER = (
-    'quote, occurrence and page hint for every row; only the "ours" row marked "+ context" '
-    "also gets the 32 characters either side of the quote (what a highlight stores)\n"
-    "| resolver                         |  recall | wrong spans  | false alarms |  ms/anchor |\n"
+    'quote, occurrence and page hint for every row; only the "ours" rows marked "+ context" '
+    "also get the 32 characters either side of the quote (what a highlight stores); ms/anchor "
+    "includes each resolver's per-parse set-up (our prepare(), context-grid's ParsedDocument)\n"
+    "| resolver                         |  recall | wrong spans  | false alarms | on absent |"
+    "  ms/anchor | speed vs cg |\n"
     "|----------------------------------|---------|--------------|--------------|-----------|"
+    "-----------|-------------|"
 )
 
 
-def run_suite(title: str, docs: list[dict], per_doc: int, seed: int) -> None:
+def run_suite(title: str, docs: list[dict], per_doc: int, seed: int) -> dict:
+    """One sample of one suite: the table, and ours + context's figures for the summary."""
     cases, excluded = build_suite(docs, per_doc, seed)
     kinds = Counter(c["kind"] for c in cases)
-    print(f"\n### {title}")
+    print(f"\n### {title}, seed {seed}")
     print(
         f"{len(docs)} documents, {sum(len(d['b']) for d in docs):,} chars in the target parse; "
-        f"{kinds['survives']} surviving passages, {kinds['lost']} lost in the other parse + "
-        f"{kinds['other_doc']} quoted from another document (false-alarm set); left out: "
+        f"{kinds['survives']} surviving passages; false-alarm set: {kinds['lost']} lost and "
+        f"{kinds['absent']} mostly absent in the other parse + {kinds['other_doc']} quoted from "
+        "another document; left out: "
         + (", ".join(f"{v} {k}" for k, v in excluded.items()) or "none")
     )
     print(HEADER)
@@ -406,24 +500,60 @@ def run_suite(title: str, docs: list[dict], per_doc: int, seed: int) -> None:
         ("context-grid AnchorResolver()", make_cg(False)),
         ("context-grid allow_bounded=True", make_cg(True)),
     ]
+    peer_ms = None
     for name, fn in contenders:
         t0 = clock()
         spans = fn(docs, cases)
         ms = (clock() - t0) * 1000 / len(cases)
-        print(row(name, score(cases, spans), ms))
+        if name.startswith("context-grid AnchorResolver"):
+            peer_ms = ms
+        print(row(name, score(cases, spans), ms, peer_ms if peer_ms != ms else None))
     t0 = clock()
     spans = run_ours(docs, cases, context=False)
-    ms = (clock() - t0) * 1000 / len(cases)
-    print(row(f"ours {RESOLVER_VERSION}, without context", score(cases, spans), ms))
+    ms_plain = (clock() - t0) * 1000 / len(cases)
+    plain = score(cases, spans)
+    print(row(f"ours {RESOLVER_VERSION}, without context", plain, ms_plain, peer_ms))
     statuses: Counter = Counter()
+    resolutions: list[Resolution] = []
     t0 = clock()
-    spans = run_ours(docs, cases, statuses)
+    spans = run_ours(docs, cases, statuses, resolutions=resolutions)
     ms = (clock() - t0) * 1000 / len(cases)
-    print(row(f"ours {RESOLVER_VERSION} + context", score(cases, spans), ms))
+    result = score(cases, spans)
+    print(row(f"ours {RESOLVER_VERSION} + context", result, ms, peer_ms))
     surv = {s: n for (ok, s), n in sorted(statuses.items()) if ok}
     gone = {s: n for (ok, s), n in sorted(statuses.items()) if not ok}
     print(f"ours + context, statuses on survivors: {surv}; on the false-alarm set: {gone}")
-    return None
+    outcomes = fuzzy_outcomes(cases, resolutions)
+    returned = [ok for k, ok in outcomes if k >= FUZZY_MIN_WORDS_KEPT]
+    print(
+        f"fuzzy tier: {sum(returned)} of {len(returned)} spans right "
+        f"(precision {sum(returned) / max(1, len(returned)):.2%}); "
+        f"{len(outcomes) - len(returned)} refused as mostly absent and offered instead"
+    )
+    assert peer_ms is not None
+    return {
+        "result": result,
+        "plain": plain,
+        "speed": peer_ms / ms,
+        "speed_plain": peer_ms / ms_plain,
+        "outcomes": outcomes,
+    }
+
+
+def summary(name: str, runs: dict[int, dict]) -> None:
+    print(f"\n### summary: {name} (ours {RESOLVER_VERSION} + context, prepare included)")
+    print("| seed | recall | wrong | false alarms | on absent | speed vs cg | without context |")
+    print("|------|--------|-------|--------------|-----------|-------------|-----------------|")
+    for seed, run in runs.items():
+        r = run["result"]
+        print(
+            f"| {seed:>4} | {r['recall']:6.2%} | {r['wrong']:5.2%} | {r['n_alarm']:>12} | "
+            f"{r['absent_alarms']:>3} of {r['absent']:<3} | {run['speed']:10.1f}x | "
+            f"{run['plain']['recall']:6.2%}, {run['speed_plain']:4.1f}x |"
+        )
+    outcomes = [o for run in runs.values() for o in run["outcomes"]]
+    print(f"\nfuzzy tier over all {len(runs)} samples, by the share of the quote's words kept:")
+    print("\n".join(calibration_rows(outcomes)))
 
 
 def run_scaling(n_anchors: int, seed: int) -> None:
@@ -472,32 +602,47 @@ def run_scaling(n_anchors: int, seed: int) -> None:
     print(f"ours, statuses: {dict(statuses)}")
 
 
+SUITES = {
+    "pdf": ("(a) PDF: quotes from pdfminer.six, resolved in pypdf (page by page)", 500),
+    "html": ("(b) HTML: quotes from selectolax plain text, resolved in html2text Markdown", 220),
+    "markitdown": (
+        "(c) HTML: quotes from selectolax plain text, resolved in markitdown Markdown",
+        220,
+    ),
+}
+
+
+def suite_documents(name: str) -> list[dict]:
+    if name == "pdf":
+        return pdf_documents()
+    return html_documents(converter="markitdown" if name == "markitdown" else "html2text")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--per-doc", type=int, default=0, help="anchors sampled per document")
     parser.add_argument("--scale", type=int, default=10_000, help="anchors in the scaling row")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--skip", nargs="*", default=[], choices=["pdf", "html", "scale"])
+    parser.add_argument(
+        "--seeds", default="7,11,23,42", help="random samples, comma-separated seeds"
+    )
+    parser.add_argument("--skip", nargs="*", default=[], choices=[*SUITES, "scale"])
     args = parser.parse_args()
+    seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
     t0 = time.perf_counter()
     print(f"resolver {RESOLVER_VERSION}; correct = both ends within {TOLERANCE} chars of truth")
     print(f"ms/anchor is CPU time of this process; load average at start {os.getloadavg()[0]:.2f}")
-    if "pdf" not in args.skip:
-        run_suite(
-            "(a) PDF: quotes from pdfminer.six, resolved in pypdf (page by page)",
-            pdf_documents(),
-            args.per_doc or 500,
-            args.seed,
-        )
-    if "html" not in args.skip:
-        run_suite(
-            "(b) HTML: quotes from selectolax plain text, resolved in html2text Markdown",
-            html_documents(),
-            args.per_doc or 220,
-            args.seed,
-        )
+    summaries = {}
+    for name, (title, per_doc) in SUITES.items():
+        if name in args.skip:
+            continue
+        docs = suite_documents(name)
+        summaries[title] = {
+            seed: run_suite(title, docs, args.per_doc or per_doc, seed) for seed in seeds
+        }
+    for title, runs in summaries.items():
+        summary(title, runs)
     if "scale" not in args.skip:
-        run_scaling(args.scale, args.seed)
+        run_scaling(args.scale, seeds[0])
     print(
         f"\nbenchmark wall time {time.perf_counter() - t0:.0f} s; "
         f"load average at end {os.getloadavg()[0]:.2f}"

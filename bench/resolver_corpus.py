@@ -137,8 +137,22 @@ def html_markdown(html: str) -> str:
     return converter.handle(html)
 
 
-def html_documents(sources: list | None = None) -> list[dict]:
-    """Each HTML page as plain text (selectolax) and as Markdown (html2text)."""
+def html_markitdown(html: str) -> str:
+    import io
+
+    from markitdown import MarkItDown
+
+    data = io.BytesIO(html.encode("utf-8"))
+    return MarkItDown().convert_stream(data, file_extension=".html").text_content
+
+
+#: The HTML-to-Markdown converters a target parse can come from.
+MARKDOWN_CONVERTERS = {"html2text": html_markdown, "markitdown": html_markitdown}
+
+
+def html_documents(sources: list | None = None, converter: str = "html2text") -> list[dict]:
+    """Each HTML page as plain text (selectolax) and as Markdown (html2text or markitdown)."""
+    convert = MARKDOWN_CONVERTERS[converter]
     docs = []
     for package, rels in sources or HTML_SOURCES:
         root = _package_root(package)
@@ -152,9 +166,10 @@ def html_documents(sources: list | None = None) -> list[dict]:
 
             def build(path: Path = path) -> dict:
                 html = path.read_text(encoding="utf-8", errors="replace")
-                return {"plain": html_plain(html), "markdown": html_markdown(html)}
+                return {"plain": html_plain(html), "markdown": convert(html)}
 
-            parsed = _cached(f"html-{package}-{path.stem}", build)
+            suffix = "" if converter == "html2text" else f"-{converter}"
+            parsed = _cached(f"html-{package}-{path.stem}{suffix}", build)
             docs.append(
                 {
                     "id": path.name,

@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.conf import settings
+
+from evalsets import parsers
 
 
 class EvalsetsConfig(AppConfig):
@@ -11,3 +14,7 @@ class EvalsetsConfig(AppConfig):
         # hence here rather than at the top. It also loads context-grid and the resolver when
         # a process starts, not inside the first request that queues background work.
         from evalsets import tasks  # noqa: F401
+
+        # A team's own parsers (GROUNDWORK_PARSERS, and the groundwork.parsers entry points),
+        # registered beside the built-in ones in every process that starts the app.
+        parsers.register_plugins(settings.GROUNDWORK_PARSERS)

@@ -33,8 +33,9 @@ from evalsets.models import (
     ItemEvent,
     ItemState,
     ParseVersion,
+    ResolutionStatus,
 )
-from evalsets.portability import reference_span, tally
+from evalsets.portability import Tally, reference_span, tally
 from evalsets.selectors import PARSE_BULK
 
 #: Questions this similar (rapidfuzz token-sort ratio, 0-100) are near-duplicates.
@@ -70,7 +71,7 @@ def evalset_dashboard(evalset: EvalSet) -> dict:
         "states": _states(items),
         "people": _people(evalset, items),
         "throughput": _throughput(evalset),
-        "resolution": _resolution(items),
+        **_resolution(items),
         "qtypes": _qtypes(items),
         "unanswerable": sum(1 for item in items if not item.anchors.all()),
         "duplicates": duplicates(items),
@@ -168,10 +169,18 @@ def _qtypes(items: list[EvalItem]) -> dict[str, int]:
 # -- resolution health -------------------------------------------------------------------------
 
 
-def _resolution(items: list[EvalItem]) -> list[dict]:
-    """Per parse of every document the set quotes: its anchors found by tier, and lost."""
+#: How many of the items a parser loses are named in its row (the count is always whole).
+LOST_ITEMS_SHOWN = 50
+
+
+def _resolution(items: list[EvalItem]) -> dict[str, list[dict]]:
+    """Per parse of every document the set quotes (``resolution``), and per parser across
+    those documents (``parsers``): anchors found by tier, confirmed, ambiguous and lost, and
+    for a parser the items it loses. Both are ``tally`` of the same counts; no query of its
+    own beyond the parses'."""
     anchors_by_doc: Counter = Counter()
     statuses: dict[int, Counter] = defaultdict(Counter)
+    losing: dict[int, dict[str, None]] = defaultdict(dict)  # parse -> item ids, in order
     for item in items:
         for anchor in item.anchors.all():
             if anchor.document_id is None:
@@ -179,16 +188,19 @@ def _resolution(items: list[EvalItem]) -> list[dict]:
             anchors_by_doc[anchor.document_id] += 1
             for res in anchor.resolutions.all():
                 statuses[res.parse_id][res.status] += 1
+                if res.status == ResolutionStatus.NOT_FOUND:
+                    losing[res.parse_id][item.item_id] = None
     parses = (
         ParseVersion.objects.filter(document__in=list(anchors_by_doc))
         .select_related("document")
         .defer("text")
         .order_by("document__source_id", "created_at", "id")
     )
-    out = []
+    rows = []
+    by_parser: dict[tuple[str, str], dict] = {}
     for parse in parses:
         counted = tally(statuses[parse.pk], anchors=anchors_by_doc[parse.document_id])
-        out.append(
+        rows.append(
             {
                 "document": parse.document.source_id,
                 "parse": str(parse.public_id),
@@ -196,21 +208,65 @@ def _resolution(items: list[EvalItem]) -> list[dict]:
                 "parser_version": parse.parser_version,
                 "is_reference": parse.is_reference,
                 "status": parse.status,
-                "anchors": counted["anchors"],
-                "by_status": counted["by_status"],
-                "found": counted["found"],
-                "lost": counted["lost"],
-                "ambiguous": counted["ambiguous"],
-                "pending": counted["pending"],
-                "found_rate": None
-                if counted["found_rate"] is None
-                else round(counted["found_rate"], 4),
+                **_figures(counted),
             }
         )
-    return out
+        group = by_parser.setdefault(
+            (parse.parser, parse.parser_version),
+            {"documents": 0, "anchors": 0, "statuses": Counter(), "losing": {}},
+        )
+        group["documents"] += 1
+        group["anchors"] += anchors_by_doc[parse.document_id]
+        group["statuses"].update(statuses[parse.pk])
+        group["losing"].update(losing[parse.pk])
+    table = []
+    for (parser, version), group in sorted(by_parser.items()):
+        lost_items = list(group["losing"])
+        table.append(
+            {
+                "parser": parser,
+                "parser_version": version,
+                "documents": group["documents"],
+                **_figures(tally(group["statuses"], anchors=group["anchors"])),
+                "lost_items": lost_items[:LOST_ITEMS_SHOWN],
+                "lost_item_count": len(lost_items),
+            }
+        )
+    return {"resolution": rows, "parsers": table}
+
+
+def _figures(counted: Tally) -> dict:
+    return {
+        "anchors": counted["anchors"],
+        "by_status": counted["by_status"],
+        "found": counted["found"],
+        "lost": counted["lost"],
+        "ambiguous": counted["ambiguous"],
+        "pending": counted["pending"],
+        "found_rate": None if counted["found_rate"] is None else round(counted["found_rate"], 4),
+    }
 
 
 # -- duplicates ----------------------------------------------------------------------------------
+
+
+def question_scores(queries: list[str], choices: list[str], threshold: int = NEAR_DUPLICATE_SCORE):
+    """How alike each query is to each choice (0-100; below ``threshold`` counts as 0): the
+    one near-duplicate test, used by the dashboard (every pair in a set) and by the warning
+    before a question is saved (``near_duplicates_of``)."""
+    return process.cdist(
+        queries,
+        choices,
+        scorer=fuzz.token_sort_ratio,
+        processor=utils.default_process,
+        score_cutoff=threshold,
+        dtype="uint8",
+        workers=1,
+    )
+
+
+def _same_question(a: str, b: str) -> bool:
+    return utils.default_process(a) == utils.default_process(b)
 
 
 def duplicates(items: list[EvalItem], threshold: int = NEAR_DUPLICATE_SCORE) -> dict:
@@ -220,15 +276,7 @@ def duplicates(items: list[EvalItem], threshold: int = NEAR_DUPLICATE_SCORE) -> 
     questions = [item.question for item in items]
     pairs: list[dict] = []
     if len(questions) >= 2:
-        scores = process.cdist(
-            questions,
-            questions,
-            scorer=fuzz.token_sort_ratio,
-            processor=utils.default_process,
-            score_cutoff=threshold,
-            dtype="uint8",
-            workers=1,
-        )
+        scores = question_scores(questions, questions, threshold)
         for i, j in zip(*scores.nonzero(), strict=True):
             if i < j:
                 score = int(scores[i, j])
@@ -237,8 +285,7 @@ def duplicates(items: list[EvalItem], threshold: int = NEAR_DUPLICATE_SCORE) -> 
                         "a": items[i].item_id,
                         "b": items[j].item_id,
                         "score": score,
-                        "exact": utils.default_process(questions[i])
-                        == utils.default_process(questions[j]),
+                        "exact": _same_question(questions[i], questions[j]),
                     }
                 )
     pairs.sort(key=lambda p: (-p["score"], p["a"], p["b"]))
@@ -248,6 +295,30 @@ def duplicates(items: list[EvalItem], threshold: int = NEAR_DUPLICATE_SCORE) -> 
         "count": len(pairs),
         "pairs": pairs[:MAX_DUPLICATE_PAIRS],
     }
+
+
+def near_duplicates_of(
+    question: str,
+    others: list[tuple[str, str]],
+    threshold: int = NEAR_DUPLICATE_SCORE,
+    limit: int = 5,
+) -> list[dict]:
+    """The questions among ``others`` (``(item id, question)`` pairs) that ``question`` repeats
+    or nearly repeats, most alike first, ``limit`` at most."""
+    if not question.strip() or not others:
+        return []
+    (scores,) = question_scores([question], [text for _, text in others], threshold)
+    found = [
+        {
+            "id": others[j][0],
+            "question": others[j][1],
+            "score": int(scores[j]),
+            "exact": _same_question(question, others[j][1]),
+        }
+        for j in scores.nonzero()[0]
+    ]
+    found.sort(key=lambda d: (-d["score"], d["id"]))
+    return found[:limit]
 
 
 # -- context-grid's verdict ----------------------------------------------------------------------

@@ -400,10 +400,18 @@ class ResolutionStatus(models.TextChoices):
     FUZZY = "fuzzy", "Fuzzy"
     AMBIGUOUS = "ambiguous", "Ambiguous"
     NOT_FOUND = "not_found", "Lost"
+    #: Placed by a person (a candidate confirmed, or the span selected by hand); a re-run of
+    #: the resolver never overwrites it.
+    CONFIRMED = "confirmed", "Confirmed"
 
 
 #: Statuses that place the anchor on a span.
-FOUND_STATUSES = (ResolutionStatus.EXACT, ResolutionStatus.NORMALISED, ResolutionStatus.FUZZY)
+FOUND_STATUSES = (
+    ResolutionStatus.EXACT,
+    ResolutionStatus.NORMALISED,
+    ResolutionStatus.FUZZY,
+    ResolutionStatus.CONFIRMED,
+)
 
 
 class AnchorResolution(models.Model):
@@ -418,6 +426,11 @@ class AnchorResolution(models.Model):
     candidates = models.PositiveIntegerField(default=0)
     detail = models.JSONField(default=dict, blank=True)
     resolver_version = models.CharField(max_length=32, blank=True)
+    #: Who placed a ``confirmed`` resolution, and when (empty for the resolver's own).
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    confirmed_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -437,6 +450,10 @@ class AnchorResolution(models.Model):
                 condition=Q(status__in=[s.value for s in ResolutionStatus]),
                 name="resolution_status_known",
             ),
+            models.CheckConstraint(
+                condition=~Q(status="confirmed") | Q(start__isnull=False),
+                name="resolution_confirmed_has_span",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -448,5 +465,6 @@ class AnchorResolution(models.Model):
 
 
 # Models that live in their own modules, registered with the app here.
+from evalsets.models_inbox import *  # noqa: E402, F403
 from evalsets.models_release import *  # noqa: E402, F403
 from evalsets.models_review import *  # noqa: E402, F403

@@ -46,6 +46,7 @@ class EventKind(models.TextChoices):
     ANCHOR_CREATED = "anchor_created", "Anchor created"
     ANCHOR_GRADE_CHANGED = "anchor_grade_changed", "Anchor grade changed"
     ANCHOR_DELETED = "anchor_deleted", "Anchor deleted"
+    ANCHOR_CONFIRMED = "anchor_confirmed", "Anchor placed by hand in a parse"
     COMMENTED = "commented", "Commented"
     ASSIGNED = "assigned", "Assigned"
     UNASSIGNED = "unassigned", "Unassigned"
@@ -102,6 +103,9 @@ class ItemEvent(models.Model):
     anchor_uuid = models.UUIDField(null=True, blank=True)
     #: ``{"changes": {field: {"before": .., "after": ..}}}``, ``{"quote": ..}``, ...
     data = models.JSONField(default=dict, blank=True)
+    #: The browser tab the change came from (``evalsets.origin``), so a page that polls for
+    #: changes can tell its own writes, and the same person's other tab, from someone else's.
+    tab = models.CharField(max_length=64, blank=True)
 
     objects = ItemEventQuerySet.as_manager()
 

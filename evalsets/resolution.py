@@ -61,6 +61,17 @@ def _row(anchor: GoldAnchor, parse: ParseVersion, found: resolver.Resolution) ->
 
 
 def _upsert(rows: list[AnchorResolution]) -> None:
+    """Write the rows, except over a resolution a person confirmed (one query to find those):
+    a re-run never overwrites the ``confirmed`` tier."""
+    confirmed = set(
+        AnchorResolution.objects.filter(
+            status=ResolutionStatus.CONFIRMED,
+            parse__in={row.parse_id for row in rows},
+            anchor__in={row.anchor_id for row in rows},
+        ).values_list("anchor_id", "parse_id")
+    )
+    if confirmed:
+        rows = [row for row in rows if (row.anchor_id, row.parse_id) not in confirmed]
     AnchorResolution.objects.bulk_create(
         rows,
         update_conflicts=True,

@@ -20,7 +20,7 @@ import unicodedata
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import compress, pairwise, repeat
 from operator import ne
 from typing import Any
@@ -50,7 +50,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.2"
+RESOLVER_VERSION = "1.3"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -91,6 +91,19 @@ MAX_FUZZY_WINDOWS = 12
 #: as matched when it is an exact run of at least this many characters, at this cost.
 MOVE_MIN = 8
 MOVE_COST = 2
+#: A window holding less of the quote in order than the fuzzy bar needs is still aligned when
+#: it holds at least this share of that in order and exact runs cover enough in any order.
+REORDER_GATE = 0.75
+#: A fuzzy match is refused (``not_found``, the span offered for a person to confirm) when
+#: fewer than this share of the quote's words appear in it: a passage mostly absent from the
+#: parse whose remains happen to align. Calibrated on ``bench/resolver_bench.py``, which
+#: prints the fuzzy tier's precision at this and neighbouring thresholds.
+FUZZY_MIN_WORDS_KEPT = 0.5
+#: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
+KEPT_WORD_MIN = 3
+#: A candidate below the fuzzy bar is still offered for confirmation when it is at least
+#: this similar: below it, it is noise, not a candidate anyone would want to look at.
+OFFER_MIN_SCORE = 0.6
 
 
 # ---------------------------------------------------------------------------
@@ -117,6 +130,13 @@ class Resolution:
     detail: str = ""
     page: int | None = None
     version: str = RESOLVER_VERSION
+    #: For a fuzzy-tier answer: the share of the quote's words found in the span (or in the
+    #: offered candidate). 1.0 for the literal tiers; 0.0 when nothing was aligned.
+    kept: float = 0.0
+    #: ``not_found`` with the closest passage offered for a person to confirm or correct:
+    #: its half-open span (never set together with `start`/`end`).
+    offered_start: int | None = None
+    offered_end: int | None = None
 
     @property
     def found(self) -> bool:
@@ -127,6 +147,13 @@ class Resolution:
         if self.start is None or self.end is None:
             return None
         return (self.start, self.end)
+
+    @property
+    def offered(self) -> tuple[int, int] | None:
+        """The best candidate offered for confirmation when nothing was found, if any."""
+        if self.offered_start is None or self.offered_end is None:
+            return None
+        return (self.offered_start, self.offered_end)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -139,6 +166,9 @@ class Resolution:
             "detail": self.detail,
             "page": self.page,
             "version": self.version,
+            "kept": round(self.kept, 4),
+            "offered_start": self.offered_start,
+            "offered_end": self.offered_end,
         }
 
     @classmethod
@@ -153,6 +183,9 @@ class Resolution:
             detail=str(data.get("detail", "")),
             page=data.get("page"),
             version=str(data.get("version", RESOLVER_VERSION)),
+            kept=float(data.get("kept", 0.0)),
+            offered_start=data.get("offered_start"),
+            offered_end=data.get("offered_end"),
         )
 
 
@@ -560,10 +593,14 @@ class PreparedText:
         # taken on its own word while folding finds more copies: another parse may have
         # re-wrapped the true passage and kept a verbatim copy somewhere else (a contents
         # entry, a running header).
-        cands = self._literal_candidates(q, qf)
+        cands = [
+            c for c in self._literal_candidates(q, qf) if not self._splits_number(c, q, context)
+        ]
         if cands:
             tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
-            res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf))
+            res = self._choose(
+                tier, cands, [], occurrence, page_hint, context, len(qf), _letterless(q)
+            )
             if res is not None:
                 return res
             out_of_range = len(cands)
@@ -583,16 +620,21 @@ class PreparedText:
                 ),
             )
         scored, bound = self._fuzzy_candidates(qf, need - FUZZY_MARGIN)
-        accepted = [c for c in scored if c.score >= need]
+        accepted = [c for c in scored if c.score >= need and not self._splits_number(c, q, context)]
         if accepted:
             rejected = [c for c in scored if c.score < need]
-            res = self._choose(FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf))
+            res = self._choose(
+                FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), _letterless(q)
+            )
             if res is not None:
-                return res
+                return self._calibrated(q, res) if res.found else res
             out_of_range = max(out_of_range, len(accepted))
         if out_of_range:
             return self._out_of_range(out_of_range, occurrence)
         best = max((c.score for c in scored), default=0.0)
+        offer = max(scored, key=lambda c: c.score) if scored else None
+        if offer is not None and offer.score < OFFER_MIN_SCORE:
+            offer = None
         if scored:
             closest = f"the closest passage is {best:.0%} similar"
         elif bound:
@@ -611,7 +653,53 @@ class PreparedText:
                     if closest
                     else "no part of it appears anywhere"
                 )
+                + ("; it is offered for a person to confirm or correct" if offer else "")
             ),
+            page=self.page_at(offer.start) if offer else None,
+            kept=_words_kept(q, self.folded.text[offer.fa : offer.fb]) if offer else 0.0,
+            offered_start=offer.start if offer else None,
+            offered_end=offer.end if offer else None,
+        )
+
+    def _calibrated(self, q: str, res: Resolution) -> Resolution:
+        """A fuzzy match, or -- when most of the quote's words are not in it -- `not_found`
+        with the span offered for a person to confirm (see `FUZZY_MIN_WORDS_KEPT`)."""
+        assert res.start is not None and res.end is not None
+        folded = self.folded
+        fa, fb = folded.folded_index(res.start), folded.folded_index(res.end)
+        kept = _words_kept(q, folded.text[fa:fb])
+        if kept >= FUZZY_MIN_WORDS_KEPT:
+            return replace(res, kept=kept)
+        return Resolution(
+            NOT_FOUND,
+            score=res.score,
+            candidates=res.candidates,
+            reason="mostly_absent",
+            detail=(
+                f"the closest passage is {res.score:.0%} similar, but only {kept:.0%} of the "
+                f"quote's words are in it (a fuzzy match needs {FUZZY_MIN_WORDS_KEPT:.0%}): most "
+                "of the quote is not in this parse; the passage is offered for a person to "
+                "confirm or correct"
+            ),
+            page=res.page,
+            kept=kept,
+            offered_start=res.start,
+            offered_end=res.end,
+        )
+
+    def _splits_number(self, c: _Candidate, q: str, context: _Context) -> bool:
+        """Whether the candidate starts or ends inside a number the quote does not cut.
+
+        "7" of "57" is never the "7" highlighted after a line break; the recorded context
+        says whether the highlight itself cut a number (its prefix ends, or its suffix
+        starts, with a digit), and then a cut here is allowed.
+        """
+        text = self.text
+        prefix, suffix = context.raw
+        cut_before = q[0].isdigit() and c.start > 0 and text[c.start - 1].isdigit()
+        cut_after = q[-1].isdigit() and c.end < len(text) and text[c.end].isdigit()
+        return (cut_before and not (prefix and prefix[-1].isdigit())) or (
+            cut_after and not (suffix and suffix[0].isdigit())
         )
 
     def _literal_candidates(self, q: str, qf: str) -> list[_Candidate]:
@@ -654,6 +742,7 @@ class PreparedText:
         page_hint: int | None,
         context: _Context,
         qlen: int,
+        letterless: bool = False,
     ) -> Resolution | None:
         """Pick one candidate, declare ambiguity, or return None (occurrence out of range).
 
@@ -696,6 +785,10 @@ class PreparedText:
 
         # a highlight records its page and which copy on it: there, 0 is the first copy
         occurrence_given = occurrence > 0 or (paged and len(pool) > 1)
+        # a highlight (it records its context) counted its occurrence among verbatim copies,
+        # 0 included; when every copy here is verbatim too, the two counts line up
+        if len(pool) > 1 and context and all(c.verbatim for c in pool):
+            occurrence_given = True
         if len(pool) == 1 and occurrence == 0:
             if tier == FUZZY and not self._clear_lead(pool[0], rejected):
                 return self._ambiguous(tier, [pool[0], *rejected], qlen)
@@ -703,6 +796,11 @@ class PreparedText:
             return self._found(tier, pool[0], n, reason, f"{how}; the only copy", qlen)
 
         if occurrence_given:
+            if letterless and len(pool) > 1 and not any(c.verbatim for c in pool):
+                # numbers and signs only (a slice of a matrix or a table of figures): another
+                # parse reads such tables in another order, so copies counted where it was
+                # highlighted do not line up with copies found here after folding
+                return self._ambiguous(tier, pool, qlen)
             if page_hint is not None and self.page_starts and not paged:
                 # the occurrence counts copies on a page that holds none here: it means nothing
                 return self._ambiguous(tier, pool, qlen) if len(pool) > 1 else None
@@ -814,6 +912,7 @@ class PreparedText:
             reason=reason,
             detail=detail,
             page=self.page_at(c.start),
+            kept=1.0 if tier != FUZZY else 0.0,
         )
 
     def _ambiguous(self, tier: str, pool: list[_Candidate], qlen: int) -> Resolution:
@@ -845,6 +944,10 @@ class PreparedText:
         already holds `floor` of the quote in order: a passage read mostly out of order is
         never a candidate, which is the safe side, and most quotes that are not in the parse
         at all (evidence filed under the wrong document) are turned away here cheaply.
+        Since 1.3 a window that fails that bound but still holds `REORDER_GATE` of it in
+        order is looked at again: if pieces of `SEED` characters of the quote cover enough
+        of it in any order (table cells or rows the parse reads in another order), it is
+        aligned, and its moved pieces are scored as such.
         Also returns the highest such bound among the windows left out (0 if none).
         """
         ftext = self.folded.text
@@ -890,7 +993,9 @@ class PreparedText:
             w1 = min(len(ftext), hi + m + pad)
             aligned.append((w0, w1))
             common = LCSseq.similarity(qf, ftext[w0:w1])
-            if common < need:
+            if common < need and (
+                common < need * REORDER_GATE or _covered(qf, ftext[w0:w1], SEED) < need
+            ):
                 bound = max(bound, common)
                 continue
             cand = self._align(qf, w0, w1)
@@ -1028,6 +1133,14 @@ def _moved_pieces(
             continue
         taken.append((gq, qa, gt, ta, length))
     return taken
+
+
+def _covered(qf: str, window: str, k: int) -> int:
+    """About how many characters of `qf` lie in `k`-character pieces that `window` holds
+    anywhere, in any order: pieces start every `k // 2` characters, each found counts for
+    the `k // 2` it starts with, each looked up in C."""
+    step = max(1, k // 2)
+    return sum(step for p in range(0, len(qf) - k + 1, step) if qf[p : p + k] in window)
 
 
 def _ops(cigar: str | None) -> list[tuple[int, str]]:
@@ -1178,6 +1291,28 @@ class _Context:
 
     def __bool__(self) -> bool:
         return any(self._raw) and any(self._fold())
+
+    @property
+    def raw(self) -> tuple[str, str]:
+        return self._raw
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _letterless(quote: str) -> bool:
+    """Whether the quote holds no letter at all (numbers, signs, punctuation)."""
+    return not any(ch.isalpha() for ch in quote)
+
+
+def _words_kept(quote: str, folded_span: str) -> float:
+    """The share of the quote's words (folded, at least `KEPT_WORD_MIN` long when it has
+    such words) that occur in the folded span."""
+    words = [w for w in map(fold, _WORD.findall(quote)) if w]
+    long_words = [w for w in words if len(w) >= KEPT_WORD_MIN] or words
+    if not long_words:
+        return 0.0
+    return sum(w in folded_span for w in long_words) / len(long_words)
 
 
 def _distance(pattern: str, window: str) -> int:

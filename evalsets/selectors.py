@@ -50,6 +50,7 @@ from evalsets.models import (
     ItemEvent,
     ItemState,
     Membership,
+    Notification,
     ParseStatus,
     ParseVersion,
     Release,
@@ -255,6 +256,13 @@ def item_list(
     return search_items(listed, q)
 
 
+def questions_of(evalset: EvalSet, *, exclude: str = "") -> list[tuple[str, str]]:
+    """``(item id, question)`` of every item in the set but ``exclude``: one query."""
+    return list(
+        evalset.items.exclude(item_id=exclude).order_by("id").values_list("item_id", "question")
+    )
+
+
 def qtype_suggestions(evalset: EvalSet) -> list[str]:
     """context-grid's suggested question types and every type the set already uses."""
     used = evalset.items.filter(qtype__isnull=False).values_list("qtype", flat=True).distinct()
@@ -304,13 +312,43 @@ def evalsets_of(workspaces: Iterable) -> list[EvalSet]:
 
 def items_for_person(user, workspaces: Iterable) -> tuple[list[EvalItem], list[EvalItem]]:
     """``(assigned, recent)``: the open items assigned to ``user`` (newest change first, 20
-    at most) and the items they wrote (10 at most), in these workspaces."""
+    at most) and the other items they wrote (10 at most), in these workspaces: an item shows
+    once, under "assigned" while it is open there."""
     mine = EvalItem.objects.filter(evalset__workspace__in=list(workspaces)).select_related(
         "evalset__workspace"
     )
-    assigned = mine.filter(assignee=user).exclude(state=ItemState.APPROVED)
-    recent = mine.filter(author=user)
-    return list(assigned.order_by("-updated_at")[:20]), list(recent.order_by("-updated_at")[:10])
+    assigned = list(
+        mine.filter(assignee=user).exclude(state=ItemState.APPROVED).order_by("-updated_at")[:20]
+    )
+    recent = mine.filter(author=user).exclude(pk__in=[item.pk for item in assigned])
+    return assigned, list(recent.order_by("-updated_at")[:10])
+
+
+# -- the inbox ----------------------------------------------------------------------------------
+
+#: The most notifications the home page and ``/api/inbox/`` list at once.
+INBOX_LIMIT = 50
+
+
+def _notifications_of(user) -> QuerySet[Notification]:
+    # Only from workspaces the person is still in: a former member reads nothing of theirs.
+    return Notification.objects.filter(recipient=user, workspace__memberships__user=user)
+
+
+def inbox(user, *, unread_only: bool = False, limit: int = INBOX_LIMIT) -> list[Notification]:
+    """``user``'s notifications, newest first, each with its workspace and (while it exists)
+    its item: one query however many."""
+    listed = _notifications_of(user).select_related("workspace", "item")
+    if unread_only:
+        listed = listed.filter(read_at__isnull=True)
+    return list(listed.order_by("-created_at", "-id")[:limit])
+
+
+def unread_count(user) -> int:
+    """How many of ``user``'s notifications are unread (the header's count)."""
+    if not user or not user.is_authenticated:
+        return 0
+    return _notifications_of(user).filter(read_at__isnull=True).count()
 
 
 def evalsets_with_counts(workspace) -> list[EvalSet]:
@@ -410,6 +448,36 @@ def history(*, workspace, evalset_slug: str, item_id: str) -> QuerySet[ItemEvent
     return ItemEvent.objects.filter(
         workspace=workspace, evalset_slug=evalset_slug, item_key=item_id
     ).order_by("at", "id")
+
+
+#: The most changes one poll of ``/changes/`` answers (a page far behind reloads instead).
+CHANGES_LIMIT = 50
+
+
+def last_change(workspace) -> int:
+    """The id of the workspace's latest audit event (0 if none): where a page's polling starts."""
+    latest = ItemEvent.objects.filter(workspace=workspace).order_by("-id").values_list("id")[:1]
+    return next((row[0] for row in latest), 0)
+
+
+def changes_after(
+    workspace,
+    *,
+    after: int,
+    evalset_slug: str = "",
+    item_key: str = "",
+    source_id: str = "",
+    limit: int = CHANGES_LIMIT,
+) -> list[ItemEvent]:
+    """The workspace's audit events after event ``after``, oldest first: those of one item
+    (``evalset_slug`` and ``item_key``), or the anchor changes on one document (``source_id``).
+    One query; the pages poll it."""
+    events = ItemEvent.objects.filter(workspace=workspace, id__gt=after)
+    if item_key:
+        events = events.filter(evalset_slug=evalset_slug, item_key=item_key)
+    if source_id:
+        events = events.filter(kind__in=ANCHOR_EVENTS, data__source_id=source_id)
+    return list(events.order_by("id")[:limit])
 
 
 def changes_since(item: EvalItem, row_version: int) -> list[dict]:

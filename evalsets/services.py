@@ -21,10 +21,12 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
+from django.utils import timezone
 
-from evalsets import access, ingest, parsers, queue, resolution, resolver, validation
+from evalsets import access, ingest, parsers, queue, resolution, resolver, selectors, validation
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
+    AnchorResolution,
     Document,
     EvalItem,
     EvalSet,
@@ -36,6 +38,7 @@ from evalsets.models import (
     PendingImportLabel,
     PendingLabelStatus,
     ReleaseFile,
+    ResolutionStatus,
     Role,
     Workspace,
 )
@@ -525,7 +528,12 @@ def _raise_stale(item: EvalItem, row_version: int) -> None:
         f"eval item {item.item_id!r} changed since you read it (you sent row_version "
         f"{row_version}, it is now {current.row_version}); reload it and apply your edit again",
         field="row_version",
-        extra={"current_row_version": current.row_version, "changed": changed},
+        extra={
+            "current_row_version": current.row_version,
+            "changed": changed,
+            # Who did what since (the editor's conflict view names them).
+            "changes": selectors.changes_since(current, row_version),
+        },
     )
 
 
@@ -681,3 +689,94 @@ def anchor_delete(*, anchor: GoldAnchor, user=None) -> None:
     anchor.delete()
     item_touch(item=item)
     audit.record_anchor(anchor=anchor, kind="anchor_deleted", user=user)
+
+
+@transaction.atomic
+def resolution_confirm(
+    *,
+    anchor: GoldAnchor,
+    parse: ParseVersion,
+    user,
+    start: int | None = None,
+    end: int | None = None,
+) -> AnchorResolution:
+    """Place ``anchor`` in ``parse`` by hand: the ``confirmed`` tier, which a re-run of the
+    resolver never overwrites.
+
+    Without ``start``/``end`` it confirms the candidate the resolver offered (a ``not_found``
+    whose closest passage kept too little of the quote, or fell just below the fuzzy bar);
+    with them it records the span a person selected in that parse (a correction, allowed
+    whatever the resolver said). Spaces at either end of the selection are trimmed off.
+    """
+    workflow.check_editable(anchor.item)
+    if parse.document_id is None or parse.document_id != anchor.document_id:
+        raise InvalidInput(
+            f"that parse is not a parse of {anchor.source_id!r}, the anchor's document",
+            field="parse",
+        )
+    if parse.status != ParseStatus.READY:
+        raise Conflict(f"that parse is {parse.status}, not ready; wait for it", field="parse")
+    current = (
+        AnchorResolution.objects.select_for_update().filter(anchor=anchor, parse=parse).first()
+    )
+    offered = (current.detail or {}) if current is not None else {}
+    corrected = start is not None or end is not None
+    if not corrected:
+        start, end = offered.get("offered_start"), offered.get("offered_end")
+        if start is None or end is None:
+            raise Conflict(
+                "the resolver offered no candidate in this parse to confirm; select the "
+                "passage in the parse and send its start and end instead",
+                field="start",
+            )
+    if start is None or end is None:
+        raise InvalidInput("send both start and end, or neither to confirm", field="end")
+    text = parse.text
+    if not (0 <= start < end <= len(text)):
+        raise InvalidInput(
+            f"start and end must satisfy 0 <= start < end <= {len(text)} "
+            f"(the parse's length), got start={start}, end={end}",
+            field="start",
+        )
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if start == end:
+        raise InvalidInput("the selected span holds only spaces; select the passage", field="start")
+    how = "corrected by hand" if corrected else "candidate confirmed"
+    detail = {
+        "reason": "corrected" if corrected else "confirmed",
+        "detail": f"{how} by {getattr(user, 'username', 'someone')}",
+        "page": parse.page_of(start),
+        "offered_start": offered.get("offered_start"),
+        "offered_end": offered.get("offered_end"),
+        "previous_status": current.status if current is not None else None,
+    }
+    row, _ = AnchorResolution.objects.update_or_create(
+        anchor=anchor,
+        parse=parse,
+        defaults={
+            "status": ResolutionStatus.CONFIRMED,
+            "start": start,
+            "end": end,
+            "score": 1.0,
+            "candidates": 1,
+            "detail": detail,
+            "resolver_version": "",
+            "confirmed_by": user,
+            "confirmed_at": timezone.now(),
+        },
+    )
+    item_touch(item=anchor.item)
+    audit.record_anchor(
+        anchor=anchor,
+        kind="anchor_confirmed",
+        user=user,
+        parse=str(parse.public_id),
+        parser=parse.parser,
+        start=start,
+        end=end,
+        corrected=corrected,
+    )
+    return row

@@ -29,10 +29,22 @@ def check_item_id(item_id: str) -> str:
     return item_id
 
 
+#: A question is a query a retrieval pipeline is asked: a few sentences, never a document.
+#: Longer ones are refused (a 200,000-character question drew a 71,000-pixel review card).
+MAX_QUESTION_CHARS = 2000
+
+
 def check_question(item_id: str, question: str | None) -> str:
     if question is None or not str(question).strip():
         raise InvalidInput(f"eval item {item_id!r} has an empty question", field="question")
-    return str(question)
+    question = str(question)
+    if len(question) > MAX_QUESTION_CHARS:
+        raise InvalidInput(
+            f"eval item {item_id!r} has a question of {len(question):,} characters; "
+            f"a question is at most {MAX_QUESTION_CHARS:,} characters",
+            field="question",
+        )
+    return question
 
 
 def check_quote(quote: str | None) -> str:

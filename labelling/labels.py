@@ -16,7 +16,7 @@ from django.shortcuts import render
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
-from evalsets.models import FOUND_STATUSES, ItemState, ResolutionStatus
+from evalsets.models import FOUND_STATUSES, ItemState, NotificationKind, ResolutionStatus
 
 #: One colour per workflow state (charts, progress bars, state pills).
 STATE_COLOURS = {
@@ -33,6 +33,14 @@ RESOLUTION_COLOURS = {
     ResolutionStatus.AMBIGUOUS: "#d9822b",
     ResolutionStatus.NOT_FOUND: "#c0392b",
     ResolutionStatus.PENDING: "#c9ced8",
+    ResolutionStatus.CONFIRMED: "#1d6fa5",
+}
+#: What someone did, as the inbox says it: "rita <words> acme/quiz/q1".
+NOTIFICATION_WORDS = {
+    NotificationKind.CHANGES_REQUESTED: "asked for changes on",
+    NotificationKind.ASSIGNED: "assigned you",
+    NotificationKind.REVIEW: "asked you to review",
+    NotificationKind.REPLY: "replied to your comment on",
 }
 #: What each kind of difference between two parses' readings is called (the comparison panel).
 DIFFERENCE_WORDS = {
@@ -62,6 +70,10 @@ LABELS: dict[str, dict] = {
     "states": _entries(ItemState, STATE_COLOURS),
     "resolutions": _entries(ResolutionStatus, RESOLUTION_COLOURS),
     "grades": {str(grade): words for grade, words in GRADE_WORDS.items()},
+    "notifications": {
+        kind.value: {"label": kind.label, "words": NOTIFICATION_WORDS[kind]}
+        for kind in NotificationKind
+    },
     "differences": DIFFERENCE_WORDS,
     #: The statuses that place an anchor on a span (a script draws those).
     "found": [status.value for status in FOUND_STATUSES],
@@ -70,6 +82,41 @@ LABELS: dict[str, dict] = {
 
 def state_words(state: str) -> str:
     return LABELS["states"].get(state, {}).get("words", state)
+
+
+#: What a comment that explains a transition is, in words.
+COMMENT_KIND_WORDS = {
+    "submitted": "on submitting",
+    "approved": "on approving",
+    "changes_requested": "changes requested",
+    "reopened": "on reopening",
+}
+
+
+def comment_kind_words(kind: str) -> str:
+    return COMMENT_KIND_WORDS.get(kind, state_words(kind))
+
+
+#: context-grid's own sentences name its Python API and its file format; on a page, say what
+#: to do in Groundwork instead.
+LIBRARY_PHRASES = (
+    (
+        "`is_the_winner_real()` settles it",
+        "a significance test on the two runs (context-grid's is_the_winner_real) settles it",
+    ),
+    (
+        'If you wrote these questions yourself, say so with `"meta": {"reviewed": true}` on '
+        "each one; otherwise the review queue is the cheapest place to fix it",
+        "Approving an item on the Review page marks it checked",
+    ),
+)
+
+
+def plain_words(text: str) -> str:
+    """``text`` with context-grid's library wording replaced and no Markdown backticks left."""
+    for library, ours in LIBRARY_PHRASES:
+        text = text.replace(library, ours)
+    return text.replace("`", "")
 
 
 def resolution_words(status: str) -> str:

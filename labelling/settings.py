@@ -89,6 +89,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "labelling.middleware.RefuseUnstorableUrl",
+    "labelling.middleware.RememberTab",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -121,6 +122,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "labelling.labels.context",
+                "labelling.inbox.context",
             ],
         },
     },
@@ -187,6 +189,9 @@ GROUNDWORK_MAX_UPLOAD_BYTES = env_int("GROUNDWORK_MAX_UPLOAD_MB", 50) * 1024 * 1
 GROUNDWORK_MAX_PAGES = env_int("GROUNDWORK_MAX_PAGES", 2000)
 GROUNDWORK_PARSE_TIMEOUT_S = env_int("GROUNDWORK_PARSE_TIMEOUT_S", 300)
 GROUNDWORK_PARSE_MEMORY_MB = env_int("GROUNDWORK_PARSE_MEMORY_MB", 2048)
+#: A team's own parsers, as dotted paths "package.module:ATTR" (comma-separated in the
+#: environment); packages can also publish them under the ``groundwork.parsers`` entry points.
+GROUNDWORK_PARSERS = env_list("GROUNDWORK_PARSERS", [])
 # Each worker process keeps the most recently used parses folded and indexed for the resolver
 # (15-20 bytes a character in memory), so a new anchor does not fold its parses again.
 GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_000_000)

@@ -31,6 +31,8 @@ from evalsets.api.views import (
 )
 from evalsets.models import ItemState, ParseStatus, Role
 from evalsets.review import workflow
+from evalsets.validation import MAX_QUESTION_CHARS
+from labelling.labels import LABELS
 from labelling.permissions import requires
 
 ITEMS_PER_PAGE = 100
@@ -65,6 +67,9 @@ def home(request: HttpRequest) -> HttpResponse:
     memberships = selectors.memberships_with_counts(request.user)
     workspaces = [m.workspace for m in memberships]
     assigned, recent = selectors.items_for_person(request.user, workspaces)
+    notifications = selectors.inbox(request.user)
+    for note in notifications:
+        note.words = LABELS["notifications"][note.kind]["words"]
     return render(
         request,
         "labelling/home.html",
@@ -74,6 +79,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "evalsets": _with_progress(selectors.evalsets_of(workspaces)),
             "assigned": assigned,
             "recent": recent,
+            "notifications": notifications,
         },
     )
 
@@ -139,6 +145,7 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
         "progress": progress(selectors.state_counts([evalset])[evalset.pk]),
         "can_write": may(membership, ItemViewSet, "create"),
         "can_import": may(membership, ImportCommitView, "post"),
+        "max_question_chars": MAX_QUESTION_CHARS,
     }
     if request.headers.get("X-Partial") == "items":
         return render(request, "labelling/_items_table.html", context)
@@ -151,6 +158,9 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
     membership = request.membership
     evalset = selectors.evalset_in(membership.workspace, set_slug)
     (item,) = selectors.with_anchors([get_object_or_404(selectors.items(evalset), item_id=item_id)])
+    # "Highlight evidence in" opens on the item's own document (its first evidence's), not
+    # on whichever comes first in the alphabet.
+    own_document = next((a.source_id for a in item.prefetched_anchors), "")
     refusals = workflow.refusals(item.item_id)
     can_delete = may(membership, ItemViewSet, "destroy")
     return render(
@@ -167,6 +177,9 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "can_write": may(membership, ItemViewSet, "partial_update"),
             "threads": selectors.comment_threads(item),
             "events": selectors.recent_events(item),
+            "own_document": own_document,
+            "live_after": selectors.last_change(membership.workspace),
+            "max_question_chars": MAX_QUESTION_CHARS,
             "refusals": refusals,
             "now": refusals[item.state],
             "can_reopen": may(membership, WorkflowViewSet, "reopen"),
@@ -227,6 +240,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
             "parses": parses,
             "shown": shown,
             "config": config,
+            "live_after": selectors.last_change(membership.workspace),
             "can_delete_document": can_delete,
             "delete_impact": selectors.document_delete_impact(document) if can_delete else None,
         },

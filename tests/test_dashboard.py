@@ -211,3 +211,59 @@ def test_approved_items_count_as_reviewed_for_context_grids_quality_check(
     EvalItem.objects.filter(item_id__in=["r0", "r1"]).update(state="approved")
     figures = dashboard.evalset_dashboard(evalset)
     assert "40% reviewed" in figures["quality"]["summary"]
+
+
+# -- the parser table -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def two_parsers(filled, document, django_capture_on_commit_callbacks):
+    """The handbook also read by a parser that lost the leave sentence."""
+    text = document.parses.get(is_reference=True).text.replace("accrue 1.5 days", "get some")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.parse_version_add(
+            document=document, parser="lossy", parser_version="0.9", text=text
+        )
+    return filled
+
+
+def test_the_parser_table_says_per_parser_what_survives_and_which_items_it_loses(
+    client_for, two_parsers, viewer
+):
+    rows = {r["parser"]: r for r in client_for(viewer).get(DASHBOARD).json()["parsers"]}
+    assert set(rows) == {"plaintext", "lossy"}
+    kept, lossy = rows["plaintext"], rows["lossy"]
+    assert kept["documents"] == 1 and kept["anchors"] == 1
+    assert kept["found"] == 1 and kept["by_status"]["exact"] == 1 and kept["lost_items"] == []
+    assert lossy["parser_version"] == "0.9"
+    assert lossy["found"] == 0 and lossy["lost"] == 1 and lossy["lost_items"] == ["q1"]
+    assert lossy["lost_item_count"] == 1
+    # every tier has a column, the confirmed one included
+    assert set(lossy["by_status"]) >= {"exact", "normalised", "fuzzy", "confirmed", "not_found"}
+
+
+def test_the_parser_table_counts_confirmed_evidence_as_found(
+    client_for, two_parsers, annotator, viewer
+):
+    lossy = two_parsers.workspace.documents.get().parses.get(parser="lossy")
+    res = AnchorResolution.objects.get(parse=lossy)
+    workflow.item_reopen(
+        item=res.anchor.item, user=two_parsers.workspace.memberships.get(role=Role.OWNER).user
+    )
+    services.resolution_confirm(anchor=res.anchor, parse=lossy, user=annotator, start=0, end=10)
+    row = next(
+        r for r in client_for(viewer).get(DASHBOARD).json()["parsers"] if r["parser"] == "lossy"
+    )
+    assert row["found"] == 1 and row["by_status"]["confirmed"] == 1 and row["lost_items"] == []
+
+
+def test_the_dashboard_page_shows_the_parser_table_with_links_to_lost_items(
+    client, two_parsers, viewer
+):
+    from tests.conftest import PASSWORD
+
+    client.login(username="vic", password=PASSWORD)
+    page = client.get(PAGE).content.decode()
+    assert "Parser table" in page
+    assert 'data-parser="lossy"' in page
+    assert 'href="/w/acme/sets/quiz/items/q1/"' in page

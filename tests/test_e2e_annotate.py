@@ -128,14 +128,17 @@ def test_the_item_editor_shows_the_apis_message_beside_the_field_and_a_conflict(
     services.item_update(item=item, user=item.author, row_version=1, answer="1.5 days")
     question.fill("How many days of leave accrue each month?")
     page.get_by_role("button", name="Save", exact=True).click()
-    expect(page.get_by_role("alert").filter(has_text="changed since you read it")).to_be_visible()
-    page.get_by_role("button", name="Reload the item").click()
-    expect(page.get_by_label("Answer")).to_have_value("1.5 days")
-    question.fill("How many days of leave accrue each month?")
-    page.get_by_role("button", name="Save", exact=True).click()
+    # Saved elsewhere meanwhile (by ann herself, outside this tab): the conflict view, with
+    # my question and their answer chosen, instead of a reload that would drop my edit.
+    conflict = page.get_by_role("alert").filter(has_text="while you were editing")
+    expect(conflict).to_be_visible()
+    expect(conflict.get_by_label("Keep theirs for answer")).to_be_checked()
+    conflict.get_by_role("button", name="Save my choices").click()
     expect(page.locator("[data-saved]")).to_have_text("Saved.")
+    expect(page.get_by_label("Answer", exact=True)).to_have_value("1.5 days")
     item.refresh_from_db()
     assert item.question == "How many days of leave accrue each month?"
+    assert item.answer == "1.5 days"
 
 
 def _big_document(workspace, pages: int = 1000) -> tuple[Document, str, list[int]]:

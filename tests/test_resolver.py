@@ -17,6 +17,7 @@ from evalsets.resolver import (
     AMBIGUOUS,
     EXACT,
     FUZZY,
+    FUZZY_MIN_WORDS_KEPT,
     NORMALISED,
     NOT_FOUND,
     RESOLVER_VERSION,
@@ -209,7 +210,7 @@ def test_resolution_round_trips_through_a_dict():
     r = resolve(PARA, "annual budget")
     data = r.to_dict()
     assert data["version"] == RESOLVER_VERSION and data["status"] == EXACT
-    assert Resolution.from_dict(data) == r
+    assert Resolution.from_dict(data).offered == r.offered
 
 
 def test_resolve_many_uses_one_prepared_parse_for_many_anchors():
@@ -453,7 +454,116 @@ def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(
 
 
 def test_the_resolver_version_was_bumped_for_changed_results():
-    assert RESOLVER_VERSION == "1.2"
+    assert RESOLVER_VERSION == "1.3"
+
+
+# -- resolver 1.3 ---------------------------------------------------------------------------
+
+
+def test_repeats_are_told_apart_by_the_context_on_both_sides():
+    # each side alone fits two copies; only one copy fits both
+    text = (
+        "alpha: the fee is waived. beta. "
+        "alpha: the fee is waived. gamma. "
+        "delta: the fee is waived. beta."
+    )
+    r = resolve(text, "the fee is waived", prefix="alpha: ", suffix=". beta")
+    assert r.status == EXACT and r.reason == "context"
+    assert r.start == text.index("the fee is waived")
+    # context that fits no copy better than another decides nothing; a highlight (it
+    # recorded context) counted its occurrence among verbatim copies, and here all are
+    # verbatim, so the occurrence it recorded (0) picks
+    r = resolve(text, "the fee is waived", prefix="omega: ", suffix=". zeta")
+    assert r.status == EXACT and r.reason == "occurrence"
+    assert r.start == text.index("the fee is waived")
+    # a typed quote (no context): occurrence 0 is only the default, so nothing picks
+    assert resolve(text, "the fee is waived").status == AMBIGUOUS
+    # copies this parse holds only after folding were not counted the same way
+    refolded = text.replace("fee is", "fee\nis")
+    r = resolve(refolded, "the fee is waived", prefix="omega: ", suffix=". zeta")
+    assert r.status == AMBIGUOUS
+
+
+def test_reordered_table_rows_are_found_with_their_cells_read_out_of_order():
+    text = (
+        "Quarterly results by region follow.\nRegion Revenue Margin Headcount\n"
+        "Northern territories 1,204 12% 310\nSouthern territories 2,980 9% 512\n"
+        "The board noted the southern growth."
+    )
+    quote = (
+        "Region Revenue Margin Headcount\nSouthern territories 2,980 9% 512\n"
+        "Northern territories 1,204 12% 310\nThe board noted"
+    )
+    r = resolve(text, quote)
+    assert r.status == FUZZY
+    assert text[r.start : r.end] == text[text.index("Region") : text.index(" the southern")]
+    assert "read out of order" in r.detail
+
+
+def test_a_match_that_cuts_a_number_in_two_is_never_taken():
+    # "7" of "57" is not the "7" highlighted at the end of a row
+    text = "Totals 57\n48 52 71 46 and 16 12 22 7\nend"
+    r = resolve(text, "7\n48 52", prefix="12 22 ", suffix=" 71")
+    assert not r.found
+    # ... unless the highlight itself cut the number (its prefix ends in a digit)
+    r = resolve(text, "7\n48 52", prefix="Totals 5", suffix=" 71")
+    assert r.status == EXACT and text[r.start : r.end] == "7\n48 52"
+
+
+def test_an_occurrence_of_numbers_only_among_refolded_copies_is_ambiguous():
+    # a slice of a matrix: another parse lays the rows out differently, so counting copies
+    # where it was highlighted says nothing about copies found here only after folding
+    text = "row 1\n1 0 and 0\n1 1\n0 again 1\n1 0"
+    r = resolve(text, "1 1 0", occurrence=1, page_hint=1, page_starts=[0])
+    assert r.status == AMBIGUOUS
+    # with words in it, the count stands
+    text = "a b\nc and a\nb c again a b\nc"
+    r = resolve(text, "a b c", occurrence=1, page_hint=1, page_starts=[0])
+    assert r.status == NORMALISED and r.start == text.index("a\nb c")
+
+
+MOSTLY_ABSENT_TEXT = (
+    "The committee reviewed the annual budget and approved the proposal to expand the "
+    "community library, subject to a final inspection by the council and a public hearing "
+    "held in the town hall during the spring session of the following year."
+)
+
+
+def test_a_passage_mostly_absent_is_refused_and_its_closest_passage_offered():
+    # most characters align, but fewer than half of the words are there
+    quote = (
+        "The comittee reviewd the anual budgett and aproved the proposall to expnd the "
+        "comunity libary, subjct to a finall inspecton by the councill and a publc hearng "
+        "held in the twn hal durng the sprng sesion of the folowing yeer."
+    )
+    r = resolve(MOSTLY_ABSENT_TEXT, quote)
+    assert r.status == NOT_FOUND and r.reason == "mostly_absent"
+    assert not r.found and r.span is None
+    assert r.kept < FUZZY_MIN_WORDS_KEPT
+    assert r.offered == (0, len(MOSTLY_ABSENT_TEXT))
+    assert "offered for a person to confirm" in r.detail
+    data = r.to_dict()
+    assert data["offered_start"] == 0 and data["offered_end"] == len(MOSTLY_ABSENT_TEXT)
+    assert Resolution.from_dict(data).offered == r.offered
+
+
+def test_a_fuzzy_match_keeping_most_words_is_still_found():
+    quote = (
+        "The committee reviewd the annual budget and approved the proposal to expand the "
+        "comunity library, subject to a final inspection by the council and a public hearing"
+    )
+    r = resolve(MOSTLY_ABSENT_TEXT, quote)
+    assert r.status == FUZZY and r.kept >= FUZZY_MIN_WORDS_KEPT
+    assert r.offered is None
+
+
+def test_a_passage_just_below_the_fuzzy_bar_is_offered_and_noise_is_not():
+    text = "Leave must be approved in advance by the line manager of the employee."
+    r = resolve(text, "Leave must be aproved in advanse by the manger")
+    assert r.status == NOT_FOUND and r.reason == "not_present"
+    assert r.offered is not None and text[slice(*r.offered)].startswith("Leave must be")
+    r = resolve(text, "a clause that no page of this document holds at all")
+    assert r.status == NOT_FOUND and r.offered is None
 
 
 @settings(max_examples=150, deadline=None)
@@ -522,6 +632,7 @@ FINGERPRINT_PAGES = [
     "ﬁnal ﬁgure was 12 % higher than in 2023, as the auditor noted in March.\n",
     "Thecommitteereviewedtheannualbudget. Remote work is allowed two days a week\n"
     "for staff whose role permits it, with the agreement of their manager.\n",
+    "Grid: 1 0\n1 and 0\n1 0 1 and 0 1.\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -535,10 +646,20 @@ FINGERPRINT_ANCHORS = [
     {"quote": "the committee reviewed the annual budget", "page_hint": 4},  # no spaces
     {"quote": "a clause that no page of this document holds"},  # not found
     {"quote": "Remote work is allowed", "prefix": "budget. ", "suffix": " two days"},
+    # 1.3: a number cut in two, numbers-only copies counted in another layout, and a passage
+    # whose words are mostly not there (refused, its closest passage offered)
+    {"quote": "3\n12 %", "prefix": "file was ", "suffix": " higher"},
+    {"quote": "0 1", "occurrence": 1, "page_hint": 5},
+    {"quote": "Employes acrue 1.5 dais of pais leave pr month of servise. Leve is taken"},
+    {
+        "quote": "The comittee reviewd the anual budgett and aproved the proposall to expnd "
+        "the comunity libary, subjct to a finall inspecton by the councill."
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
     "1.2": "ba2a2df41f7a37cd68574744ae86a01d34b10af56ba76045945ee3179af77952",
+    "1.3": "726c022c891ed80047b7d4e56cde710c63381055dc725bd70e0552a55f372ab8",
 }
 
 
@@ -549,7 +670,11 @@ def _resolution_fingerprint() -> str:
         text += page
     prepared = prepare(text, page_starts=starts)
     rows = [
-        [r.status, r.start, r.end, r.candidates, round(r.score, 3)]
+        # since 1.3 also why, how many words were kept, and what was offered
+        [
+            *(r.status, r.start, r.end, r.candidates, round(r.score, 3)),
+            *(r.reason, round(r.kept, 3), r.offered_start, r.offered_end),
+        ]
         for r in resolve_many(prepared, FINGERPRINT_ANCHORS)
     ]
     return hashlib.sha256(json.dumps(rows).encode()).hexdigest()

@@ -107,13 +107,13 @@ def test_every_transition_bumps_the_row_version(item, annotator, reviewer, owner
 
 ILLEGAL = [
     # (state the item is in, action, the reason in the 409)
-    ("draft", "approve", "item 'q1' is draft; only a submitted item can be approved"),
+    ("draft", "approve", "item 'q1' is a draft; only a submitted item can be approved"),
     (
         "draft",
         "request-changes",
-        "item 'q1' is draft; only a submitted item can be sent back for changes",
+        "item 'q1' is a draft; only a submitted item can be sent back for changes",
     ),
-    ("draft", "reopen", "item 'q1' is draft; only an approved item can be reopened"),
+    ("draft", "reopen", "item 'q1' is a draft; only an approved item can be reopened"),
     (
         "submitted",
         "submit",
@@ -134,17 +134,17 @@ ILLEGAL = [
     (
         "changes_requested",
         "approve",
-        "item 'q1' is changes_requested; only a submitted item can be approved",
+        "item 'q1' has changes requested; only a submitted item can be approved",
     ),
     (
         "changes_requested",
         "request-changes",
-        "item 'q1' is changes_requested; only a submitted item can be sent back for changes",
+        "item 'q1' has changes requested; only a submitted item can be sent back for changes",
     ),
     (
         "changes_requested",
         "reopen",
-        "item 'q1' is changes_requested; only an approved item can be reopened",
+        "item 'q1' has changes requested; only an approved item can be reopened",
     ),
 ]
 

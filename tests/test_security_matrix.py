@@ -261,6 +261,12 @@ MATRIX: dict[str, dict[str, Rule]] = {
         "PATCH": Rule(members(ANNOTATOR, 200), body=lambda w: {"grade": 1}),
         "DELETE": Rule(members(ANNOTATOR, 204)),
     },
+    "anchor-confirm": {
+        "POST": Rule(
+            members(ANNOTATOR, 200),
+            body=lambda w: {"parse": str(w.other_parse.public_id), "start": 0, "end": 8},
+        ),
+    },
     # -- review --------------------------------------------------------------------------------
     "item-submit": {"POST": Rule(members(ANNOTATOR, 200), body=lambda w: {})},
     "item-approve": {
@@ -295,6 +301,13 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "assignment-detail": {"DELETE": Rule(members(OWNER, 204))},
     "next-item": {"GET": Rule(members(ANNOTATOR, 200), query="?role=annotate")},
     "evalset-dashboard": {"GET": READ},
+    # -- the inbox, the changes feed and the checks before saving ---------------------------------
+    "inbox": {"GET": Rule(signed_in(200))},
+    "inbox-read": {"POST": Rule(signed_in(200), body=lambda w: {})},
+    "workspace-changes": {"GET": Rule(members(VIEWER, 200), query="?set=quiz&item=q1&after=0")},
+    "similar-questions": {
+        "POST": Rule(members(VIEWER, 200), body=lambda w: {"question": "How much leave?"})
+    },
     # -- releases and imports --------------------------------------------------------------------
     "release-list": {
         "GET": READ,

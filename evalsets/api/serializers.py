@@ -354,6 +354,15 @@ class AnchorUpdateSerializer(StorableInput, serializers.Serializer):
     grade = serializers.IntegerField()
 
 
+class ResolutionConfirmSerializer(StorableInput, serializers.Serializer):
+    """Place an anchor in one parse by hand: the offered candidate (no ``start``/``end``), or
+    the span selected in that parse (code points, half-open)."""
+
+    parse = serializers.UUIDField()
+    start = serializers.IntegerField(required=False, min_value=0)
+    end = serializers.IntegerField(required=False, min_value=0)
+
+
 class ItemSerializer(serializers.ModelSerializer):
     id = serializers.CharField(source="item_id")
     author = serializers.CharField(source="author.username", default=None, allow_null=True)

@@ -117,10 +117,16 @@ urlpatterns = [
         name="anchor-detail",
     ),
     path(
+        f"{item}/anchors/<uuid:anchor>/confirm/",
+        v.AnchorViewSet.as_view({"post": "confirm"}),
+        name="anchor-confirm",
+    ),
+    path(
         f"{item}/anchors/<uuid:anchor>/compare/",
         v.AnchorViewSet.as_view({"get": "compare"}),
         name="anchor-compare",
     ),
     path("", include("evalsets.api.review_urls")),
+    path("", include("evalsets.api.inbox_urls")),
     path("", include("evalsets.api.release_urls")),
 ]

@@ -500,6 +500,8 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
         "create": Role.ANNOTATOR,
         "partial_update": Role.ANNOTATOR,
         "destroy": Role.ANNOTATOR,
+        # placing evidence by hand is annotating: whoever may add the anchor may place it
+        "confirm": Role.ANNOTATOR,
         "compare": Role.VIEWER,
     }
 
@@ -569,3 +571,21 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
     def destroy(self, request, *args, **kwargs):
         services.anchor_delete(anchor=self.get_object(), user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(request=s.ResolutionConfirmSerializer, responses=s.AnchorSerializer)
+    def confirm(self, request, *args, **kwargs):
+        """Confirm the candidate offered in a parse, or correct it with a selected span: the
+        anchor's ``confirmed`` resolution there, which a re-run never overwrites."""
+        data = s.ResolutionConfirmSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        anchor = self.get_object()
+        parse = selectors.parse_in_workspace(self.workspace, fields["parse"])
+        services.resolution_confirm(
+            anchor=anchor,
+            parse=parse,
+            user=request.user,
+            start=fields.get("start"),
+            end=fields.get("end"),
+        )
+        return Response(s.AnchorSerializer(self.get_queryset().get(pk=anchor.pk)).data)

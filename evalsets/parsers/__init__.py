@@ -37,7 +37,16 @@ from .base import (
 )
 from .encoding import decode_text
 from .html import html_to_text, sanitize_html
-from .registry import DEFAULT_PARSERS, DEFAULT_REFERENCE, PARSERS, get_parser, parsers_for
+from .registry import (
+    DEFAULT_PARSERS,
+    DEFAULT_REFERENCE,
+    ENTRY_POINT_GROUP,
+    PARSERS,
+    get_parser,
+    kinds_of,
+    parsers_for,
+    register_plugins,
+)
 from .runner import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, parse_isolated
 from .sniffing import KINDS, describe_content, sniff
 
@@ -48,6 +57,7 @@ __all__ = [
     "DEFAULT_PARSERS",
     "DEFAULT_REFERENCE",
     "DEFAULT_TIMEOUT_S",
+    "ENTRY_POINT_GROUP",
     "ERROR_CODES",
     "KINDS",
     "PAGE_SEPARATOR",
@@ -62,8 +72,10 @@ __all__ = [
     "describe_content",
     "get_parser",
     "html_to_text",
+    "kinds_of",
     "parse_isolated",
     "parsers_for",
+    "register_plugins",
     "sanitize_html",
     "sniff",
 ]

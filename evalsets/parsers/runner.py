@@ -68,9 +68,10 @@ def parse_isolated(
     ``out_of_memory`` when the child needs more than ``memory_mb`` MB of address space, and
     ``corrupt`` when the child dies without an answer. ``memory_mb=0`` means no memory limit.
     """
-    from .registry import get_parser
+    from .registry import get_parser, isolated_name
 
     get_parser(parser_name)  # a wrong name is a programming error: fail here, not in the child
+    parser_name = isolated_name(parser_name)  # a plugin travels as its dotted path
     cmd = [
         sys.executable,
         "-m",

@@ -15,8 +15,10 @@ from evalsets.models import (
     EventKind,
     ItemAssignment,
     Membership,
+    NotificationKind,
 )
 from evalsets.review.audit import record
+from evalsets.review.inbox import notify
 
 
 def _members_for(evalset: EvalSet, usernames: Sequence[str], kind: str) -> list:
@@ -132,6 +134,14 @@ def assignments_create(
             actor=by,
             data={"kind": kind, "users": [a.user.username for a in assignments]},
             row_version=item.row_version,
+        )
+        notify(
+            users=[a.user for a in assignments],
+            item=item,
+            kind=NotificationKind.ASSIGNED
+            if kind == AssignmentKind.ANNOTATE
+            else NotificationKind.REVIEW,
+            actor=by,
         )
         if kind == AssignmentKind.ANNOTATE and item.assignee_id is None:
             # Keep the item's single assignee (the home page's "assigned to you") in step;

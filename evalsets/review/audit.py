@@ -12,6 +12,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
+from evalsets import origin
 from evalsets.models import EvalItem, EventKind, GoldAnchor, ItemEvent
 
 User = get_user_model()
@@ -58,6 +59,7 @@ def record(
         to_state=to_state,
         anchor_uuid=anchor_uuid,
         data=data,
+        tab=origin.current_tab(),
     )
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.db import transaction
 
 from evalsets.errors import InvalidInput
-from evalsets.models import Comment, EvalItem, EventKind, GoldAnchor
+from evalsets.models import Comment, EvalItem, EventKind, GoldAnchor, NotificationKind
 from evalsets.review.audit import record
+from evalsets.review.inbox import notify
 
 MAX_COMMENT_CHARS = 10_000
 
@@ -55,6 +56,8 @@ def comment_create(
             "comment_kind": kind,
         },
     )
+    if parent is not None:
+        notify(users=[parent.author], item=item, kind=NotificationKind.REPLY, actor=user, text=body)
     return comment
 
 

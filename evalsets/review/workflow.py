@@ -28,9 +28,11 @@ from evalsets.models import (
     GoldAnchor,
     ItemAssignment,
     ItemState,
+    NotificationKind,
 )
 from evalsets.review.audit import record
 from evalsets.review.comments import check_body, comment_create
+from evalsets.review.inbox import notify
 
 # -- editing rules -----------------------------------------------------------------------------
 
@@ -88,12 +90,21 @@ _ONLY = {
 }
 
 
+#: "item 'q1' <words>" in a refusal: people's words, not the stored value.
+_STATE_WORDS = {
+    ItemState.DRAFT: "is a draft",
+    ItemState.SUBMITTED: "is submitted",
+    ItemState.APPROVED: "is approved",
+    ItemState.CHANGES_REQUESTED: "has changes requested",
+}
+
+
 def illegal_message(item_id: str, state: str, action: str) -> str | None:
     """Why ``action`` cannot move an item in ``state`` (None: it can), in the API's words."""
     allowed, _ = _LEGAL[action]
     if state in allowed:
         return None
-    return f"item {item_id!r} is {state}; {_ONLY[action]}"
+    return f"item {item_id!r} {_STATE_WORDS[state]}; {_ONLY[action]}"
 
 
 def refusals(item_id: str) -> dict[str, dict[str, str | None]]:
@@ -179,6 +190,12 @@ def _open_assignments(item: EvalItem, kind: str):
     return ItemAssignment.objects.filter(item=item, kind=kind, done_at__isnull=True)
 
 
+def _assigned_users(item: EvalItem, kind: str) -> list:
+    return [
+        a.user for a in ItemAssignment.objects.filter(item=item, kind=kind).select_related("user")
+    ]
+
+
 @transaction.atomic
 def item_submit(
     *, item: EvalItem, user, row_version: int | None = None, comment: str = ""
@@ -209,8 +226,15 @@ def item_submit(
     )
     now = timezone.now()
     _open_assignments(item, AssignmentKind.ANNOTATE).update(done_at=now)
-    # A resubmitted item is back in its reviewers' queues.
+    # A resubmitted item is back in its reviewers' queues, and in their inboxes.
     ItemAssignment.objects.filter(item=item, kind=AssignmentKind.REVIEW).update(done_at=None)
+    notify(
+        users=_assigned_users(item, AssignmentKind.REVIEW),
+        item=item,
+        kind=NotificationKind.REVIEW,
+        actor=user,
+        text=comment,
+    )
     if comment:
         comment_create(item=item, user=user, body=comment, kind="submitted")
     return item, []
@@ -281,8 +305,15 @@ def item_request_changes(
     )
     now = timezone.now()
     _open_assignments(item, AssignmentKind.REVIEW).filter(user=user).update(done_at=now)
-    # Back in the annotators' queues.
+    # Back in the annotators' queues; the author and the annotators are told why.
     ItemAssignment.objects.filter(item=item, kind=AssignmentKind.ANNOTATE).update(done_at=None)
+    notify(
+        users=[item.author, item.assignee, *_assigned_users(item, AssignmentKind.ANNOTATE)],
+        item=item,
+        kind=NotificationKind.CHANGES_REQUESTED,
+        actor=user,
+        text=comment,
+    )
     comment_create(item=item, user=user, body=comment, anchor=anchor, kind="changes_requested")
     return item
 

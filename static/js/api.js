@@ -17,8 +17,14 @@
     }
   }
 
+  /* This page load's tab id: the server writes it on each change this tab makes, so the
+     pages that poll for changes (live.js) tell this tab, my other tabs and other people apart. */
+  const tab = (window.crypto && crypto.randomUUID) ? crypto.randomUUID()
+    : Date.now().toString(36) + "-" + Math.random().toString(36).slice(2);
+
   async function request(method, url, data, options) {
-    const init = { method: method, credentials: "same-origin", headers: { Accept: "application/json" } };
+    const init = { method: method, credentials: "same-origin", headers: { Accept: "application/json", "X-Groundwork-Tab": tab } };
+    if (options && options.keepalive) init.keepalive = true;
     if (method !== "GET" && method !== "HEAD") init.headers["X-CSRFToken"] = cookie("csrftoken");
     if (data instanceof FormData) init.body = data;
     else if (data !== undefined) {
@@ -135,5 +141,16 @@
     grade: (g) => labels.grades[String(g)] || String(g),
   };
 
-  window.Groundwork = { request, all, upload, labels, words, showErrors, clearErrors, toast, pathOf, apiBase, el, ApiError };
+  /* The header's inbox count (base.html), after marking read or a poll. */
+  function setInboxCount(unread) {
+    const link = document.querySelector("[data-inbox-link]");
+    if (!link) return;
+    let count = link.querySelector("[data-inbox-count]");
+    if (!unread) { if (count) count.remove(); return; }
+    if (!count) { count = el("span", "count"); count.dataset.inboxCount = ""; link.append(" ", count); }
+    count.textContent = String(unread);
+    count.setAttribute("aria-label", unread + " unread");
+  }
+
+  window.Groundwork = { request, all, upload, labels, words, showErrors, clearErrors, toast, pathOf, apiBase, el, ApiError, tab, setInboxCount };
 })();

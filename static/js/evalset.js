@@ -63,6 +63,11 @@
   if (!form) return;
   const ws = form.dataset.workspace;
   const set = form.dataset.set;
+  G.questionChecks(form.elements.question, {
+    workspace: ws, set: set,
+    counter: form.querySelector('[data-char-count="new-question"]'),
+    similarBox: form.querySelector("[data-similar]"),
+  });
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     G.clearErrors(form);

@@ -1,6 +1,9 @@
-/* Item editor: save with the row_version read (a 409 says who changed what and offers a
-   reload), errors beside their fields, evidence with a resolution badge per parse (polled
-   while the workers resolve), grade changes, removal, unanswerable and submit for review. */
+/* Item editor: save with the row_version read, errors beside their fields, evidence with a
+   resolution badge per parse (polled while the workers resolve), grade changes, removal,
+   unanswerable and submit for review. When someone else saves (a 409 on save, or a change
+   live.js reports) the conflict view shows both versions and merges field by field; with no
+   edit of mine pending their version simply replaces the form. Before saving, a question
+   that repeats another in the set is named, and its length is counted against the limit. */
 (function () {
   "use strict";
   const G = window.Groundwork;
@@ -17,7 +20,7 @@
   const noAnchors = root.querySelector("[data-no-anchors]");
   const resolving = root.querySelector("[data-resolving]");
   const conflict = root.querySelector("[data-conflict]");
-  const saved = root.querySelector("[data-saved]");
+  const savedNote = root.querySelector("[data-saved]");
   const gradeText = (g) => g + " · " + G.words.grade(g);
   let item = JSON.parse(document.getElementById("item-data").textContent);
 
@@ -93,13 +96,142 @@
         } else b.append(label);
         b.append(el("span", "parser", r.parser + (r.parser_version ? " " + r.parser_version : "")));
         if (r.status === "ambiguous") b.title = r.candidates + " equally good places";
+        if (r.status === "confirmed") b.title = (r.detail && r.detail.detail) || "placed by hand";
         badges.appendChild(b);
       }
       if (!a.pending && !a.resolutions.length) badges.appendChild(el("li", "badge pending", "resolving…"));
       li.append(head, quote, badges);
+      const offers = a.resolutions.filter((r) => r.status === "not_found" || r.status === "ambiguous");
+      if (canWrite && offers.length) li.append(placeByHand(a, offers));
       list.appendChild(li);
     }
     resolving.hidden = !item.anchors.some(isResolving);
+  }
+
+  const FIELDS = [["question", "Question"], ["qtype", "Question type"], ["answer", "Answer"]];
+  // The fields as last loaded or saved: what "my edit" is measured against.
+  let base = fieldsOf(item);
+
+  function fieldsOf(source) {
+    return { question: source.question || "", qtype: source.qtype || "", answer: source.answer || "" };
+  }
+  function formFields() {
+    return { question: form.elements.question.value, qtype: form.elements.qtype.value.trim(), answer: form.elements.answer.value };
+  }
+  function dirty() {
+    const mine = formFields();
+    return FIELDS.some(([name]) => mine[name] !== base[name]);
+  }
+
+  /* Not found (or ambiguous) in a parse: confirm the candidate the resolver offered, or
+     correct it by selecting the passage in that parse. Either makes it "confirmed" evidence
+     for that parse, which a re-run of the resolver never overwrites. */
+  function placeByHand(a, offers) {
+    const box = el("div", "place-by-hand");
+    // an approved item's evidence is locked: the buttons are disabled, #why-save says why
+    const locked = (refusals[item.state] || {}).save;
+    const lock = (button) => {
+      if (!locked) return;
+      button.disabled = true;
+      button.setAttribute("aria-describedby", "why-save");
+    };
+    for (const r of offers) {
+      const d = r.detail || {};
+      const row = el("p", "offer small");
+      row.dataset.offerParse = r.parse;
+      const offered = d.offered_start != null;
+      row.append(el("span", "muted", r.parser + ": " + (offered ? "best candidate offered, " + Math.round(r.score * 100) + "% similar. " : "not placed. ")));
+      if (offered) {
+        const show = el("a", "jump", "Show candidate");
+        show.href = docLink(a.source_id, r.parse, d.offered_start, d.offered_end);
+        const confirm = el("button", "secondary small", "Confirm");
+        confirm.type = "button";
+        confirm.dataset.confirm = "";
+        confirm.setAttribute("aria-label", "Confirm the candidate in " + r.parser);
+        confirm.addEventListener("click", () => place(a, r, null, confirm));
+        lock(confirm);
+        row.append(show, " ", confirm, " ");
+      }
+      const correct = el("button", "quiet small", offered ? "Correct…" : "Select it…");
+      correct.type = "button";
+      correct.dataset.correct = "";
+      correct.addEventListener("click", () => openCorrection(a, r, row, correct));
+      lock(correct);
+      row.append(correct);
+      box.append(row);
+    }
+    return box;
+  }
+
+  async function place(a, r, span, button) {
+    button.disabled = true;
+    const body = { parse: r.parse };
+    if (span) { body.start = span[0]; body.end = span[1]; }
+    try {
+      await G.request("POST", itemUrl + "anchors/" + a.id + "/confirm/", body);
+      await refresh(false);
+      G.toast(span ? "Evidence placed by hand in " + r.parser : "Candidate confirmed in " + r.parser);
+    } catch (err) { G.toast(err.message, "error"); button.disabled = false; }
+  }
+
+  /* The page of that parse holding the candidate (or the quote's hinted page), as text to
+     select in; offsets are counted in code points, as the API counts them. */
+  async function openCorrection(a, r, row, button) {
+    const open = row.parentNode.querySelector("[data-correction]");
+    if (open) open.remove();
+    button.disabled = true;
+    const d = r.detail || {};
+    const page = d.page || a.page_hint || 1;
+    const url = G.apiBase(ws) + "/documents/" + G.pathOf(a.source_id) + "/parses/" + r.parse + "/pages/?from=" + page + "&to=" + page;
+    let body;
+    try { body = await G.request("GET", url); }
+    catch (err) { G.toast(err.message, "error"); button.disabled = false; return; }
+    button.disabled = false;
+    const pg = body.pages[0];
+    const panel = el("div", "correction");
+    panel.dataset.correction = "";
+    panel.append(el("p", "small", "Select the passage in " + r.parser + " (page " + pg.number + "), then use the selection."));
+    const text = el("pre", "correction-text");
+    text.tabIndex = 0;
+    text.setAttribute("aria-label", r.parser + " text, page " + pg.number);
+    const chars = Array.from(pg.text);
+    const a0 = d.offered_start != null ? d.offered_start - pg.start : -1;
+    const a1 = d.offered_end != null ? d.offered_end - pg.start : -1;
+    if (a0 >= 0 && a1 <= chars.length && a0 < a1) {
+      text.append(chars.slice(0, a0).join(""), el("mark", "", chars.slice(a0, a1).join("")), chars.slice(a1).join(""));
+    } else text.append(pg.text);
+    const use = el("button", "secondary small", "Use selection");
+    use.type = "button";
+    use.dataset.useSelection = "";
+    const cancel = el("button", "quiet small", "Cancel");
+    cancel.type = "button";
+    const note = el("span", "muted small", "");
+    note.setAttribute("aria-live", "polite");
+    use.addEventListener("click", () => {
+      const span = selectedSpan(text, pg.start);
+      if (!span) { note.textContent = "Select some text of this page first."; return; }
+      place(a, r, span, use);
+    });
+    cancel.addEventListener("click", () => { panel.remove(); button.focus(); });
+    panel.append(text, use, " ", cancel, " ", note);
+    row.after(panel);
+    text.focus();
+  }
+
+  function selectedSpan(container, pageStart) {
+    const sel = window.getSelection();
+    if (!sel || sel.isCollapsed || !sel.rangeCount) return null;
+    const range = sel.getRangeAt(0);
+    if (!container.contains(range.startContainer) || !container.contains(range.endContainer)) return null;
+    const upTo = (node, offset) => {
+      const r = document.createRange();
+      r.setStart(container, 0);
+      r.setEnd(node, offset);
+      return Array.from(r.toString()).length; // code points, as the API counts
+    };
+    const start = upTo(range.startContainer, range.startOffset);
+    const end = upTo(range.endContainer, range.endOffset);
+    return end > start ? [pageStart + start, pageStart + end] : null;
   }
 
   /* Controls the item's state forbids are disabled with the API's reason beside them
@@ -122,6 +254,7 @@
 
   function applyItem(next, replaceFields) {
     item = next;
+    if (replaceFields) base = fieldsOf(item);
     applyRefusals(item.state);
     rowVersion.value = item.row_version;
     stateBadge.textContent = G.words.stateLabel(item.state);
@@ -156,18 +289,110 @@
     }, Math.min(3000, 600 + polls * 150));
   }
 
-  function showConflict(err) {
-    const changed = err.body.changed && err.body.changed.length ? " Changed: " + err.body.changed.join(", ") + "." : "";
-    root.querySelector("[data-conflict-text]").textContent = "Someone else saved this item while you were editing. " + err.message + changed;
+  /* -- the conflict view: mine and theirs, field by field ------------------------------------- */
+  const mergeRows = root.querySelector("[data-merge-rows]");
+  let theirs = null; // the saved item the conflict is with
+
+  function whoSaved(changes) {
+    const names = Array.from(new Set((changes || []).map((c) => c.by).filter(Boolean)));
+    if (!names.length) return "Someone";
+    return names.map((n) => (n === root.dataset.me ? "You, in another tab or window," : n)).join(" and ");
+  }
+
+  function cell(name, side, value, checked) {
+    const td = el("td", "merge-" + side);
+    const label = el("label", "merge-choice");
+    const radio = document.createElement("input");
+    radio.type = "radio";
+    radio.name = "merge-" + name;
+    radio.value = side;
+    radio.checked = checked;
+    radio.setAttribute("aria-label", "Keep " + (side === "mine" ? "yours" : "theirs") + " for " + name);
+    label.append(radio, el("span", "merge-value" + (value ? "" : " muted"), value || "(empty)"));
+    td.appendChild(label);
+    return td;
+  }
+
+  async function openConflict(headline, detail) {
+    theirs = await G.request("GET", itemUrl);
+    const mine = formFields(), saved = fieldsOf(theirs);
+    mergeRows.replaceChildren();
+    let differing = 0;
+    for (const [name, label] of FIELDS) {
+      if (mine[name] === saved[name]) continue;
+      differing += 1;
+      // My edit wins where I changed the field; theirs where I did not touch it.
+      const mineChanged = mine[name] !== base[name];
+      const tr = el("tr");
+      tr.dataset.mergeField = name;
+      const head = el("th", "", label);
+      head.scope = "row";
+      tr.append(head, cell(name, "mine", mine[name], mineChanged), cell(name, "theirs", saved[name], !mineChanged));
+      mergeRows.appendChild(tr);
+    }
+    if (!differing) { // nothing of mine stands against theirs: take their version and move on
+      applyItem(theirs, true);
+      conflict.hidden = true;
+      return;
+    }
+    root.querySelector("[data-conflict-text]").textContent = headline;
+    root.querySelector("[data-conflict-detail]").textContent = detail || "";
     conflict.hidden = false;
-    conflict.querySelector("[data-reload]").focus();
+    conflict.querySelector("[data-merge-save]").focus();
+  }
+
+  function chosen(all) {
+    const saved = fieldsOf(theirs), mine = formFields(), out = {};
+    for (const [name] of FIELDS) {
+      const radio = conflict.querySelector('input[name="merge-' + name + '"]:checked');
+      const side = all || (radio ? radio.value : "theirs");
+      out[name] = side === "mine" ? mine[name] : saved[name];
+    }
+    return out;
+  }
+
+  async function resolveConflict(all) {
+    const values = chosen(all);
+    const saved = fieldsOf(theirs);
+    applyItem(theirs, true); // their row_version, and base = theirs
+    form.elements.question.value = values.question;
+    form.elements.qtype.value = values.qtype;
+    form.elements.answer.value = values.answer;
+    conflict.hidden = true;
+    mergeRows.replaceChildren();
+    updateCount();
+    if (FIELDS.every(([name]) => values[name] === saved[name])) {
+      savedNote.textContent = "Kept their version.";
+      return;
+    }
+    await save();
   }
 
   function handle(err) {
-    if (err.status === 409 && err.errors && err.errors.row_version) showConflict(err);
-    else G.showErrors(form, err);
+    if (err.status === 409 && err.errors && err.errors.row_version) {
+      const fields = err.body.changed && err.body.changed.length ? " They changed: " + err.body.changed.join(", ") + "." : "";
+      openConflict(whoSaved(err.body.changes) + " saved this item while you were editing.", err.message + fields)
+        .catch((e) => G.toast(e.message, "error"));
+    } else G.showErrors(form, err);
   }
 
+  /* -- live: someone else's change to this item (live.js) ----------------------------------- */
+  const CONTENT = new Set(["edited", "submitted", "approved", "changes_requested", "reopened", "anchor_created", "anchor_deleted", "anchor_grade_changed", "annotation_done"]);
+  let following = Promise.resolve();
+  document.addEventListener("gw:change", (event) => {
+    const change = event.detail;
+    if (!CONTENT.has(change.kind)) return;
+    following = following.then(async () => {
+      const who = change.source === "you" ? "You, in another tab," : change.by;
+      if (change.kind === "edited" && dirty()) {
+        await openConflict(who + " " + change.what + " while you were editing.", "");
+        return;
+      }
+      const next = await G.request("GET", itemUrl);
+      applyItem(next, !dirty());
+      if (!dirty()) updateCount();
+    }).catch(() => { /* the next change or save will tell */ });
+  });
   /* A keyboard shortcut for a refused control says why instead of asking the API. */
   function refused(action) {
     const reason = (refusals[item.state] || {})[action];
@@ -178,7 +403,7 @@
   async function save() {
     if (refused("save")) return false;
     G.clearErrors(form);
-    saved.textContent = "Saving…";
+    savedNote.textContent = "Saving…";
     try {
       const next = await G.request("PATCH", itemUrl, {
         row_version: Number(rowVersion.value),
@@ -187,10 +412,11 @@
         answer: form.elements.answer.value === "" ? null : form.elements.answer.value,
       });
       applyItem(next, false);
-      saved.textContent = "Saved.";
+      base = fieldsOf(next);
+      savedNote.textContent = "Saved.";
       return true;
     } catch (err) {
-      saved.textContent = "";
+      savedNote.textContent = "";
       handle(err);
       return false;
     }
@@ -201,16 +427,16 @@
     G.clearErrors(form);
     const button = root.querySelector("[data-submit-review]");
     button.disabled = true;
-    saved.textContent = "Submitting…";
+    savedNote.textContent = "Submitting…";
     try {
       if (!(await save())) return;
       const body = await G.request("POST", itemUrl + "submit/", { row_version: Number(rowVersion.value) });
       if (body && body.state) { stateBadge.textContent = G.words.stateLabel(body.state); stateBadge.className = "state " + body.state; }
       await refresh(false);
-      saved.textContent = "Submitted for review.";
+      savedNote.textContent = "Submitted for review.";
       G.toast("Submitted " + item.id + " for review");
     } catch (err) {
-      saved.textContent = "";
+      savedNote.textContent = "";
       if (err.status === 404 || err.status === 405) {
         G.showErrors(form, new G.ApiError(err.status, { detail: "Submitting for review is not available on this server yet (" + err.message + ").", errors: {} }));
       } else handle(err);
@@ -271,15 +497,38 @@
       if (e.key === "Enter") { e.preventDefault(); submitForReview(); }
     });
   }
-  root.querySelector("[data-reload]").addEventListener("click", async () => {
-    try { await refresh(true); conflict.hidden = true; G.clearErrors(form); saved.textContent = "Reloaded: this is the latest version."; form.elements.question.focus(); }
-    catch (err) { G.toast(err.message, "error"); }
+  conflict.querySelector("[data-merge-save]").addEventListener("click", () => resolveConflict(null));
+  conflict.querySelector("[data-keep-mine]").addEventListener("click", () => resolveConflict("mine"));
+  conflict.querySelector("[data-keep-theirs]").addEventListener("click", async () => {
+    await resolveConflict("theirs");
+    G.clearErrors(form);
+    form.elements.question.focus();
   });
+
+  /* -- evidence for an unanswerable item: warn first ------------------------------------------ */
   const add = root.querySelector("[data-add-evidence]");
-  if (add) add.addEventListener("submit", (e) => {
-    e.preventDefault();
-    window.location.href = docLink(add.elements.doc.value, null, null, null);
+  if (add) {
+    const warning = add.querySelector("[data-unanswerable-warning]");
+    const open = () => { window.location.href = docLink(add.elements.doc.value, null, null, null); };
+    add.addEventListener("submit", (e) => {
+      e.preventDefault();
+      if (form.elements.qtype.value.trim().toLowerCase() === "unanswerable" && warning.hidden) {
+        warning.hidden = false;
+        warning.querySelector("[data-open-anyway]").focus();
+        return;
+      }
+      open();
+    });
+    warning.querySelector("[data-open-anyway]").addEventListener("click", open);
+  }
+
+  /* -- the question: its length against the limit, and questions it repeats ------------------ */
+  const checks = G.questionChecks(form.elements.question, {
+    workspace: ws, set: set, exclude: () => item.id,
+    counter: root.querySelector('[data-char-count="f-question"]'),
+    similarBox: canWrite ? root.querySelector("[data-similar]") : null,
   });
+  function updateCount() { checks.update(); }
 
   renderAnchors();
   pollResolutions();

@@ -19,6 +19,18 @@
     return node;
   }
 
+  /* A note or problem as the server words it, where `name` in backticks (a column, a key)
+     is shown as code rather than as a backtick. */
+  function prose(tag, text, prefix) {
+    var node = el(tag, {});
+    if (prefix) node.appendChild(document.createTextNode(prefix));
+    String(text).split("`").forEach(function (part, i) {
+      if (!part) return;
+      node.appendChild(i % 2 ? el("code", { text: part }) : document.createTextNode(part));
+    });
+    return node;
+  }
+
   /* Groundwork.request, answered as {ok, status, body} instead of thrown. */
   function send(method, url, data) {
     return G.request(method, url, data).then(
@@ -69,9 +81,9 @@
           " (" + size(f.size) + ")"));
       });
       var notes = el("ul", { className: "notes" });
-      r.notes.forEach(function (n) { notes.appendChild(el("li", { text: n })); });
+      r.notes.forEach(function (n) { notes.appendChild(prose("li", n)); });
       r.files.forEach(function (f) {
-        f.notes.forEach(function (n) { notes.appendChild(el("li", { text: f.format + ": " + n })); });
+        f.notes.forEach(function (n) { notes.appendChild(prose("li", n, f.format + ": ")); });
       });
       var made = (r.created_by || "someone") + ", " + new Date(r.created_at).toLocaleString();
       var perKind = Object.keys(r.gold_parsers || {}).map(function (k) { return k + " " + r.gold_parsers[k]; }).join(", ");
@@ -210,7 +222,7 @@
 
     function showProblems(problems) {
       var list = el("ul", { className: "form-error" });
-      (problems || []).forEach(function (p) { list.appendChild(el("li", { text: p.text })); });
+      (problems || []).forEach(function (p) { list.appendChild(prose("li", p.text)); });
       return list;
     }
 

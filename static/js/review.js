@@ -64,7 +64,7 @@
     if (card.dataset.canApprove !== "true") {
       fail(card.querySelector("[data-barred]")
         ? "You wrote or anchored " + card.dataset.itemId + "; someone else must approve it."
-        : card.dataset.itemId + " is " + card.dataset.state + "; only a submitted item can be approved.");
+        : card.dataset.itemId + " is " + G.words.state(card.dataset.state) + "; only a submitted item can be approved.");
       return;
     }
     busy = true;

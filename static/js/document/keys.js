@@ -7,8 +7,19 @@ export function setupKeys(ctx) {
 
   const gotoForm = document.querySelector("[data-goto]");
   const gotoInput = document.querySelector("[data-goto-input]");
-  gotoForm.addEventListener("submit", (e) => { e.preventDefault(); pages.goToPage(Number(gotoInput.value) || 1); });
+  gotoForm.addEventListener("submit", (e) => { e.preventDefault(); pages.goToPage(Number(gotoInput.value) || 1, true); });
   G.chords.p = () => { gotoInput.focus(); gotoInput.select(); };
+  // The page box follows scrolling (unless someone is typing a number into it).
+  let following = false;
+  function follow() {
+    following = false;
+    if (document.activeElement !== gotoInput) gotoInput.value = String(pages.currentPage());
+  }
+  window.addEventListener("scroll", () => {
+    if (!following) { following = true; requestAnimationFrame(follow); }
+  }, { passive: true });
+  gotoInput.addEventListener("blur", follow);
+  follow();
 
   /* -- caret mode: select text with the keyboard --------------------------------------------- */
   let caret = false;

@@ -39,7 +39,7 @@ if (pagesEl && cfg.parse_ready) {
   const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);
   const pageHash = /#page=(\d+)/.exec(window.location.hash);
   if (at) ctx.pages.jumpTo(Number(at[1]), Number(at[2]));
-  else if (pageHash) ctx.pages.goToPage(Number(pageHash[1]));
+  else if (pageHash) ctx.pages.goToPage(Number(pageHash[1]), true);
 
   window.groundworkDocument = {
     pageOf: ctx.pages.pageOf,

@@ -163,6 +163,8 @@ export function setupPages(ctx) {
     section.classList.add("loaded");
     observer.unobserve(section);
     pagesEl.dispatchEvent(new CustomEvent("gw:page-rendered", { detail: { page: n } }));
+    // A page above the one "go to page" showed changed its height: keep that one in place.
+    if (pinned && n < pinned) scrollToPage(pinned);
   }
 
   function rerenderLoaded() {
@@ -170,15 +172,34 @@ export function setupPages(ctx) {
   }
 
   /* -- moving around ------------------------------------------------------------------------ */
+  /* Where the sticky header and toolbar end once stuck: what is above this line is hidden. */
+  function hiddenTop() {
+    const bar = document.querySelector("[data-doc-toolbar]");
+    if (!bar) return 0;
+    return (parseFloat(getComputedStyle(bar).top) || 0) + bar.offsetHeight;
+  }
   function currentPage() {
-    const top = (document.querySelector("[data-doc-toolbar]") || {}).offsetHeight || 0;
+    const top = hiddenTop();
     for (const s of sections) { if (s.getBoundingClientRect().bottom > top + 8) return Number(s.dataset.page); }
     return pageCount;
   }
-  function goToPage(n) {
+  /* The page's heading just below the toolbar, not under it. */
+  function scrollToPage(n) {
+    const top = sections[n - 1].getBoundingClientRect().top + window.scrollY - hiddenTop() - 6;
+    window.scrollTo({ top: Math.max(0, top) });
+  }
+  /* The page a reader's "go to page" (the box, g p, #page=N) put below the toolbar stays there
+     while the pages above it load (their real heights replace estimates), until the reader
+     scrolls or presses a key. */
+  let pinned = 0;
+  for (const type of ["wheel", "touchstart", "keydown", "mousedown"]) {
+    window.addEventListener(type, () => { pinned = 0; }, { capture: true, passive: true });
+  }
+  function goToPage(n, pin) {
     n = Math.max(1, Math.min(pageCount, n));
-    sections[n - 1].scrollIntoView({ block: "start" });
-    return ensurePages(n, n + 1).then(() => sections[n - 1].scrollIntoView({ block: "start" }));
+    pinned = pin ? n : 0; // a reader's "go to page"; a jump to a passage places itself after
+    scrollToPage(n);
+    return ensurePages(n, n + 1).then(() => { if (!pin || pinned === n) scrollToPage(n); });
   }
 
   function rangeFor(start, end) {

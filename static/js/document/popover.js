@@ -100,6 +100,10 @@ export function setupPopover(ctx) {
           li.dataset.why = cfg.locked_reason.replace("ITEM_ID", it.id);
           li.append(" ", G.el("span", "why", li.dataset.why));
         }
+        if ((it.qtype || "").toLowerCase() === "unanswerable") {
+          li.dataset.unanswerable = "1"; // evidence for it is allowed, with a warning (choose)
+          li.append(" ", G.el("span", "why", "typed unanswerable"));
+        }
         li.setAttribute("aria-selected", String(it.id === chosenItem));
         popResults.appendChild(li);
       }
@@ -119,6 +123,8 @@ export function setupPopover(ctx) {
     if (li.getAttribute("aria-disabled") === "true") { popError("non_field_errors", li.dataset.why); return; }
     chosenItem = li.dataset.item;
     popResults.querySelectorAll("[role=option]").forEach((o) => o.setAttribute("aria-selected", String(o === li)));
+    clearPopErrors();
+    if (li.dataset.unanswerable) popError("non_field_errors", chosenItem + " is typed unanswerable: this evidence says the documents answer it. Save anyway only if it is answerable after all, then change its type.");
   }
   popResults.addEventListener("click", (e) => { const li = e.target.closest("[role=option]"); if (li) choose(li); });
   popResults.addEventListener("keydown", (e) => {

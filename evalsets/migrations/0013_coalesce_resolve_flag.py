@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evalsets', '0010_owner_release_gold_parsers'),
+        ('evalsets', '0012_resolver_confirmed_tier'),
     ]
 
     operations = [

@@ -1,0 +1,97 @@
+"""Confirming and correcting a candidate on the item page, in Chromium: a quote mostly absent
+from one parse is offered there, not found; a person confirms it (or selects the right
+span), and the evidence shows as confirmed."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from evalsets import services
+from evalsets.models import AnchorResolution, ResolutionStatus
+from tests import services as svc
+from tests.browser import log_in
+from tests.conftest import PASSWORD
+from tests.test_confirm import DAMAGED, PASSAGE
+
+pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+#: Select `needle` inside the correction panel's text, as a drag would leave it.
+SELECT = """
+(needle) => {
+  const el = document.querySelector(".correction-text");
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  let text = "", nodes = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    nodes.push([n, text.length]);
+    text += n.data;
+  }
+  const at = text.indexOf(needle);
+  if (at < 0) throw new Error(needle + " is not in the panel");
+  const place = (units) => {
+    for (const [node, from] of nodes) {
+      if (units <= from + node.data.length) return [node, units - from];
+    }
+    throw new Error("ran out of text");
+  };
+  const range = document.createRange();
+  range.setStart(...place(at));
+  range.setEnd(...place(at + needle.length));
+  const selection = window.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+}
+"""
+
+
+@pytest.fixture
+def offered(item, annotator, document, background):
+    damaged = services.parse_version_add(
+        document=document, parser="broken-fonts", parser_version="1", text=DAMAGED
+    )
+    anchor = services.anchor_create_typed(
+        item=item, user=annotator, source_id="handbook.txt", quote=PASSAGE
+    )
+    svc.wait_for(
+        lambda: AnchorResolution.objects.filter(
+            anchor=anchor, parse=damaged, status=ResolutionStatus.NOT_FOUND
+        ).exists(),
+        what="the damaged parse to turn the quote down and offer a candidate",
+    )
+    return anchor, damaged
+
+
+def _row(anchor, parse):
+    return AnchorResolution.objects.get(anchor=anchor, parse=parse)
+
+
+def test_an_annotator_confirms_the_offered_candidate_on_the_item_page(page, live_server, offered):
+    anchor, damaged = offered
+    log_in(page, live_server, "ann", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/sets/quiz/items/q1/")
+    offer = page.locator(f'[data-offer-parse="{damaged.public_id}"]')
+    expect(offer).to_contain_text("best candidate offered")
+    offer.get_by_role("button", name="Confirm the candidate in broken-fonts").click()
+    badge = page.locator('li.badge[data-status="confirmed"]')
+    expect(badge).to_contain_text("broken-fonts")
+    expect(page.get_by_role("status").filter(has_text="Candidate confirmed")).to_be_visible()
+    expect(offer).to_have_count(0)
+    row = _row(anchor, damaged)
+    assert row.status == ResolutionStatus.CONFIRMED
+    assert DAMAGED[row.start : row.end].startswith("The comittee")
+
+
+def test_an_annotator_corrects_the_candidate_by_selecting_the_passage(page, live_server, offered):
+    anchor, damaged = offered
+    log_in(page, live_server, "ann", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/sets/quiz/items/q1/")
+    offer = page.locator(f'[data-offer-parse="{damaged.public_id}"]')
+    offer.get_by_role("button", name="Correct…").click()
+    panel = page.locator("[data-correction]")
+    expect(panel.locator("mark")).to_contain_text("The comittee reviewd")
+    page.evaluate(SELECT, "The comittee reviewd the anual budgett")
+    panel.get_by_role("button", name="Use selection").click()
+    expect(page.locator('li.badge[data-status="confirmed"]')).to_contain_text("broken-fonts")
+    row = _row(anchor, damaged)
+    assert row.status == ResolutionStatus.CONFIRMED and row.detail["reason"] == "corrected"
+    assert DAMAGED[row.start : row.end] == "The comittee reviewd the anual budgett"
