@@ -23,7 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from evalsets import access, ingest, parsers, queue, resolver, selectors, validation
+from evalsets import access, ingest, parsers, queue, resolution, resolver, selectors, validation
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
     AnchorResolution,
@@ -553,17 +553,8 @@ def item_delete(*, item: EvalItem, user=None) -> None:
 # -- anchors ---------------------------------------------------------------------------------
 
 
-@transaction.atomic
-def anchor_create_from_highlight(
-    *, item: EvalItem, user, parse: ParseVersion, start: int, end: int, grade: int = 2
-) -> GoldAnchor:
-    """Turn a selection in a parse into an anchor: the server takes the quote and context."""
-    workflow.check_editable(item)
-    if parse.document.workspace_id != item.evalset.workspace_id:
-        raise InvalidInput("that parse is not in this workspace", field="parse")
-    if parse.status != ParseStatus.READY:
-        raise Conflict(f"that parse is {parse.status}, not ready; wait for it", field="parse")
-    validation.check_grade(grade)
+def _highlighted(parse: ParseVersion, start: int, end: int) -> dict:
+    """What a selection in a parse quotes, with where and its context (read only)."""
     deferred = "text" in parse.get_deferred_fields()
     length = parse.text_length if deferred else len(parse.text)
     if not (0 <= start < end <= length):
@@ -582,26 +573,47 @@ def anchor_create_from_highlight(
     while end > start and text[end - 1 - offset].isspace():
         end -= 1
     quote = validation.check_quote(text[start - offset : end - offset])
-    anchor = GoldAnchor.objects.create(
-        item=item,
-        source_id=parse.document.source_id,
-        document=parse.document,
-        quote=quote,
-        grade=grade,
-        page_hint=parse.page_of(start),
-        occurrence=resolver.occurrence_at(
+    return {
+        "quote": quote,
+        "page_hint": parse.page_of(start),
+        "occurrence": resolver.occurrence_at(
             text, quote, start - offset, begin=parse.page_begin(start) - offset
         ),
-        reference_parse=parse,
-        ref_start=start,
-        ref_end=end,
-        prefix=text[max(0, start - CONTEXT_CHARS) - offset : start - offset],
-        suffix=text[end - offset : end + CONTEXT_CHARS - offset],
-        created_by=user,
-    )
-    item_touch(item=item)
-    audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
-    queue.after_commit("resolve_anchor", anchor.pk)
+        "ref_start": start,
+        "ref_end": end,
+        "prefix": text[max(0, start - CONTEXT_CHARS) - offset : start - offset],
+        "suffix": text[end - offset : end + CONTEXT_CHARS - offset],
+    }
+
+
+def anchor_create_from_highlight(
+    *, item: EvalItem, user, parse: ParseVersion, start: int, end: int, grade: int = 2
+) -> GoldAnchor:
+    """Turn a selection in a parse into an anchor: the server takes the quote and context.
+
+    The quote and its context are read before the write transaction opens, so that holds
+    only the writes: on SQLite it holds the database's one write lock (issue 18).
+    """
+    if parse.document.workspace_id != item.evalset.workspace_id:
+        raise InvalidInput("that parse is not in this workspace", field="parse")
+    if parse.status != ParseStatus.READY:
+        raise Conflict(f"that parse is {parse.status}, not ready; wait for it", field="parse")
+    validation.check_grade(grade)
+    highlighted = _highlighted(parse, start, end)
+    with transaction.atomic():
+        workflow.check_editable(item)  # locks the item's row: an approval waits for us
+        anchor = GoldAnchor.objects.create(
+            item=item,
+            source_id=parse.document.source_id,
+            document=parse.document,
+            grade=grade,
+            reference_parse=parse,
+            created_by=user,
+            **highlighted,
+        )
+        item_touch(item=item)
+        audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
+        resolution.resolution_request(anchor=anchor)
     return anchor
 
 
@@ -648,7 +660,7 @@ def anchor_create_typed(
     item_touch(item=item)
     audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
     if document is not None:
-        queue.after_commit("resolve_anchor", anchor.pk)
+        resolution.resolution_request(anchor=anchor)
     return anchor
 
 

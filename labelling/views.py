@@ -118,6 +118,7 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
             ),
             "is_owner": may(membership, EvalSetViewSet, "create"),
             "can_manage": may(membership, MemberViewSet, "create"),
+            "backlog": selectors.background_backlog(workspace),
         },
     )
 
