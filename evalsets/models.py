@@ -134,6 +134,10 @@ class Document(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    #: When a "resolve what is pending" task was queued for this document's new anchors and
+    #: has not started yet (``evalsets.resolution``): set by a conditional update, so a burst
+    #: of anchors queues one message, not one each; cleared by the task as it starts.
+    resolve_queued_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["source_id"]
@@ -484,6 +488,8 @@ class AnchorResolution(models.Model):
 
     class Meta:
         ordering = ["anchor_id", "parse_id"]
+        # How fast the backlog drains: the rows written in the last minute (evalsets.sweep).
+        indexes = [models.Index(fields=["updated_at"], name="resolution_updated_at")]
         constraints = [
             models.UniqueConstraint(fields=["anchor", "parse"], name="one_resolution_per_parse"),
             models.CheckConstraint(

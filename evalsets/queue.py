@@ -7,6 +7,12 @@ registry, which ``evalsets.tasks`` fills when it is imported (``EvalsetsConfig.r
 does that in every process), so ``task_always_eager`` in the quick test suite still runs
 the task in-process, which ``send_task`` would not.
 
+Each task goes to the queue of its kind (``QUEUE_OF``, the one mapping to extend): parsing,
+resolution and releases each have their own, named ``<prefix>.<kind>`` after the default
+queue (``GROUNDWORK_TASK_QUEUE``, which each test session sets to a name of its own), so a
+new upload's parse never waits behind thousands of resolutions; ``manage.py rundev`` and the
+production command lines run a worker for parse work apart from resolution work.
+
 If the broker cannot be reached, the work is logged and left to the sweep: the write that
 needed it has committed, so refusing the request then would only report a saved change as
 failed (and invite a duplicate on retry). The database still says the work is unfinished,
@@ -17,6 +23,7 @@ shows it meanwhile.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.db import transaction
@@ -28,6 +35,41 @@ logger = logging.getLogger(__name__)
 
 #: Every Groundwork task is registered as ``evalsets.tasks.<name>``.
 TASK_PREFIX = "evalsets.tasks."
+
+PARSE, RESOLVE, RELEASE = "parse", "resolve", "release"
+#: The queues a worker consumes (after the default one, for anything not routed here).
+KINDS = (PARSE, RESOLVE, RELEASE)
+#: Which queue each task goes to. Sweeps and attaching imported labels are short and belong
+#: with ingest: behind a resolution backlog they would be late for no reason.
+QUEUE_OF: dict[str, str] = {
+    "parse_version": PARSE,
+    "parse_range": PARSE,
+    "attach_pending_labels": PARSE,
+    "sweep_lost_work": PARSE,
+    "resolve_document": RESOLVE,
+    "resolve_parse": RESOLVE,
+    "resolve_anchor": RESOLVE,
+    "resolve_workspace": RESOLVE,
+    "build_release": RELEASE,
+}
+
+
+def queue_name(kind: str, prefix: str | None = None) -> str:
+    """The broker's name for the ``kind`` queue: ``<prefix>.<kind>`` (the prefix is the
+    default queue, ``GROUNDWORK_TASK_QUEUE``)."""
+    return f"{prefix or app.conf.task_default_queue}.{kind}"
+
+
+def all_queue_names(prefix: str | None = None) -> list[str]:
+    """Every queue a worker that does everything consumes: the default one first."""
+    prefix = prefix or app.conf.task_default_queue
+    return [prefix, *(queue_name(kind, prefix) for kind in KINDS)]
+
+
+def route(name: str, args, kwargs, options, task=None, **kw) -> dict | None:
+    """Celery router (``CELERY_TASK_ROUTES``): a Groundwork task to its kind's queue."""
+    kind = QUEUE_OF.get(name.removeprefix(TASK_PREFIX)) if name.startswith(TASK_PREFIX) else None
+    return None if kind is None else {"queue": queue_name(kind)}
 
 
 def send(task_name: str, *ids: int, expires: float | None = None, **options: Any) -> bool:
@@ -48,3 +90,23 @@ def after_commit(task_name: str, *ids: int) -> None:
     """Publish ``task_name(*ids)`` once the current transaction commits (now, outside one)."""
     app.tasks[TASK_PREFIX + task_name]  # an unknown name fails here, in the writer's request
     transaction.on_commit(lambda: send(task_name, *ids))
+
+
+def after_commit_once(
+    task_name: str, *ids: int, claim: Callable[[], bool], release: Callable[[], object]
+) -> None:
+    """Publish ``task_name(*ids)`` after commit only if ``claim()`` then says no message for
+    the same work is waiting yet (a conditional update that changed one row).
+
+    A burst of writes needing the same work thus queues one message, not one each. The claim
+    runs after the commit, in a short write of its own, so the writer's transaction holds no
+    lock for it. A publish that fails calls ``release()`` so the next writer tries again (and
+    the sweep finds the work meanwhile).
+    """
+    app.tasks[TASK_PREFIX + task_name]
+
+    def publish() -> None:
+        if claim() and not send(task_name, *ids):
+            release()
+
+    transaction.on_commit(publish)

@@ -4,21 +4,32 @@ The matching itself is ``evalsets.resolver`` (pure Python); this module feeds it
 database and stores what it says. Writes are upserts on the ``(anchor, parse)`` pair, so a
 task that runs twice (a redelivery after a worker died, two workers racing) leaves exactly
 one row per pair, holding the latest answer.
+
+New anchors are resolved in bursts (issue 18): creating one only claims its document's
+"resolve what is pending" flag (``Document.resolve_queued_at``, a conditional update) and
+queues ``resolve_document`` if no such task is waiting yet. That task clears the flag first,
+then takes every anchor of the document with no row yet in each ready parse: one prepared
+text per parse, a few bulk upserts, however many anchors arrived meanwhile. An anchor
+committed after the task read its list finds the flag clear and queues the next task.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from datetime import timedelta
+from itertools import islice
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef, Q
+from django.utils import timezone
 
-from evalsets import resolver
+from evalsets import queue, resolver
 from evalsets.models import (
     AnchorResolution,
+    Document,
     GoldAnchor,
     ParseStatus,
     ParseVersion,
@@ -28,16 +39,11 @@ from evalsets.portability import tally
 
 BATCH = 500
 UPDATE_FIELDS = ["status", "start", "end", "score", "candidates", "detail", "resolver_version"]
+#: What the resolver reads of an anchor.
+ANCHOR_FIELDS = ("pk", "quote", "occurrence", "page_hint", "prefix", "suffix")
 
 
-def _row(anchor: GoldAnchor, parse: ParseVersion, prepared) -> AnchorResolution:
-    found = prepared.resolve(
-        anchor.quote,
-        occurrence=anchor.occurrence,
-        page_hint=anchor.page_hint,
-        prefix=anchor.prefix,
-        suffix=anchor.suffix,
-    )
+def _row(anchor: GoldAnchor, parse: ParseVersion, found: resolver.Resolution) -> AnchorResolution:
     detail = found.to_dict()
     for key in ("status", "start", "end", "score", "candidates"):
         detail.pop(key, None)
@@ -143,29 +149,87 @@ def prepared(parse: ParseVersion) -> resolver.PreparedText:
     return found
 
 
+def _batches(anchors: Iterable[GoldAnchor]) -> Iterator[list[GoldAnchor]]:
+    it = iter(anchors)
+    while batch := list(islice(it, BATCH)):
+        yield batch
+
+
 def resolve_in_parse(parse: ParseVersion, anchors: Iterable[GoldAnchor]) -> int:
-    """Resolve ``anchors`` in one parse (prepared once) and upsert their rows."""
+    """Resolve ``anchors`` in one parse (prepared once) and upsert their rows, a batch at a
+    time, so a worker killed part-way keeps the batches it wrote."""
     prepared_text = prepared(parse)
-    rows: list[AnchorResolution] = []
     count = 0
-    for anchor in anchors:
-        rows.append(_row(anchor, parse, prepared_text))
-        if len(rows) >= BATCH:
-            _upsert(rows)
-            count += len(rows)
-            rows = []
-    if rows:
-        _upsert(rows)
-        count += len(rows)
+    for batch in _batches(anchors):
+        found = resolver.resolve_many(prepared_text, batch)
+        _upsert([_row(anchor, parse, f) for anchor, f in zip(batch, found, strict=True)])
+        count += len(batch)
     return count
 
 
 def resolve_parse(parse: ParseVersion) -> int:
     """Every anchor on the parse's document, resolved in this parse."""
-    anchors = GoldAnchor.objects.filter(document=parse.document_id).only(
-        "pk", "quote", "occurrence", "page_hint", "prefix", "suffix"
+    anchors = GoldAnchor.objects.filter(document=parse.document_id).only(*ANCHOR_FIELDS)
+    return resolve_in_parse(parse, anchors.order_by("pk").iterator(chunk_size=BATCH))
+
+
+def unresolved_in(parse: ParseVersion):
+    """The anchors of the parse's document that have no row in it yet, oldest first."""
+    resolved = AnchorResolution.objects.filter(anchor=OuterRef("pk"), parse=parse.pk)
+    return (
+        GoldAnchor.objects.filter(document=parse.document_id)
+        .exclude(Exists(resolved))
+        .only(*ANCHOR_FIELDS)
+        .order_by("pk")
     )
-    return resolve_in_parse(parse, anchors.iterator(chunk_size=BATCH))
+
+
+def resolve_pending(document_id: int) -> int:
+    """Resolve every anchor of the document that some ready parse has no row for yet.
+
+    The flag is cleared before anything is read: an anchor committed after that either is
+    read here, or its writer finds the flag clear and queues the next task. Rows are upserts,
+    so a task run twice, or two running at once, still leave one row per anchor and parse.
+    """
+    _release(document_id)
+    parses = ParseVersion.objects.filter(document=document_id, status=ParseStatus.READY)
+    return sum(
+        resolve_in_parse(parse, unresolved_in(parse).iterator(chunk_size=BATCH))
+        for parse in parses.defer("text")
+    )
+
+
+def _release(document_id: int) -> None:
+    Document.objects.filter(pk=document_id).update(resolve_queued_at=None)
+
+
+def _claim_resolution(document_id: int) -> bool:
+    """Mark the document as having a ``resolve_document`` task waiting, unless one is (a
+    mark older than the stale limit counts as lost). True when this call set it."""
+    now = timezone.now()
+    lost = now - timedelta(seconds=settings.GROUNDWORK_SWEEP_STALE_S)
+    waiting = Q(resolve_queued_at__isnull=False, resolve_queued_at__gte=lost)
+    documents = Document.objects.filter(pk=document_id)
+    # A read first: on SQLite it takes no write lock, and in a burst the flag is mostly set.
+    if documents.filter(waiting).exists():
+        return False
+    return documents.exclude(waiting).update(resolve_queued_at=now) == 1
+
+
+def resolution_request(*, anchor: GoldAnchor) -> None:
+    """Have ``anchor`` resolved in every ready parse of its document once this commits."""
+    if anchor.document_id is None:
+        return
+    if settings.GROUNDWORK_RESOLVE_PER_ANCHOR:
+        queue.after_commit("resolve_anchor", anchor.pk)
+        return
+    document_id = anchor.document_id
+    queue.after_commit_once(
+        "resolve_document",
+        document_id,
+        claim=lambda: _claim_resolution(document_id),
+        release=lambda: _release(document_id),
+    )
 
 
 def resolve_anchor(anchor: GoldAnchor) -> int:

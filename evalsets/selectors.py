@@ -33,7 +33,7 @@ from django.db.models.functions import Greatest, Substr
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from evalsets import access
+from evalsets import access, sweep
 from evalsets.errors import InvalidInput
 from evalsets.models import (
     FOUND_STATUSES,
@@ -712,3 +712,9 @@ def assignment_queues(evalset: EvalSet) -> list[dict]:
         else:
             person["done"] += 1
     return list(people.values())
+
+
+def background_backlog(workspace) -> dict:
+    """What waits in the background in ``workspace`` and how fast it drains (a fixed handful
+    of counts; ``evalsets.sweep.pending_summary``), for the workspace page's panel."""
+    return sweep.pending_summary(workspace=workspace)

@@ -571,24 +571,8 @@ def item_delete(*, item: EvalItem, user=None) -> None:
 # -- anchors ---------------------------------------------------------------------------------
 
 
-@transaction.atomic
-def anchor_create_from_highlight(
-    *, item: EvalItem, user, parse: ParseVersion, start: int, end: int, grade: int = 2
-) -> GoldAnchor:
-    """Turn a selection in a parse into an anchor: the server takes the quote and context.
-
-    A selection made in another parse than the reference (the PDF view reads the pdfium
-    parse) is placed in the reference by the resolver; when it lands there exactly or
-    normalised, the anchor is written as if selected there (the reference's quote, page,
-    occurrence and context), so it is the anchor the text view would have made. Otherwise it
-    keeps the selected parse's words, and the workers resolve them like any quote.
-    """
-    workflow.check_editable(item)
-    if parse.document.workspace_id != item.evalset.workspace_id:
-        raise InvalidInput("that parse is not in this workspace", field="parse")
-    if parse.status != ParseStatus.READY:
-        raise Conflict(f"that parse is {parse.status}, not ready; wait for it", field="parse")
-    validation.check_grade(grade)
+def _highlighted(parse: ParseVersion, start: int, end: int) -> dict:
+    """What a selection in a parse quotes, with where and its context (read only)."""
     deferred = "text" in parse.get_deferred_fields()
     length = parse.text_length if deferred else len(parse.text)
     if not (0 <= start < end <= length):
@@ -597,25 +581,6 @@ def anchor_create_from_highlight(
             f"(the parse's length), got start={start}, end={end}",
             field="start",
         )
-    where = _highlight(parse, start, end, length)
-    if not parse.is_reference:
-        where = _in_reference(parse.document, where) or where
-    anchor = GoldAnchor.objects.create(
-        item=item,
-        source_id=parse.document.source_id,
-        document=parse.document,
-        grade=grade,
-        created_by=user,
-        **where,
-    )
-    item_touch(item=item)
-    audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
-    queue.after_commit("resolve_anchor", anchor.pk)
-    return anchor
-
-
-def _highlight(parse: ParseVersion, start: int, end: int, length: int) -> dict[str, Any]:
-    """What an anchor records of ``parse[start:end]``: quote, page, occurrence, context."""
     # Only the part that matters: from the highlight's page (or its prefix, if that reaches
     # further back) to just past its end. Trimming below only moves start forward.
     offset = max(0, min(parse.page_begin(start), start - CONTEXT_CHARS))
@@ -632,7 +597,6 @@ def _highlight(parse: ParseVersion, start: int, end: int, length: int) -> dict[s
         "occurrence": resolver.occurrence_at(
             text, quote, start - offset, begin=parse.page_begin(start) - offset
         ),
-        "reference_parse": parse,
         "ref_start": start,
         "ref_end": end,
         "prefix": text[max(0, start - CONTEXT_CHARS) - offset : start - offset],
@@ -640,9 +604,9 @@ def _highlight(parse: ParseVersion, start: int, end: int, length: int) -> dict[s
     }
 
 
-def _in_reference(document: Document, where: dict[str, Any]) -> dict[str, Any] | None:
-    """``where`` (a highlight in another parse) as the reference parse has it, when the
-    resolver places it there exactly or normalised; None when it cannot tell."""
+def _in_reference(document: Document, highlighted: dict) -> tuple[ParseVersion, dict] | None:
+    """A highlight in another parse as the reference parse has it, when the resolver places
+    it there exactly or normalised; None when it cannot tell."""
     reference = (
         ParseVersion.objects.filter(document=document, is_reference=True, status=ParseStatus.READY)
         .defer("text")
@@ -651,18 +615,60 @@ def _in_reference(document: Document, where: dict[str, Any]) -> dict[str, Any] |
     if reference is None:
         return None
     found = resolution.prepared(reference).resolve(
-        where["quote"],
-        occurrence=where["occurrence"],
-        page_hint=where["page_hint"],
-        prefix=where["prefix"],
-        suffix=where["suffix"],
+        highlighted["quote"],
+        occurrence=highlighted["occurrence"],
+        page_hint=highlighted["page_hint"],
+        prefix=highlighted["prefix"],
+        suffix=highlighted["suffix"],
     )
     if found.status not in (resolver.EXACT, resolver.NORMALISED) or found.span is None:
         return None
     try:
-        return _highlight(reference, found.start, found.end, reference.text_length)
+        return reference, _highlighted(reference, found.start, found.end)
     except InvalidInput:
         return None
+
+
+def anchor_create_from_highlight(
+    *, item: EvalItem, user, parse: ParseVersion, start: int, end: int, grade: int = 2
+) -> GoldAnchor:
+    """Turn a selection in a parse into an anchor: the server takes the quote and context.
+
+    The quote and its context are read before the write transaction opens, so that holds
+    only the writes: on SQLite it holds the database's one write lock (issue 18).
+
+    A selection made in another parse than the reference (the PDF view reads the pdfium
+    parse) is placed in the reference by the resolver; when it lands there exactly or
+    normalised, the anchor is written as if selected there (the reference's quote, page,
+    occurrence and context), so it is the anchor the text view would have made. Otherwise it
+    keeps the selected parse's words, and the workers resolve them like any quote.
+    """
+    if parse.document.workspace_id != item.evalset.workspace_id:
+        raise InvalidInput("that parse is not in this workspace", field="parse")
+    if parse.status != ParseStatus.READY:
+        raise Conflict(f"that parse is {parse.status}, not ready; wait for it", field="parse")
+    validation.check_grade(grade)
+    highlighted = _highlighted(parse, start, end)
+    highlighted_in = parse
+    if not parse.is_reference:
+        placed = _in_reference(parse.document, highlighted)
+        if placed is not None:
+            highlighted_in, highlighted = placed
+    with transaction.atomic():
+        workflow.check_editable(item)  # locks the item's row: an approval waits for us
+        anchor = GoldAnchor.objects.create(
+            item=item,
+            source_id=parse.document.source_id,
+            document=parse.document,
+            grade=grade,
+            reference_parse=highlighted_in,
+            created_by=user,
+            **highlighted,
+        )
+        item_touch(item=item)
+        audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
+        resolution.resolution_request(anchor=anchor)
+    return anchor
 
 
 @transaction.atomic
@@ -708,7 +714,7 @@ def anchor_create_typed(
     item_touch(item=item)
     audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
     if document is not None:
-        queue.after_commit("resolve_anchor", anchor.pk)
+        resolution.resolution_request(anchor=anchor)
     return anchor
 
 

@@ -14,6 +14,7 @@ the same way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
@@ -118,6 +119,14 @@ def parses_missing_resolutions(workspace=None, older_than: timedelta | None = No
     return list(_missing_resolutions(workspace, before).values_list("pk", flat=True))
 
 
+def documents_missing_resolutions(workspace=None, older_than: timedelta | None = None) -> list[int]:
+    """Documents with a ready parse that lacks a row for some anchor (made more than
+    ``older_than`` ago, when given): ``resolve_document`` computes only what is missing."""
+    before = None if older_than is None else timezone.now() - older_than
+    missing = _missing_resolutions(workspace, before).values_list("document", flat=True)
+    return sorted(set(missing))
+
+
 def stale_releases(older_than: timedelta | None = None) -> list[int]:
     """Releases still queued after the stale interval (their build message was lost).
 
@@ -196,7 +205,7 @@ def remove_orphan_files(older_than: timedelta | None = None) -> int:
 
 
 def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dict[str, int]:
-    """Queue again every stale parse, page range and release, every parse with anchors
+    """Queue again every stale parse, page range and release, every document with anchors
     unresolved and every document with imported spans waiting for its ready text.
 
     A sweep when a worker starts or reconnects queues every missing resolution (a broker
@@ -211,11 +220,11 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
     ranges = stale_ranges(older_than)
     for pk in ranges:
         queue.send("parse_range", pk)
-    unresolved = parses_missing_resolutions(
+    unresolved = documents_missing_resolutions(
         older_than=(older_than if older_than is not None else stale_after()) if periodic else None
     )
     for pk in unresolved:
-        queue.send("resolve_parse", pk)
+        queue.send("resolve_document", pk)
     releases = stale_releases(older_than)
     for pk in releases:
         queue.send("build_release", pk)
@@ -232,23 +241,54 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
     }
 
 
-def pending_summary(workspace=None) -> dict[str, int]:
-    """What is waiting in the background (in one workspace, or everywhere), for pages,
-    the API and ``manage.py sweep`` to show."""
+#: How far back "how fast the backlog drains" looks.
+DRAIN_WINDOW = timedelta(minutes=1)
+
+
+def pending_summary(workspace=None) -> dict[str, int | float | None]:
+    """What is waiting in the background (in one workspace, or everywhere) and how fast it
+    drains, for pages, the API and ``manage.py sweep`` to show.
+
+    The drain rate counts resolution rows written in the last minute; the estimate divides
+    what is missing by it (None while nothing is missing, or nothing was written lately).
+    """
     parses = ParseVersion.objects.all()
     anchors = GoldAnchor.objects.all()
     releases = Release.objects.all()
+    rows = AnchorResolution.objects.all()
     if workspace is not None:
         parses = parses.filter(document__workspace=workspace)
         anchors = anchors.filter(item__evalset__workspace=workspace)
         releases = releases.filter(evalset__workspace=workspace)
+        rows = rows.filter(parse__document__workspace=workspace)
     missing = list(_missing_resolutions(workspace).values_list("anchors", "rows"))
-    return {
+    resolutions_missing = sum(anchors - rows for anchors, rows in missing)
+    done = rows.filter(updated_at__gte=timezone.now() - DRAIN_WINDOW).count()
+    rate = done / DRAIN_WINDOW.total_seconds()
+    summary = {
         "parses_queued": parses.filter(status=ParseStatus.QUEUED).count(),
         "parses_running": parses.filter(status=ParseStatus.PARSING).count(),
         "parses_missing_resolutions": len(missing),
-        "resolutions_missing": sum(anchors - rows for anchors, rows in missing),
+        "resolutions_missing": resolutions_missing,
         "anchors_waiting_for_their_file": anchors.filter(document__isnull=True).count(),
         "releases_queued": releases.filter(status=ReleaseStatus.QUEUED).count(),
         "releases_building": releases.filter(status=ReleaseStatus.BUILDING).count(),
+        "resolutions_done_last_minute": done,
+        "resolutions_per_second": round(rate, 2),
+        "resolutions_eta_seconds": (
+            math.ceil(resolutions_missing / rate) if resolutions_missing and rate else None
+        ),
     }
+    summary["waiting"] = sum(summary[key] for key in WAITING_KEYS)
+    return summary
+
+
+#: The counts a worker will bring to zero by itself (anchors waiting for their file need
+#: someone to upload it).
+WAITING_KEYS = (
+    "parses_queued",
+    "parses_running",
+    "resolutions_missing",
+    "releases_queued",
+    "releases_building",
+)

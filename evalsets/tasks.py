@@ -96,7 +96,18 @@ def resolve_parse(parse_id: int) -> int:
 
 
 @shared_task(base=GroundworkTask)
+def resolve_document(document_id: int) -> int:
+    """Resolve the document's anchors that some ready parse has no row for: a burst of new
+    anchors in one task (queued once per burst by ``resolution.resolution_request``)."""
+    if not Document.objects.filter(pk=document_id).exists():
+        return 0
+    return resolution.resolve_pending(document_id)
+
+
+@shared_task(base=GroundworkTask)
 def resolve_anchor(anchor_id: int) -> int:
+    """One anchor in every ready parse: the path before coalescing, kept for messages
+    already queued and for the benchmark's peer (``GROUNDWORK_RESOLVE_PER_ANCHOR``)."""
     anchor = GoldAnchor.objects.filter(pk=anchor_id).first()
     if anchor is None:
         return 0

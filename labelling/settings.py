@@ -15,6 +15,7 @@ from pathlib import Path
 import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("GROUNDWORK_VAR_DIR", BASE_DIR / "var"))
@@ -138,7 +139,10 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (web + worker) share one SQLite file in embedded mode: wait for the
-    # lock instead of failing at once, and let readers run beside the writer.
+    # lock instead of failing at once, and let readers run beside the writer. The threads of
+    # one process take turns at writing without SQLite's sleeping busy handler
+    # (labelling/sqlite/base.py: the anchor-create tail of issue 18).
+    DATABASES["default"]["ENGINE"] = "labelling.sqlite"
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 20,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -326,8 +330,19 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
-# The queue tasks go to and workers read; each test session uses one of its own.
+# The queues' prefix; each test session uses one of its own. Tasks go to
+# "<prefix>.parse", "<prefix>.resolve" or "<prefix>.release" (evalsets.queue.QUEUE_OF), and a
+# worker started without -Q consumes all of them and the default queue "<prefix>".
 CELERY_TASK_DEFAULT_QUEUE = env_str("GROUNDWORK_TASK_QUEUE", "celery")
+CELERY_TASK_QUEUES = [
+    Queue(name, Exchange(name), routing_key=name)
+    for name in [CELERY_TASK_DEFAULT_QUEUE]
+    + [f"{CELERY_TASK_DEFAULT_QUEUE}.{kind}" for kind in ("parse", "resolve", "release")]
+]
+CELERY_TASK_ROUTES = ("evalsets.queue.route",)
+# Force one resolution task per new anchor (the path before issue 18), for the benchmark's
+# peer row; by default a burst of anchors on a document is resolved by one task.
+GROUNDWORK_RESOLVE_PER_ANCHOR = env_bool("GROUNDWORK_RESOLVE_PER_ANCHOR", False)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True

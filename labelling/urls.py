@@ -16,6 +16,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz/", views.healthz, name="healthz"),
     path("labels.css", labels.stylesheet, name="labels-css"),
+    path("document-frame/", views.document_frame, name="document-frame"),
     path(f"{ws}/", views.workspace_page, name="workspace"),
     # A source id may contain '/', so the document path comes last in its URL.
     path(f"{ws}/documents/<path:doc>", views.document_page, name="document"),

@@ -12,13 +12,15 @@ item search).
 
 from __future__ import annotations
 
+from csp.decorators import csp
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_safe
 
-from evalsets import access, representations, selectors
+from evalsets import access, renditions, representations, selectors
 from evalsets.api.permissions import may
 from evalsets.api.release_views import ImportCommitView
 from evalsets.api.review_views import WorkflowViewSet
@@ -116,6 +118,7 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
             ),
             "is_owner": may(membership, EvalSetViewSet, "create"),
             "can_manage": may(membership, MemberViewSet, "create"),
+            "backlog": selectors.background_backlog(workspace),
         },
     )
 
@@ -242,6 +245,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         "set": chosen_set if chosen_set in sets else (sets[0] if sets else ""),
         "item": request.GET.get("item", ""),
         "can_write": may(membership, AnchorViewSet, "create"),
+        "rendered": _rendered_config(request, document, shown),
         # Why an approved item is not offered for new evidence (ITEM_ID: the item's id).
         "locked_reason": workflow.locked_message("ITEM_ID", "given new evidence"),
         "pdf": _pdf_view_config(document),
@@ -261,6 +265,49 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
             "delete_impact": selectors.document_delete_impact(document) if can_delete else None,
         },
     )
+
+
+def _rendered_config(request: HttpRequest, document, shown) -> dict | None:
+    """The view "as it looks" (issue 15): offered for HTML, Markdown and Word documents when
+    the reference parse is shown, and chosen unless ``?view=text`` asks for the parse's text."""
+    if shown is None or not shown.is_reference or shown.status != ParseStatus.READY:
+        return None
+    if not renditions.has_rendered_view(document):
+        return None
+
+    def href(view: str) -> str:
+        query = request.GET.copy()
+        query["view"] = view
+        return "?" + query.urlencode()
+
+    return {
+        "active": request.GET.get("view") != "text",
+        "parser": shown.parser,
+        "rendered_href": href("rendered"),
+        "text_href": href("text"),
+    }
+
+
+#: The rendered view's frame may load our stylesheet and ``data:`` images, nothing else; it
+#: runs no script (no script-src, and the iframe's sandbox has no allow-scripts).
+FRAME_POLICY = {
+    "default-src": ["'none'"],
+    "style-src": ["'self'"],
+    "img-src": ["data:"],
+    "base-uri": ["'none'"],
+    "form-action": ["'none'"],
+    "frame-ancestors": ["'self'"],
+    "sandbox": ["allow-same-origin"],
+}
+
+
+@require_safe
+@requires(access.SIGNED_IN)
+@xframe_options_sameorigin
+@csp(FRAME_POLICY)
+def document_frame(request: HttpRequest) -> HttpResponse:
+    """The empty, script-less page the rendered view draws a document into (see rendered.js)."""
+    return render(request, "labelling/document_frame.html")
 
 
 @require_safe

@@ -29,12 +29,14 @@ from django.conf import settings
 from django.db import connection
 from kombu import pools as kombu_pools
 
+from evalsets import queue
 from labelling.celery import app as celery_app
+from labelling.settings import filesystem_broker_options
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: This session's queue: no worker of another session, and no message another session left
-#: behind, can reach it.
+#: This session's queues' prefix (``evalsets.queue``): no worker of another session, and no
+#: message another session left behind, can reach them.
 SESSION_QUEUE = f"groundwork-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 celery_app.conf.task_default_queue = SESSION_QUEUE
 #: What kombu's Redis transport keeps about delivered, unacknowledged messages.
@@ -102,10 +104,11 @@ def start_worker(
 
 
 def clear_redis(url: str) -> None:
-    """Empty this session's queue and forget every unacknowledged message on ``url``."""
+    """Empty this session's queues and forget every unacknowledged message on ``url``."""
     client = redis.Redis.from_url(url)
-    bindings = (f"_kombu.binding.{SESSION_QUEUE}", f"_kombu.binding_permanent.{SESSION_QUEUE}")
-    client.delete(SESSION_QUEUE, *UNACKED_KEYS, *bindings)
+    names = queue.all_queue_names(SESSION_QUEUE)
+    bindings = [f"_kombu.binding{kind}.{name}" for name in names for kind in ("", "_permanent")]
+    client.delete(*names, *UNACKED_KEYS, *bindings)
 
 
 def forget_deliveries_before(url: str, moment: float) -> int:
@@ -250,6 +253,32 @@ class WorkerHandle:
     def stop(self) -> None:
         if self.process is not None:
             stop_worker(self.process)
+
+
+@pytest.fixture
+def filesystem_broker(tmp_path, worker_media, settings):
+    """The embedded default's filesystem broker in a folder of this test: this process
+    publishes to it; yields a worker handle (not started) and the environment a worker
+    needs to read it (``handle.start(**env)``)."""
+    if "postgresql" not in settings.DATABASES["default"]["ENGINE"]:
+        pytest.skip("needs PostgreSQL, which a worker process can share with this test")
+    var = tmp_path / "var"
+    options = filesystem_broker_options(var / "broker")
+    settings.MEDIA_ROOT = worker_media
+    handle = WorkerHandle(worker_media)
+    env = {"CELERY_BROKER_URL": "filesystem://", "GROUNDWORK_VAR_DIR": str(var)}
+    with producer_on("filesystem://", options):
+        yield handle, env
+        handle.stop()
+
+
+def waiting_messages(queue_name: str, env: dict | None = None) -> int:
+    """How many messages wait in ``queue_name`` on Redis (``settings.CELERY_BROKER_URL``),
+    or on the filesystem broker whose worker ``env`` is (``filesystem_broker``)."""
+    if env is not None:
+        folder = Path(env["GROUNDWORK_VAR_DIR"]) / "broker" / "queue"
+        return sum(1 for f in folder.iterdir() if f.name.partition(".")[2] == f"{queue_name}.msg")
+    return redis.Redis.from_url(settings.CELERY_BROKER_URL).llen(queue_name)
 
 
 @pytest.fixture(scope="session")

@@ -70,6 +70,9 @@ def test_an_annotator_uploads_reads_highlights_a_new_question_and_submits_it(
     page.screenshot(path="/tmp/gw-workspace.png", full_page=True)
 
     row.get_by_role("link", name="travel.md").click()
+    # Markdown opens as it looks (tests/test_e2e_rendered_view.py); this walk-through reads
+    # the parse's text, one switch away.
+    page.get_by_role("link", name="Text (parser markdown-it)").click()
     expect(page.locator('[data-page-text="1"]')).to_contain_text("Flights need")
     select(page, (1, "Flights need"), (1, "of a director"))
 

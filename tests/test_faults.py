@@ -13,7 +13,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from evalsets import services
 from evalsets.models import AnchorResolution, GoldAnchor, ParseVersion
-from labelling.settings import filesystem_broker_options
 from tests import services as svc
 from tests.documents import make_pdf
 
@@ -79,19 +78,11 @@ def test_a_worker_killed_mid_parse_and_restarted_at_once_completes_the_parse_on_
 
 
 @pytest.fixture
-def filesystem_worker(tmp_path, worker_media, settings):
+def filesystem_worker(filesystem_broker):
     """A real worker on the embedded default's filesystem broker, in a folder of this test."""
-    if "postgresql" not in settings.DATABASES["default"]["ENGINE"]:
-        pytest.skip("needs PostgreSQL, which a worker process can share with this test")
-    var = tmp_path / "var"
-    options = filesystem_broker_options(var / "broker")
-    settings.MEDIA_ROOT = worker_media
-    handle = svc.WorkerHandle(worker_media)
-    env = {"CELERY_BROKER_URL": "filesystem://", "GROUNDWORK_VAR_DIR": str(var)}
-    with svc.producer_on("filesystem://", options):
-        handle.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, **env)
-        yield handle, env
-        handle.stop()
+    handle, env = filesystem_broker
+    handle.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, **env)
+    return handle, env
 
 
 def test_a_worker_killed_mid_parse_and_restarted_at_once_completes_the_parse_on_the_filesystem(

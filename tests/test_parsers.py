@@ -469,6 +469,7 @@ def test_every_kind_has_default_parsers_and_a_reference_among_them():
         assert DEFAULT_REFERENCE[kind] in names
         for parser in parsers_for(kind):
             assert parser.version and parser.version != "unknown"
+    # the defaults first, then the opt-in parsers a workspace can turn on
     assert [p.name for p in parsers_for("pdf")] == ["pypdf", "pdfminer", "pdfium", "markitdown"]
     assert get_parser("selectolax") is PARSERS["selectolax"]
     with pytest.raises(KeyError):
@@ -553,3 +554,32 @@ def test_a_parser_that_dies_without_answering_is_reported_not_raised_as_a_crash(
 def test_parse_isolated_refuses_an_unknown_parser_before_starting_a_process():
     with pytest.raises(KeyError):
         parse_isolated("no-such-parser", b"x", timeout_s=5, memory_mb=256, max_pages=1)
+
+
+# --- plain text pages ----------------------------------------------------------------------------
+
+
+def test_plain_text_starts_a_page_at_each_form_feed():
+    parsed = PARSERS["plaintext"].parse(b"Page one.\fPage two.\n\fPage three.\f\n", max_pages=10)
+    assert parsed.page_count == 3
+    assert [parsed.page_text(i) for i in range(3)] == ["Page one.", "Page two.\n", "Page three."]
+    assert "\f" not in parsed.text
+
+
+def test_a_thousand_form_feed_pages_give_a_thousand_pages_with_right_starts():
+    pages = [f"This is page {n}.\n" * 20 for n in range(1, 1001)]
+    parsed = PARSERS["plaintext"].parse("\f".join(pages).encode(), max_pages=10)
+    assert parsed.page_count == 1000
+    start = parsed.page_starts[899]
+    assert parsed.text[start : start + 18] == "This is page 900.\n"
+
+
+def test_plain_text_without_form_feeds_is_one_page():
+    parsed = PARSERS["plaintext"].parse(b"no pages here\n", max_pages=10)
+    assert parsed.page_starts == [0]
+
+
+def test_the_text_parser_version_is_groundworks_not_the_decoders():
+    parsed = PARSERS["plaintext"].parse(b"some text", max_pages=10)
+    assert parsed.parser_version == "2"
+    assert parsed.meta["decoder"].startswith("charset-normalizer ")

@@ -1,4 +1,5 @@
-"""Background work is queued one way: by task name, after commit, surviving a broker that is down.
+"""Background work is queued one way: by task name, after commit, surviving a broker that is down,
+each kind of task on its own queue.
 
 A broker that cannot be reached is simulated by making every publish fail the way kombu
 reports it; the tasks run in-process once it is "back" (the quick suite's eager mode).
@@ -18,7 +19,9 @@ from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerUnreachable
 
 from evalsets import queue, services, sweep
+from evalsets.management.commands import rundev
 from evalsets.models import GoldAnchor, ParseVersion, PendingImportLabel
+from labelling.celery import app as celery_app
 
 CONTRACT = "This agreement starts today. Either party may terminate it."
 
@@ -126,3 +129,51 @@ def test_work_is_queued_only_once_the_write_commits(
 def test_a_task_name_nobody_registered_fails_in_the_request_that_asked_for_it():
     with pytest.raises(NotRegistered):
         queue.after_commit("resolve_everything", 1)
+
+
+# -- separate queues -------------------------------------------------------------------------
+
+
+def test_every_groundwork_task_has_a_queue_of_its_kind():
+    registered = {
+        name.removeprefix(queue.TASK_PREFIX)
+        for name in celery_app.tasks
+        if name.startswith(queue.TASK_PREFIX)
+    }
+
+    assert registered - set(queue.QUEUE_OF) == set(), "add new tasks to evalsets.queue.QUEUE_OF"
+    assert set(queue.QUEUE_OF.values()) == set(queue.KINDS)
+
+
+@pytest.mark.parametrize(
+    ("task_name", "kind"),
+    [("parse_version", "parse"), ("resolve_document", "resolve"), ("build_release", "release")],
+)
+def test_a_task_is_routed_to_its_kinds_queue_under_the_sessions_prefix(task_name, kind):
+    routed = celery_app.amqp.router.route({}, queue.TASK_PREFIX + task_name, (1,), {})
+
+    assert routed["queue"].name == f"{celery_app.conf.task_default_queue}.{kind}"
+
+
+def test_a_worker_started_without_a_queue_option_consumes_every_queue(settings):
+    declared = [q.name for q in settings.CELERY_TASK_QUEUES]
+
+    assert declared == queue.all_queue_names(settings.CELERY_TASK_DEFAULT_QUEUE)
+    assert len({q.routing_key for q in settings.CELERY_TASK_QUEUES}) == len(declared)
+
+
+def test_rundev_consumes_every_queue_with_parsing_and_resolution_in_separate_workers(settings):
+    commands = rundev.worker_commands(1, 1)
+    consumed = [
+        arg.removeprefix("--queues=").split(",")
+        for command in commands
+        for arg in command
+        if arg.startswith("--queues=")
+    ]
+    prefix = settings.CELERY_TASK_DEFAULT_QUEUE
+
+    assert sorted(name for names in consumed for name in names) == sorted(
+        queue.all_queue_names(prefix)
+    )
+    parse_worker = next(q for q in consumed if f"{prefix}.parse" in q)
+    assert f"{prefix}.resolve" not in parse_worker

@@ -23,12 +23,14 @@ from dataclasses import dataclass
 import pytest
 from django.core.cache import cache
 from django.core.exceptions import ObjectDoesNotExist
+from django.core.files.base import ContentFile
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
 from evalsets import services
+from evalsets.models import Document
 from evalsets.review import workflow
 from tests.conftest import PASSWORD
 from tests.world import PDF_SOURCE_ID, World, import_file, upload
@@ -124,6 +126,27 @@ def _submit_q1(world: World) -> None:
     world.item.refresh_from_db()
 
 
+def _markdown_document(world: World) -> None:
+    """A Markdown document with a ready reference parse: it has a view as it looks."""
+    if world.workspace.documents.filter(source_id="notes.md").exists():
+        return
+    source = b"# Notes\n\nThe view as it looks.\n"
+    document = Document(
+        workspace=world.workspace, source_id="notes.md", sha256="1" * 64, size=len(source)
+    )
+    document.file.save("notes.md", ContentFile(source), save=False)
+    document.kind = "markdown"
+    document.save()
+    services.parse_version_add(
+        document=document,
+        parser="markdown-it",
+        parser_version="4",
+        text="Notes\n\nThe view as it looks.",
+        page_starts=[0],
+        origin="parsed",
+    )
+
+
 def _row_version(world: World) -> int:
     world.item.refresh_from_db()
     return world.item.row_version
@@ -160,6 +183,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "labels-css": {"GET": Rule(public(200))},
     "workspace": {"GET": PAGE},
     "document": {"GET": PAGE},
+    "document-frame": {"GET": Rule(signed_in(200))},
     "evalset": {"GET": PAGE},
     "item": {"GET": PAGE},
     "review-page": {"GET": PAGE},
@@ -224,6 +248,9 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "document-pdf": {"GET": Rule(members(VIEWER, 200), kwargs={"doc": PDF_SOURCE_ID})},
     "pdf-page-image": {"GET": Rule(members(VIEWER, 200), kwargs={"doc": PDF_SOURCE_ID})},
     "pdf-page-text": {"GET": Rule(members(VIEWER, 200), kwargs={"doc": PDF_SOURCE_ID})},
+    "document-rendered": {
+        "GET": Rule(members(VIEWER, 200), setup=_markdown_document, kwargs={"doc": "notes.md"})
+    },
     "parse-search": {"GET": Rule(members(VIEWER, 200), query="?q=leave")},
     # -- eval sets, items, anchors ----------------------------------------------------------------
     "evalset-list": {

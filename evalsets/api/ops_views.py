@@ -1,4 +1,4 @@
-"""What is waiting in the background for one workspace.
+"""What is waiting in the background for one workspace, and how fast it drains.
 
 After a broker outage the writes are saved but some of their background work may not have
 been queued; ``evalsets.sweep`` queues it again. This endpoint lets a person (or a page) see
@@ -31,6 +31,21 @@ class PendingSerializer(serializers.Serializer):
     )
     releases_queued = serializers.IntegerField(help_text="releases waiting for a worker")
     releases_building = serializers.IntegerField(help_text="releases being built now")
+    waiting = serializers.IntegerField(
+        help_text="everything above that workers will finish by themselves (not the anchors "
+        "waiting for their file); the workspace page refreshes while this is above zero"
+    )
+    resolutions_done_last_minute = serializers.IntegerField(
+        help_text="resolutions written in the last minute: how fast the backlog drains"
+    )
+    resolutions_per_second = serializers.FloatField(
+        help_text="resolutions_done_last_minute per second, to two decimals"
+    )
+    resolutions_eta_seconds = serializers.IntegerField(
+        allow_null=True,
+        help_text="resolutions_missing at the last minute's rate, in seconds; null while "
+        "nothing is missing or nothing was resolved in the last minute",
+    )
 
 
 class PendingView(WorkspaceScoped, APIView):

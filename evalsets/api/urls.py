@@ -9,6 +9,7 @@ from drf_spectacular.views import (
 
 from evalsets.api import views as v
 from evalsets.api.document_pages import DocumentPagesView, DocumentSearchView
+from evalsets.api.document_rendered import DocumentRenderedView
 from evalsets.api.ops_views import PendingView
 from evalsets.api.pdf_pages import PdfPageImageView, PdfPageTextView, PdfView
 
@@ -99,6 +100,7 @@ urlpatterns = [
     path(f"{doc}/pdf/pages/<int:page>/image", PdfPageImageView.as_view(), name="pdf-page-image"),
     path(f"{doc}/pdf/pages/<int:page>/text/", PdfPageTextView.as_view(), name="pdf-page-text"),
     path(f"{doc}/parses/<uuid:parse>/search/", DocumentSearchView.as_view(), name="parse-search"),
+    path(f"{doc}/rendered/", DocumentRenderedView.as_view(), name="document-rendered"),
     path(f"{doc}/anchors/", v.DocumentViewSet.as_view({"get": "anchors"}), name="document-anchors"),
     path(
         f"{doc}/reparse/",

@@ -25,9 +25,9 @@ class Command(BaseCommand):
         queued = sweep(None if older_than is None else timedelta(seconds=older_than))
         self.stdout.write(
             f"Queued again: {queued['parses']} parses, {queued['ranges']} page ranges, "
-            f"{queued['resolutions']} resolutions, "
-            f"{queued['releases']} releases, {queued['labels']} documents with imported "
-            f"labels to attach; removed {queued['files']} orphaned files."
+            f"{queued['resolutions']} documents to resolve, {queued['releases']} releases, "
+            f"{queued['labels']} documents with imported labels to attach; "
+            f"removed {queued['files']} orphaned files."
         )
         for name, count in pending_summary().items():
             self.stdout.write(f"  {name.replace('_', ' ')}: {count}")

@@ -28,10 +28,27 @@ export function setupAnchors(ctx) {
     spans.sort((x, y) => x.start - y.start || x.end - y.end);
   }
 
+  /* The pages whose marks differ between two span lists: only those are drawn again, so a new
+     highlight on page 900 of a 4 MB text redraws page 900 alone. */
+  function changedPages(before, after) {
+    const key = (s) => s.id + ":" + s.start + ":" + s.end + ":" + s.grade;
+    const old = new Set(before.map(key)), now = new Set(after.map(key));
+    const pages = new Set();
+    const mark = (s) => {
+      const last = ctx.pages.pageOf(Math.max(s.start, s.end - 1));
+      for (let n = ctx.pages.pageOf(s.start); n <= last; n++) pages.add(n);
+    };
+    before.filter((s) => !now.has(key(s))).forEach(mark);
+    after.filter((s) => !old.has(key(s))).forEach(mark);
+    return pages;
+  }
+
   async function refresh() {
     anchors = await G.all(url);
+    const before = spans;
     indexAnchors();
-    ctx.pages.rerenderLoaded();
+    if (ctx.pages.rerenderPages) ctx.pages.rerenderPages(changedPages(before, spans));
+    else ctx.pages.rerenderLoaded();
     document.dispatchEvent(new CustomEvent("gw:anchors")); // the PDF view redraws its marks
     if (!tip.hidden) fillTip(tipIds); // statuses arrive while someone reads the tooltip
     return anchors;
@@ -82,11 +99,13 @@ export function setupAnchors(ctx) {
       tip.appendChild(box);
     }
   }
-  function showTip(mark) {
+  function showTip(mark) { showTipAt(mark.dataset.anchors.split(" "), mark.getBoundingClientRect()); }
+  /* The tooltip for these anchors under a box in viewport coordinates (the rendered view
+     passes a mark's box inside its frame, moved by the frame's place on the page). */
+  function showTipAt(ids, rect) {
     clearTimeout(hideTimer);
-    fillTip(mark.dataset.anchors.split(" "));
+    fillTip(ids);
     tip.hidden = false;
-    const rect = mark.getBoundingClientRect();
     const width = Math.min(380, window.innerWidth - 16);
     tip.style.width = width + "px";
     tip.style.left = Math.max(8, Math.min(window.scrollX + rect.left, window.scrollX + window.innerWidth - width - 8)) + "px";
@@ -142,6 +161,6 @@ export function setupAnchors(ctx) {
     else G.toast(step > 0 ? "No more highlights below" : "No more highlights above");
   }
 
-  ctx.anchors = { spans: () => spans, all: () => anchors, refresh, followResolution, focusHighlight, itemUrl, showTip, hideTipSoon };
+  ctx.anchors = { spans: () => spans, refresh, followResolution, focusHighlight, itemUrl, showTipAt, hideTipSoon, all: () => anchors };
   return ctx.anchors;
 }

@@ -5,6 +5,7 @@
      popover.js  selection -> offsets -> the "attach to a question" popover
      keys.js     the page's keys and caret mode
      offsets.js  code points <-> UTF-16 units
+     rendered.js the document as it looks (HTML, Markdown, Word) in a sandboxed frame
      pdf.js      the PDF as it looks (page images, text layer, anchors), switched with the text
      search.js   search the whole parse on the server; hits listed, jumped to, marked
      ../compare.js  how each parser read an anchor's evidence (from the tooltip)
@@ -15,12 +16,14 @@ import { setupKeys } from "./keys.js";
 import { setupPages } from "./pages.js";
 import { setupPdf } from "./pdf.js";
 import { setupPopover } from "./popover.js";
+import { setupRendered } from "./rendered.js";
 import { setupSearch } from "./search.js";
 import "../compare.js";
 
 const G = window.Groundwork;
 const cfg = JSON.parse(document.getElementById("doc-config").textContent);
 const pagesEl = document.querySelector("[data-pages]");
+const renderedEl = document.querySelector("[data-rendered]");
 
 const switcher = document.querySelector("[data-parse-switch]");
 if (switcher) switcher.addEventListener("change", () => {
@@ -28,6 +31,16 @@ if (switcher) switcher.addEventListener("change", () => {
   q.set("parse", switcher.value);
   window.location.search = q.toString();
 });
+
+/* The view "as it looks": the same anchors and popover, drawn into the frame by rendered.js. */
+if (renderedEl && cfg.parse_ready) {
+  const ctx = { G, cfg, pagesEl: renderedEl, wsUrl: "/w/" + encodeURIComponent(cfg.workspace) };
+  setupRendered(ctx);
+  setupAnchors(ctx);
+  setupPopover(ctx);
+  ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
+  window.groundworkDocument = { rendered: ctx.rendered, refreshAnchors: ctx.anchors.refresh };
+}
 
 if (pagesEl && cfg.parse_ready) {
   const ctx = { G, cfg, pagesEl, wsUrl: "/w/" + encodeURIComponent(cfg.workspace) };

@@ -170,6 +170,10 @@ export function setupPages(ctx) {
   function rerenderLoaded() {
     for (const n of Array.from(loaded.keys()).sort((a, b) => a - b)) renderPage(n);
   }
+  /* Draw again only these pages (those not loaded yet get their marks when they load). */
+  function rerenderPages(numbers) {
+    for (const n of numbers) if (loaded.has(n)) renderPage(n);
+  }
 
   /* -- moving around ------------------------------------------------------------------------ */
   /* Where the sticky header and toolbar end once stuck: what is above this line is hidden. */
@@ -242,7 +246,7 @@ export function setupPages(ctx) {
   }
 
   ctx.pages = {
-    starts, pageCount, loaded, sections, setStatus, pageOf, ensurePages, rerenderLoaded,
+    starts, pageCount, loaded, sections, setStatus, pageOf, ensurePages, rerenderLoaded, rerenderPages,
     currentPage, goToPage, jumpTo, rangeFor,
   };
   return ctx.pages;

@@ -255,7 +255,7 @@ export function setupPdf(ctx) {
     }
     if (hit === hovered) return;
     hovered = hit;
-    if (hit) ctx.anchors.showTip(hit); else ctx.anchors.hideTipSoon();
+    if (hit) ctx.anchors.showTipAt(hit.dataset.anchors.split(" "), hit.getBoundingClientRect()); else ctx.anchors.hideTipSoon();
   });
 
   /* -- selection -> offsets in the pdfium parse --------------------------------------------------- */

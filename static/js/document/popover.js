@@ -155,9 +155,9 @@ export function setupPopover(ctx) {
     returnFocus = ctx.keys.caret() ? pagesEl : document.activeElement;
     clearPopErrors();
     pop.querySelector("[data-pop-quote]").textContent = span.quote.length > 280 ? span.quote.slice(0, 280) + "…" : span.quote;
-    pendingHighlight(span.range);
+    if (!span.rect) pendingHighlight(span.range); // a selection in the rendered view's frame shows itself
     pop.hidden = false;
-    const rect = span.range.getBoundingClientRect();
+    const rect = span.rect || span.range.getBoundingClientRect();
     const width = Math.min(420, window.innerWidth - 16);
     pop.style.width = width + "px";
     pop.style.left = Math.max(8, Math.min(window.scrollX + rect.left, window.scrollX + window.innerWidth - width - 8)) + "px";
@@ -263,6 +263,6 @@ export function setupPopover(ctx) {
     }
   });
 
-  ctx.popover = { selectionSpan, trySelection, open: openPopover, isOpen: () => !pop.hidden };
+  ctx.popover = { selectionSpan, trySelection, isOpen: () => !pop.hidden, open: openPopover };
   return ctx.popover;
 }

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('evalsets', '0013_ranges_parse_ranges'),
+        ('evalsets', '0014_coalesce_resolve_flag'),
     ]
 
     operations = [

@@ -1,0 +1,311 @@
+/* The document as it looks (HTML, Markdown, Word): sanitised sections from the API drawn into
+   a sandboxed frame that runs no script (templates/labelling/document_frame.html), a few at a
+   time as the reader scrolls; a selection there becomes an anchor in the reference parse, and
+   the anchors are drawn where they lie.
+
+   The frame and the parse are tied by "solid" characters, those that are not white space:
+   each section says which of its solid characters are which of the parse's (runs of
+   [rendered, parse, length], evalsets/rendering.py). A selection is counted in solid
+   characters from its section's start, mapped through the runs to the parse's text, and the
+   anchor is created from those offsets exactly as the text view does. */
+const BATCH = 4; // sections per request
+const MARGIN = 1500; // px above and below the frame's viewport drawn ahead of the reader
+// White space, the same characters as evalsets/rendering.py WHITE (Python's str.isspace).
+const WHITE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
+
+/* How many solid code points s holds. */
+export function countSolid(s) {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xdc00 && c <= 0xdfff && i > 0) { const p = s.charCodeAt(i - 1); if (p >= 0xd800 && p <= 0xdbff) continue; }
+    if (!WHITE.test(s[i])) n++;
+  }
+  return n;
+}
+
+/* For each solid code point of s, its code-point offset in s. */
+export function solidOffsets(s) {
+  const out = [];
+  let cp = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+    if (!WHITE.test(s[i])) out.push(cp);
+    if (pair) i++;
+    cp++;
+  }
+  return out;
+}
+
+/* UTF-16 index in s of its k-th solid code point (s.length when there are fewer). */
+function unitOfSolid(s, k) {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xdc00 && c <= 0xdfff && i > 0 && (s.charCodeAt(i - 1) & 0xfc00) === 0xd800) continue;
+    if (!WHITE.test(s[i])) { if (n === k) return i; n++; }
+  }
+  return s.length;
+}
+function unitAfterSolid(s, k) { // just after the k-th solid code point
+  const i = unitOfSolid(s, k);
+  if (i >= s.length) return s.length;
+  const c = s.charCodeAt(i);
+  return c >= 0xd800 && c <= 0xdbff && i + 1 < s.length ? i + 2 : i + 1;
+}
+
+function lowerBound(arr, x) { let lo = 0, hi = arr.length; while (lo < hi) { const m = (lo + hi) >> 1; if (arr[m] < x) lo = m + 1; else hi = m; } return lo; }
+
+export function setupRendered(ctx) {
+  const { G, cfg } = ctx;
+  const host = ctx.pagesEl;
+  const iframe = host.querySelector("[data-rendered-frame]");
+  const statusEl = document.querySelector("[data-doc-status]");
+  const apiUrl = G.apiBase(cfg.workspace) + "/documents/" + G.pathOf(cfg.document) + "/rendered/";
+  const loaded = new Map(); // section number -> {payload, el, offsets, key}
+  const inflight = new Set();
+  let doc = null, win = null, sectionEls = [], count = 0;
+  let readyResolve;
+  const ready = new Promise((resolve) => { readyResolve = resolve; });
+
+  function setStatus(text) { statusEl.textContent = text; }
+
+  /* -- the skeleton and lazy loading ------------------------------------------------------ */
+  function frameDocument() {
+    const d = iframe.contentDocument;
+    return d && d.readyState === "complete" && d.querySelector("[data-rendered-sections]") ? d : null;
+  }
+  function whenFrameReady() {
+    return new Promise((resolve) => {
+      const d = frameDocument();
+      if (d) resolve(d);
+      else iframe.addEventListener("load", () => resolve(frameDocument()), { once: true });
+    });
+  }
+
+  async function start() {
+    doc = await whenFrameReady();
+    if (!doc) { setStatus("The view could not be drawn; use the Text view."); return; }
+    win = iframe.contentWindow;
+    setStatus("Drawing the document…");
+    let first;
+    try {
+      first = await G.request("GET", apiUrl + "?from=1&to=" + BATCH);
+    } catch (err) {
+      setStatus("Could not draw the document as it looks: " + err.message + " Use the Text view.");
+      return;
+    }
+    count = first.section_count;
+    const main = doc.querySelector("[data-rendered-sections]");
+    const frag = doc.createDocumentFragment();
+    for (let n = 1; n <= count; n++) {
+      const el = doc.createElement("section");
+      el.className = "placeholder";
+      el.dataset.section = String(n);
+      // About 1 px of height per 3 characters of HTML until the section is drawn.
+      el.style.height = Math.max(40, Math.round(first.section_sizes[n - 1] / 3)) + "px";
+      frag.appendChild(el);
+      sectionEls.push(el);
+    }
+    main.replaceChildren(frag);
+    for (const s of first.sections) place(s);
+    wire();
+    setStatus("");
+    readyResolve();
+    loadVisible();
+  }
+
+  function place(payload) {
+    const el = sectionEls[payload.number - 1];
+    loaded.set(payload.number, { payload, el, offsets: solidOffsets(payload.parse_text), key: null });
+    el.classList.remove("placeholder");
+    el.classList.add("loaded");
+    // The placeholder's height goes: the section sizes itself now. (Reading the attribute first
+    // makes Chromium write out the style it holds, which removing it then really removes.)
+    el.style.removeProperty("height");
+    if (el.getAttribute("style") !== null) el.removeAttribute("style");
+    draw(payload.number);
+  }
+
+  function visibleSections() {
+    const h = win.innerHeight;
+    const out = [];
+    for (const el of sectionEls) {
+      const r = el.getBoundingClientRect();
+      if (r.bottom < -MARGIN) continue;
+      if (r.top > h + MARGIN) break;
+      out.push(Number(el.dataset.section));
+    }
+    return out;
+  }
+
+  let loadTimer = null;
+  function loadVisible() {
+    clearTimeout(loadTimer);
+    loadTimer = setTimeout(async () => {
+      const todo = visibleSections().filter((n) => !loaded.has(n) && !inflight.has(n));
+      if (!todo.length) return;
+      const from = todo[0], to = Math.min(todo[todo.length - 1], from + BATCH - 1);
+      for (let n = from; n <= to; n++) inflight.add(n);
+      setStatus("Drawing sections " + from + (to > from ? "–" + to : "") + " of " + count + "…");
+      try {
+        const data = await G.request("GET", apiUrl + "?from=" + from + "&to=" + to);
+        for (const s of data.sections) place(s);
+        setStatus("");
+      } catch (err) {
+        setStatus("Could not draw sections " + from + "–" + to + ": " + err.message);
+      } finally {
+        for (let n = from; n <= to; n++) inflight.delete(n);
+      }
+      loadVisible();
+    }, 30);
+  }
+
+  /* -- anchors drawn where they lie -------------------------------------------------------- */
+  /* The solid ranges [a, b) of a section that show the parse span [start, end). */
+  function piecesOf(sec, start, end) {
+    const p = sec.payload;
+    if (p.parse_start == null || end <= p.parse_start || start >= p.parse_end) return [];
+    const lo = lowerBound(sec.offsets, start - p.parse_start);
+    const hi = lowerBound(sec.offsets, end - p.parse_start);
+    const out = [];
+    for (const [ri, pj, n] of p.runs) {
+      const a = Math.max(lo, pj), b = Math.min(hi, pj + n);
+      if (a < b) out.push([ri + a - pj, ri + b - pj]);
+    }
+    return out;
+  }
+
+  function draw(number) {
+    const sec = loaded.get(number);
+    const pieces = [];
+    for (const s of ctx.anchors.spans()) {
+      for (const [a, b] of piecesOf(sec, s.start, s.end)) pieces.push({ a, b, id: s.id, grade: s.grade });
+    }
+    const key = pieces.map((p) => p.id + ":" + p.a + ":" + p.b + ":" + p.grade).join(" ");
+    if (key === sec.key) return; // nothing changed here: the section is not drawn again
+    sec.key = key;
+    sec.el.innerHTML = sec.payload.html; // sanitised on the server; parsed in the frame
+    if (!pieces.length) return;
+    const walker = doc.createTreeWalker(sec.el, NodeFilter.SHOW_TEXT);
+    const nodes = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+    let at = 0;
+    for (const node of nodes) {
+      const text = node.data;
+      const from = at, to = at + countSolid(text);
+      at = to;
+      const here = pieces.filter((p) => p.a < to && p.b > from);
+      if (!here.length) continue;
+      // A piece that goes on past this node keeps the node's spaces at that end, so one
+      // anchor reads as one mark across bold words and links.
+      const spans = here.map((p) => ({
+        p,
+        u0: p.a < from ? 0 : unitOfSolid(text, p.a - from),
+        u1: p.b > to ? text.length : unitAfterSolid(text, p.b - from - 1),
+      }));
+      const cuts = Array.from(new Set([0, text.length, ...spans.flatMap((s) => [s.u0, s.u1])])).sort((x, y) => x - y);
+      const out = [];
+      for (let k = 0; k + 1 < cuts.length; k++) {
+        const seg = text.slice(cuts[k], cuts[k + 1]);
+        if (!seg) continue;
+        const covering = spans.filter((s) => s.u0 <= cuts[k] && s.u1 >= cuts[k + 1]).map((s) => s.p);
+        if (!covering.length) { out.push(doc.createTextNode(seg)); continue; }
+        const mark = doc.createElement("mark");
+        mark.textContent = seg;
+        mark.className = "hl g" + Math.max(...covering.map((p) => p.grade)) + (covering.length > 1 ? " multi" : "");
+        mark.dataset.anchors = Array.from(new Set(covering.map((p) => p.id))).join(" ");
+        out.push(mark);
+      }
+      node.replaceWith(...out);
+    }
+  }
+
+  function redrawAll() { for (const n of loaded.keys()) draw(n); }
+
+  /* -- selection -> offsets in the reference parse ----------------------------------------- */
+  function sectionOf(node) {
+    const el = node.nodeType === 1 ? node : node.parentElement;
+    const s = el && el.closest("section[data-section]");
+    return s ? loaded.get(Number(s.dataset.section)) : null;
+  }
+  function solidBefore(sec, node, offset) {
+    const r = doc.createRange();
+    r.setStart(sec.el, 0);
+    r.setEnd(node, offset);
+    return countSolid(r.toString());
+  }
+
+  function selectionSpan() {
+    if (!win) return null;
+    const sel = win.getSelection();
+    if (!sel || !sel.rangeCount || sel.isCollapsed) return null;
+    const range = sel.getRangeAt(0);
+    const first = sectionOf(range.startContainer), last = sectionOf(range.endContainer);
+    if (!first || !last) return { error: "part of that selection is still loading; wait a moment and select again" };
+    const a = solidBefore(first, range.startContainer, range.startOffset);
+    const b = solidBefore(last, range.endContainer, range.endOffset);
+    let startK = null, endK = null;
+    for (const [ri, pj, n] of first.payload.runs) if (ri + n > a) { startK = pj + Math.max(0, a - ri); break; }
+    for (const [ri, pj, n] of last.payload.runs) if (ri < b) endK = pj + Math.min(n, b - ri) - 1;
+    if (startK == null || endK == null) {
+      return { error: "that text is not in the reference parse (" + cfg.rendered.parser + " leaves it out), so it cannot be evidence" };
+    }
+    const start = first.payload.parse_start + first.offsets[startK];
+    const end = last.payload.parse_start + last.offsets[endK] + 1;
+    if (end <= start) return { error: "that text is not in the reference parse (" + cfg.rendered.parser + " leaves it out), so it cannot be evidence" };
+    let quote = range.toString();
+    if (first === last) {
+      const t = first.payload.parse_text;
+      const cps = Array.from(t);
+      quote = cps.slice(start - first.payload.parse_start, end - first.payload.parse_start).join("");
+    }
+    if (!quote.trim()) return { error: "that selection is only white space; select some words" };
+    const box = range.getBoundingClientRect(), frame = iframe.getBoundingClientRect();
+    const rect = { left: box.left + frame.left, right: box.right + frame.left, top: box.top + frame.top, bottom: box.bottom + frame.top };
+    return { start, end, quote, range, rect };
+  }
+
+  function trySelection() {
+    const span = selectionSpan();
+    if (!span) return false;
+    if (span.error) { setStatus(span.error); return true; }
+    setStatus("");
+    ctx.popover.open(span);
+    return true;
+  }
+
+  /* -- events in the frame ----------------------------------------------------------------- */
+  function wire() {
+    win.addEventListener("scroll", loadVisible, { passive: true });
+    win.addEventListener("resize", loadVisible);
+    doc.addEventListener("mouseup", () => setTimeout(trySelection, 0));
+    doc.addEventListener("mouseover", (e) => {
+      const m = e.target.closest && e.target.closest("mark.hl");
+      if (!m) return;
+      const box = m.getBoundingClientRect(), frame = iframe.getBoundingClientRect();
+      ctx.anchors.showTipAt(m.dataset.anchors.split(" "), { left: box.left + frame.left, right: box.right + frame.left, top: box.top + frame.top, bottom: box.bottom + frame.top });
+    });
+    doc.addEventListener("mouseout", (e) => { if (e.target.closest && e.target.closest("mark.hl")) ctx.anchors.hideTipSoon(); });
+    doc.addEventListener("click", (e) => { if (e.target.closest && e.target.closest("a")) e.preventDefault(); });
+    const keys = (e) => {
+      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || ctx.popover.isOpen()) return;
+      if (G.isTyping(e.target)) return;
+      if (e.key === "a" || e.key === "Enter") { if (trySelection()) e.preventDefault(); }
+    };
+    doc.addEventListener("keydown", keys);
+    document.addEventListener("keydown", keys);
+  }
+
+  start();
+
+  // The pieces of the shared context the anchors and the popover use.
+  ctx.pages = {
+    setStatus, pageOf: () => 1, rerenderLoaded: redrawAll, rerenderPages: redrawAll,
+    loaded, sections: [], starts: [0], pageCount: 1, currentPage: () => 1,
+  };
+  ctx.keys = { caret: () => false };
+  ctx.rendered = { ready, loaded, selectionSpan, trySelection, frame: iframe, count: () => count };
+  return ctx.rendered;
+}

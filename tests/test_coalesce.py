@@ -1,0 +1,252 @@
+"""Coalesced resolution: a burst of anchors on a document costs one task, not one each.
+
+Creating an anchor claims its document's "resolve what is pending" flag with a conditional
+update and queues ``resolve_document`` only if no such task waits already; the task clears
+the flag and resolves every anchor some ready parse has no row for. The quick tests record
+what is queued instead of running it; the ``services`` ones run real workers on PostgreSQL
+with Redis or the filesystem broker, and kill one mid-batch.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from evalsets import queue, services, sweep, tasks
+from evalsets.models import AnchorResolution, Document, GoldAnchor, ParseVersion
+from tests import services as svc
+
+QUOTES = [
+    "Employees accrue 1.5 days of leave per month.",
+    "Leave may be carried over.",
+    "Remote work is limited to 30 days a year.",
+]
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """What would have been published, in order, instead of publishing it."""
+    published: list[tuple[str, tuple]] = []
+
+    def record(name, *ids, **options):
+        published.append((name, ids))
+        return True
+
+    monkeypatch.setattr(queue, "send", record)
+    return published
+
+
+def _anchor(item, annotator, quote: str) -> GoldAnchor:
+    return services.anchor_create_typed(
+        item=item, user=annotator, source_id="handbook.txt", quote=quote
+    )
+
+
+def _one_row_per_anchor_and_ready_parse(document: Document) -> bool:
+    anchors = GoldAnchor.objects.filter(document=document).count()
+    parses = ParseVersion.objects.filter(document=document, status="ready").count()
+    rows = AnchorResolution.objects.filter(anchor__document=document)
+    most = rows.values("anchor", "parse").annotate(n=Count("pk")).order_by("-n").first()
+    return rows.count() == anchors * parses and (most is None or most["n"] == 1)
+
+
+def test_a_burst_of_anchors_on_a_document_queues_one_resolution_task(
+    sent, reference, item, annotator, django_capture_on_commit_callbacks
+):
+    for quote in QUOTES:
+        with django_capture_on_commit_callbacks(execute=True):
+            _anchor(item, annotator, quote)
+
+    assert sent == [("resolve_document", (reference.document_id,))]
+    assert Document.objects.get().resolve_queued_at is not None
+
+
+def test_the_task_resolves_every_waiting_anchor_in_every_ready_parse_once(
+    sent, reference, item, annotator, django_capture_on_commit_callbacks
+):
+    services.parse_version_add(document=reference.document, parser="other", text=QUOTES[2])
+    for quote in QUOTES:
+        with django_capture_on_commit_callbacks(execute=True):
+            _anchor(item, annotator, quote)
+
+    assert tasks.resolve_document(reference.document_id) == 6
+    assert tasks.resolve_document(reference.document_id) == 0  # nothing left: a no-op
+
+    assert _one_row_per_anchor_and_ready_parse(reference.document)
+    statuses = dict(
+        AnchorResolution.objects.filter(parse__parser="other").values_list(
+            "anchor__quote", "status"
+        )
+    )
+    assert statuses[QUOTES[2]] == "exact" and statuses[QUOTES[1]] == "not_found"
+
+
+def test_an_anchor_made_once_the_task_has_started_queues_the_next_task(
+    sent, reference, item, annotator, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        _anchor(item, annotator, QUOTES[0])
+    tasks.resolve_document(reference.document_id)
+    assert Document.objects.get().resolve_queued_at is None
+
+    with django_capture_on_commit_callbacks(execute=True):
+        late = _anchor(item, annotator, QUOTES[1])
+
+    assert sent == [("resolve_document", (reference.document_id,))] * 2
+    tasks.resolve_document(reference.document_id)
+    assert AnchorResolution.objects.get(anchor=late).status == "exact"
+
+
+def test_a_waiting_mark_older_than_the_stale_limit_counts_as_lost(
+    sent, reference, item, annotator, settings, django_capture_on_commit_callbacks
+):
+    lost = timezone.now() - timedelta(seconds=settings.GROUNDWORK_SWEEP_STALE_S + 1)
+    Document.objects.update(resolve_queued_at=lost)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        _anchor(item, annotator, QUOTES[0])
+
+    assert sent == [("resolve_document", (reference.document_id,))]
+    assert Document.objects.get().resolve_queued_at > lost
+
+
+def test_a_publish_that_fails_clears_the_mark_so_the_next_anchor_queues_again(
+    monkeypatch, reference, item, annotator, django_capture_on_commit_callbacks
+):
+    monkeypatch.setattr(queue, "send", lambda *args, **kwargs: False)  # the broker is down
+    with django_capture_on_commit_callbacks(execute=True):
+        _anchor(item, annotator, QUOTES[0])
+
+    assert Document.objects.get().resolve_queued_at is None
+    assert sweep.documents_missing_resolutions() == [reference.document_id]
+
+
+def test_an_anchor_whose_write_rolls_back_queues_nothing(
+    sent, reference, item, annotator, django_capture_on_commit_callbacks
+):
+    with (
+        django_capture_on_commit_callbacks(execute=True),
+        pytest.raises(RuntimeError),
+        transaction.atomic(),
+    ):
+        _anchor(item, annotator, QUOTES[0])
+        raise RuntimeError("the request failed after the anchor was written")
+
+    assert sent == [] and Document.objects.get().resolve_queued_at is None
+
+
+def test_the_per_anchor_setting_queues_one_task_per_anchor_as_before(
+    sent, reference, item, annotator, settings, django_capture_on_commit_callbacks
+):
+    settings.GROUNDWORK_RESOLVE_PER_ANCHOR = True
+    made = []
+    for quote in QUOTES:
+        with django_capture_on_commit_callbacks(execute=True):
+            made.append(_anchor(item, annotator, quote))
+
+    assert sent == [("resolve_anchor", (a.pk,)) for a in made]
+
+
+def test_the_sweep_queues_one_task_per_document_with_anchors_unresolved(
+    sent, reference, item, annotator
+):
+    GoldAnchor.objects.bulk_create(
+        GoldAnchor(item=item, source_id="handbook.txt", document=reference.document, quote=q)
+        for q in QUOTES
+    )
+
+    queued = sweep.sweep(timedelta(0))
+
+    assert queued["resolutions"] == 1
+    assert [s for s in sent if s[0] == "resolve_document"] == [
+        ("resolve_document", (reference.document_id,))
+    ]
+
+
+def test_a_task_for_a_deleted_document_does_nothing(reference):
+    gone = reference.document_id
+    reference.document.delete()
+
+    assert tasks.resolve_document(gone) == 0
+
+
+def test_a_burst_in_eager_mode_resolves_every_anchor_at_once(
+    reference, item, annotator, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        for quote in QUOTES:
+            _anchor(item, annotator, quote)
+
+    assert _one_row_per_anchor_and_ready_parse(reference.document)
+    assert AnchorResolution.objects.exclude(status="pending").count() == 3
+
+
+# -- real workers, killed mid-batch ----------------------------------------------------------
+
+
+SENTENCES = [f"Clause {n} says the limit is {n * 7} days for case {n}." for n in range(2000)]
+
+
+def _burst_then_kill_mid_batch(handle, document, annotator, workspace, **env: str) -> int:
+    """Add the long ready parse "big", then 2,000 anchors with one damaged character each (the
+    slower fuzzy tier) and one more through the service, which queues one task for them all;
+    SIGKILL the worker once that task has written some rows but not all."""
+    text = " ".join(SENTENCES)  # written directly: no full resolution of it is queued
+    ParseVersion.objects.create(
+        document=document, parser="big", text=text, text_length=len(text), status="ready"
+    )
+    evalset = services.evalset_create(workspace=workspace, user=annotator, slug="many")
+    item = services.item_create(evalset=evalset, user=annotator, item_id="q", question="Limits?")
+    GoldAnchor.objects.bulk_create(
+        GoldAnchor(
+            item=item,
+            source_id="handbook.txt",
+            document=document,
+            quote=s.replace("limit", "lirnit"),
+        )
+        for s in SENTENCES
+    )
+    services.anchor_create_typed(
+        item=item, user=annotator, source_id="handbook.txt", quote=SENTENCES[0]
+    )
+    total = GoldAnchor.objects.count()
+    rows = AnchorResolution.objects.filter(parse__parser="big")
+    svc.wait_for(lambda: 0 < rows.count() < total, what="the coalesced task to be part-way through")
+    handle.kill()
+    assert rows.count() < total
+    handle.start(GROUNDWORK_SWEEP_STALE_S="1", **env)
+    return total
+
+
+@pytest.mark.services
+def test_a_worker_killed_mid_batch_on_redis_leaves_one_row_per_anchor_and_parse(
+    worker, workspace, annotator, document
+):
+    total = _burst_then_kill_mid_batch(worker, document, annotator, workspace)
+
+    svc.check_every_anchor_resolved_once(total, what="the restarted worker to finish the batch")
+    svc.wait_for(
+        lambda: _one_row_per_anchor_and_ready_parse(document),
+        what="every anchor to be resolved once in the reference parse too",
+    )
+    worker.stop()  # the next test gets a worker with the default settings
+
+
+@pytest.mark.services
+def test_a_worker_killed_mid_batch_on_the_filesystem_leaves_one_row_per_anchor_and_parse(
+    filesystem_broker, workspace, annotator, document
+):
+    handle, env = filesystem_broker
+    handle.start(**env)
+
+    total = _burst_then_kill_mid_batch(handle, document, annotator, workspace, **env)
+
+    svc.check_every_anchor_resolved_once(total, what="the restarted worker to finish the batch")
+    svc.wait_for(
+        lambda: _one_row_per_anchor_and_ready_parse(document),
+        what="every anchor to be resolved once in the reference parse too",
+    )
