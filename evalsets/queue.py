@@ -44,6 +44,7 @@ KINDS = (PARSE, RESOLVE, RELEASE)
 QUEUE_OF: dict[str, str] = {
     "parse_version": PARSE,
     "parse_range": PARSE,
+    "prerender_pdf_pages": PARSE,
     "attach_pending_labels": PARSE,
     "sweep_lost_work": PARSE,
     "resolve_document": RESOLVE,
