@@ -159,6 +159,20 @@ def _held(lease: ParseLease):
     return ParseVersion.objects.filter(pk=lease.parse.pk, claimed_by=lease.token)
 
 
+def _run_parser(parse: ParseVersion, data: bytes, progress, pages: tuple[int, int] | None):
+    """Run ``parse``'s parser on ``data`` (pages ``[a, b)`` when given) in its isolated
+    child, within the configured time, memory and page limits."""
+    return parsers.parse_isolated(
+        parse.parser,
+        data,
+        timeout_s=settings.GROUNDWORK_PARSE_TIMEOUT_S,
+        memory_mb=settings.GROUNDWORK_PARSE_MEMORY_MB,
+        max_pages=settings.GROUNDWORK_MAX_PAGES,
+        progress=progress,
+        pages=pages,
+    )
+
+
 class _Heartbeat:
     """Renews a lease from a thread of its own while the parse runs, however slow a page.
 
@@ -260,15 +274,7 @@ def run_parse(lease: ParseLease) -> ParseVersion:
 
     try:
         with _Heartbeat(renew, f"parse {parse.pk}"):
-            result = parsers.parse_isolated(
-                parse.parser,
-                data,
-                timeout_s=settings.GROUNDWORK_PARSE_TIMEOUT_S,
-                memory_mb=settings.GROUNDWORK_PARSE_MEMORY_MB,
-                max_pages=settings.GROUNDWORK_MAX_PAGES,
-                progress=progress,
-                pages=None if span is None else (0, span),
-            )
+            result = _run_parser(parse, data, progress, None if span is None else (0, span))
         if split is not None and split.needed(int(result.meta.get("document_pages", 0))):
             split.start(int(result.meta["document_pages"]))  # its progress report was lost
         if split is not None and split.first is not None:
@@ -439,15 +445,7 @@ def run_range(lease: RangeLease) -> ParseVersion | None:
 
     try:
         with _Heartbeat(renew, f"pages {prange.start_page + 1}- of parse {parse.pk}"):
-            result = parsers.parse_isolated(
-                parse.parser,
-                data,
-                timeout_s=settings.GROUNDWORK_PARSE_TIMEOUT_S,
-                memory_mb=settings.GROUNDWORK_PARSE_MEMORY_MB,
-                max_pages=settings.GROUNDWORK_MAX_PAGES,
-                progress=progress,
-                pages=(prange.start_page, prange.stop_page),
-            )
+            result = _run_parser(parse, data, progress, (prange.start_page, prange.stop_page))
     except parsers.ParseError as error:
         return _range_failed(lease, error.code, error.reason)
     except Exception:  # the worker must live and the user must get words, not a trace
