@@ -145,9 +145,10 @@ print(json.dumps(out))
 """
 
 
-def seed_groundwork(env: dict[str, str], base: str, args, text: str) -> tuple[str, list]:
+def seed_groundwork(env: dict[str, str], base: str, args, text: str) -> tuple[str, list, dict]:
     """Accounts, items and the document (uploaded through the API, parsed by the worker);
-    returns the reference parse's id and a (token, item ids) pair per user."""
+    returns the reference parse's id, a (token, item ids) pair per user and the owner's
+    authorisation header."""
     code = SEED_CODE.format(password=PASSWORD, ws=WS, set=SET, users=args.users, items=40)
     made = subprocess.run(
         [svc.PYTHON, "manage.py", "shell", "-c", code],
@@ -185,29 +186,17 @@ def seed_groundwork(env: dict[str, str], base: str, args, text: str) -> tuple[st
         headers=owner,
         timeout=120,
     ).raise_for_status()
-    return reference, seeded["users"]
+    return reference, seeded["users"], owner
 
 
-def pending(env: dict[str, str]) -> int:
-    """Resolutions still waiting, read straight from the database."""
-    code = (
-        "from evalsets.models import AnchorResolution, GoldAnchor, ParseVersion;"
-        "a=GoldAnchor.objects.count();p=ParseVersion.objects.filter(status='ready').count();"
-        "done=AnchorResolution.objects.exclude(status='pending').count();print(a*p-done)"
-    )
-    made = subprocess.run(
-        [svc.PYTHON, "manage.py", "shell", "-c", code],
-        cwd=svc.ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return int(made.stdout.strip().splitlines()[-1])
+def pending(base: str, owner: dict[str, str]) -> int:
+    """Resolutions still missing, as the workspace's backlog API counts them."""
+    url = f"{base}/api/workspaces/{WS}/pending/"
+    return requests.get(url, headers=owner, timeout=60).json()["resolutions_missing"]
 
 
 def groundwork_run(label: str, env, base, stack, args, text, spans) -> Result:
-    reference, users = seed_groundwork(env, base, args, text)
+    reference, users, owner = seed_groundwork(env, base, args, text)
     api = f"{base}/api/workspaces/{WS}/evalsets/{SET}/items"
 
     def post(user, http, rng) -> int:
@@ -224,7 +213,7 @@ def groundwork_run(label: str, env, base, stack, args, text, spans) -> Result:
     meter.start()
     result = hammer(label, users, args.duration, post)
     result.cpu = meter.stop()
-    waiting = pending(env)
+    waiting = pending(base, owner)
     result.backlog = f"{waiting:,} resolutions waiting at the end"
     return result
 
@@ -251,7 +240,7 @@ def run_embedded(args, text, spans) -> Result:
         with svc.Stack(env) as stack:
             stack._spawn([svc.PYTHON, "manage.py", "rundev", f"127.0.0.1:{port}"])
             base = stack._wait_http(port)
-            label = "Groundwork: make run (runserver, SQLite, 1 worker, filesystem broker)"
+            label = "Groundwork: make run (runserver, SQLite, parse + resolve workers, filesystem broker)"
             return groundwork_run(label, env, base, stack, args, text, spans)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
