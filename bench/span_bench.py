@@ -240,7 +240,7 @@ def run_embedded(args, text, spans) -> Result:
         with svc.Stack(env) as stack:
             stack._spawn([svc.PYTHON, "manage.py", "rundev", f"127.0.0.1:{port}"])
             base = stack._wait_http(port)
-            label = "Groundwork: make run (runserver, SQLite, parse + resolve workers, filesystem broker)"
+            label = "Groundwork: make run (runserver, SQLite, 2 workers, filesystem broker)"
             return groundwork_run(label, env, base, stack, args, text, spans)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
