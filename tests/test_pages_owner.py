@@ -157,6 +157,22 @@ def test_an_approved_items_save_is_disabled_with_the_reason_and_an_owner_gets_re
     assert "disabled" not in reopen
 
 
+def test_an_approved_items_open_document_for_more_evidence_is_disabled_with_the_reason(
+    web, owner, approved
+):
+    body = web(owner).get("/w/acme/sets/quiz/items/q1/").content.decode()
+    opener = body[body.index("data-open-document") : body.index(">Open document<")]
+    assert "disabled" in opener
+    assert 'aria-describedby="why-save"' in opener
+    assert workflow.locked_message("q1").replace("'", "&#x27;") in body
+
+
+def test_a_draft_items_open_document_is_offered(web, annotator, item, reference):
+    body = web(annotator).get("/w/acme/sets/quiz/items/q1/").content.decode()
+    opener = body[body.index("data-open-document") : body.index(">Open document<")]
+    assert "disabled" not in opener
+
+
 def test_a_submitted_items_submit_is_disabled_with_the_reason(web, annotator, item):
     workflow.item_submit(item=item, user=annotator, row_version=item.row_version)
     body = web(annotator).get("/w/acme/sets/quiz/items/q1/").content.decode()
