@@ -74,3 +74,20 @@ def test_an_owner_previews_an_import_and_confirms_it(
 
     expect(page.locator("#import-done")).to_contain_text("2 created")
     assert sorted(evalset.items.values_list("item_id", flat=True)) == ["n1", "n2"]
+
+
+def test_an_import_problem_shows_a_field_name_as_code_not_in_backticks(
+    page, live_server, background, evalset, tmp_path
+):
+    upload = tmp_path / "set.jsonl"
+    upload.write_text('{"id": "n1", "question": "What is new?", "meta": 5}\n', encoding="utf-8")
+    log_in(page, live_server, "olive", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/sets/quiz/import/")
+
+    page.get_by_label("File").set_input_files(str(upload))
+    page.get_by_role("button", name="Preview").click()
+
+    refused = page.locator("#import-tables tr.refused")
+    expect(refused).to_contain_text("expected an object")
+    expect(refused.locator("code", has_text="meta").first).to_be_visible()
+    assert "`" not in refused.inner_text()

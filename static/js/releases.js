@@ -234,7 +234,10 @@
       var tbody = el("tbody");
       items.forEach(function (item) {
         var tr = el("tr", { className: className || "" });
-        cells(item).forEach(function (c) { tr.appendChild(el("td", { text: c === null || c === undefined ? "" : String(c) })); });
+        cells(item).forEach(function (c) {
+          // a cell may be a node already (a problem's words, with `names` as code)
+          tr.appendChild(c instanceof Node ? el("td", {}, c) : el("td", { text: c === null || c === undefined ? "" : String(c) }));
+        });
         tbody.appendChild(tr);
       });
       tables.appendChild(el("table", { className: "grid preview-table" }, el("thead", {}, thead), tbody));
@@ -279,7 +282,7 @@
           (p.carries || []).join(", ") + ".";
         tables.textContent = "";
         section("Refused", ["Where", "Problem"], p.refused, function (r) {
-          return [(r.line ? "line " + r.line : "") + (r.item ? " item " + r.item : ""), r.text];
+          return [(r.line ? "line " + r.line : "") + (r.item ? " item " + r.item : ""), prose("span", r.text)];
         }, "refused");
         section("To create", ["Item", "Question", "Anchors", "State"], p.create, function (i) {
           var state = i.state ? i.state.new + " (reviewed" + (i.state.reviewed_by ? " by " + i.state.reviewed_by : "") + ")" : "draft";
@@ -295,7 +298,7 @@
           return [w.item, w.file_name, w.line, w.reason];
         });
         section("Warnings", ["Where", "Note"], p.warnings, function (r) {
-          return [(r.line ? "line " + r.line : "") + (r.item ? " item " + r.item : ""), r.text];
+          return [(r.line ? "line " + r.line : "") + (r.item ? " item " + r.item : ""), prose("span", r.text)];
         });
         if (p.unchanged.length) tables.appendChild(el("p", { className: "muted", text: "Unchanged: " + p.unchanged.join(", ") }));
         confirm.disabled = !p.can_commit;
