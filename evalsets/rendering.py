@@ -260,6 +260,7 @@ class Rendition:
     parse_text: str
     _checkpoints: list[int] = field(default_factory=list)  # solid count before each block
     _run_starts: list[int] = field(default_factory=list)
+    _parse_starts: list[int | None] | None = None
 
     _BLOCK = 1 << 14
 
@@ -311,6 +312,18 @@ class Rendition:
                 out.append((a, j + (a - i), b - a))
         return out
 
+    def parse_starts(self) -> list[int | None]:
+        """Where each section's text starts in the parse (``None``: none of it is there), so a
+        view can tell which section to load for a parse offset (a search hit). Worked out once
+        per rendition."""
+        if self._parse_starts is None:
+            starts: list[int | None] = []
+            for section in self.sections:
+                runs = self.section_runs(section)
+                starts.append(self.parse_offset(runs[0][1]) if runs else None)
+            self._parse_starts = starts
+        return self._parse_starts
+
     def section_payload(self, section: Section) -> dict:
         """What the view needs to draw one section and map it to the parse.
 
@@ -332,7 +345,7 @@ class Rendition:
         if runs:
             p0 = runs[0][1]
             last = runs[-1]
-            start = self.parse_offset(p0)
+            start = self.parse_starts()[section.number - 1]
             end = self.parse_offset(last[1] + last[2] - 1) + 1
             payload.update(
                 parse_start=start,

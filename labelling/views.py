@@ -204,7 +204,9 @@ def _pdf_view_config(document) -> dict | None:
         reason = "the pdfium parse has no character boxes; reparse the document"
     else:
         reason = ""
-    return {"available": not reason, "reason": reason}
+    # The parse the view's text layer (and so its search) reads.
+    backing = str(parse.public_id) if parse is not None and not reason else None
+    return {"available": not reason, "reason": reason, "parse": backing}
 
 
 @require_safe

@@ -155,6 +155,25 @@ def test_text_the_parse_leaves_out_maps_to_nothing():
     assert rendered_to_parse(payload, 0, len(nav)) is None  # the parser drops <nav>
 
 
+def test_each_sections_start_in_the_parse_is_known_without_drawing_it():
+    """Search finds which section to load for a hit from these starts (rendered.js)."""
+    from evalsets.parsers.registry import PARSERS
+
+    parsed = PARSERS["markdown-it"].parse(MARKDOWN.encode(), max_pages=10)
+    rendition = Rendition.build(render_html("markdown", MARKDOWN.encode()), parsed.text, size=64)
+    starts = rendition.parse_starts()
+    assert len(rendition.sections) > 2
+    assert len(starts) == len(rendition.sections)
+    for section, start in zip(rendition.sections, starts, strict=True):
+        if start is None:
+            continue
+        # the parse's character there is a solid one that the section shows
+        shown = solid(split_sections(section.html, size=10**9)[0][1])
+        assert solid(rendition.parse_text[start]) and rendition.parse_text[start] in shown
+    known = [s for s in starts if s is not None]
+    assert known == sorted(known) and len(set(known)) == len(known)
+
+
 # -- the API -----------------------------------------------------------------------------------
 
 

@@ -57,6 +57,9 @@ class DocumentRenderedView(WorkspaceScoped, APIView):
                 "kind": document.kind,
                 "section_count": count,
                 "section_sizes": [len(s.html) for s in rendition.sections],
+                # where each section starts in the parse (null: none of it is): a search hit's
+                # section
+                "section_parse_starts": rendition.parse_starts(),
                 "from": first,
                 "to": last,
                 "sections": [

@@ -38,8 +38,9 @@ if (renderedEl && cfg.parse_ready) {
   setupRendered(ctx);
   setupAnchors(ctx);
   setupPopover(ctx);
+  setupSearch(ctx); // over the reference parse, which the frame is aligned to
   ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
-  window.groundworkDocument = { rendered: ctx.rendered, refreshAnchors: ctx.anchors.refresh };
+  window.groundworkDocument = { rendered: ctx.rendered, refreshAnchors: ctx.anchors.refresh, search: ctx.search && ctx.search.run };
 }
 
 if (pagesEl && cfg.parse_ready) {

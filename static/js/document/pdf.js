@@ -40,6 +40,7 @@ export function setupPdf(ctx) {
     }
     if (view === "pdf" && !info) load().then(showTotal, (err) => setStatus("Could not open the PDF view: " + err.message));
     showTotal();
+    if (ctx.search) ctx.search.refresh(); // the search follows the parse on show
   }
   switcher.addEventListener("click", (e) => {
     const b = e.target.closest("[data-view]");
@@ -206,39 +207,109 @@ export function setupPdf(ctx) {
     return out;
   }
 
-  function drawHighlights(n) {
+  /* Marks over the glyphs of the pdfium parse's [start, end) on drawn page n, each made by
+     make() and placed in its box (page coordinates); anchors and search hits alike. */
+  function marksOver(n, start, end, make) {
     const layer = layers.get(n);
+    const out = [];
+    if (!layer) return out;
+    const a = start - layer.start, b = end - layer.start;
+    if (b <= 0 || a >= cpLength(layer.text)) return out;
+    const box = sections[n - 1].getBoundingClientRect();
+    for (const run of layer.runs) {
+      if (run.e <= a || run.s >= b) continue;
+      const node = run.span.firstChild;
+      const text = node.textContent;
+      const range = document.createRange();
+      range.setStart(node, unitsAt(text, Math.max(0, a - run.s)));
+      range.setEnd(node, unitsAt(text, Math.min(run.e, b) - run.s));
+      for (const r of range.getClientRects()) {
+        const mark = make();
+        mark.style.left = (r.left - box.left).toFixed(1) + "px";
+        mark.style.top = (r.top - box.top).toFixed(1) + "px";
+        mark.style.width = r.width.toFixed(1) + "px";
+        mark.style.height = r.height.toFixed(1) + "px";
+        out.push(mark);
+      }
+    }
+    return out;
+  }
+
+  function drawHighlights(n) {
     const section = sections[n - 1];
     section.querySelectorAll(".pdf-marks").forEach((el) => el.remove());
-    if (!layer || !ctx.anchors.all) return;
-    const box = section.getBoundingClientRect();
+    if (!layers.has(n) || !ctx.anchors.all) return;
     const marks = document.createElement("div");
     marks.className = "pdf-marks";
     for (const hl of spansInView()) {
-      const a = hl.start - layer.start, b = hl.end - layer.start;
-      if (b <= 0 || a >= cpLength(layer.text)) continue;
-      for (const run of layer.runs) {
-        if (run.e <= a || run.s >= b) continue;
-        const node = run.span.firstChild;
-        const text = node.textContent;
-        const range = document.createRange();
-        range.setStart(node, unitsAt(text, Math.max(0, a - run.s)));
-        range.setEnd(node, unitsAt(text, Math.min(run.e, b) - run.s));
-        for (const r of range.getClientRects()) {
-          const mark = document.createElement("mark");
-          mark.className = "pdf-hl g" + hl.grade;
-          mark.dataset.anchors = hl.id;
-          mark.style.left = (r.left - box.left).toFixed(1) + "px";
-          mark.style.top = (r.top - box.top).toFixed(1) + "px";
-          mark.style.width = r.width.toFixed(1) + "px";
-          mark.style.height = r.height.toFixed(1) + "px";
-          marks.appendChild(mark);
-        }
-      }
+      marks.append(...marksOver(n, hl.start, hl.end, () => {
+        const mark = document.createElement("mark");
+        mark.className = "pdf-hl g" + hl.grade;
+        mark.dataset.anchors = hl.id;
+        return mark;
+      }));
     }
     section.insertBefore(marks, section.querySelector(".pdf-text"));
+    drawSearch(n);
   }
   function redrawHighlights() { for (const n of layers.keys()) drawHighlights(n); }
+
+  /* -- search hits (search.js): marked on drawn pages, the current one scrolled to --------------- */
+  let searched = { hits: [], current: null }; // the hits in the pdfium parse, and the one gone to
+  let scrollTo = null;                       // a hit to bring into view once its page is drawn
+  function drawSearch(n) {
+    const section = sections[n - 1];
+    section.querySelectorAll(".pdf-search").forEach((el) => el.remove());
+    if (!layers.has(n) || (!searched.hits.length && !searched.current)) return;
+    const layer = layers.get(n);
+    const marks = document.createElement("div");
+    marks.className = "pdf-search";
+    const on = (h) => h.end > layer.start && h.start < layer.end;
+    const current = searched.current;
+    const others = searched.hits.filter((h) => on(h) && !(current && h.start === current.start && h.end === current.end));
+    for (const h of others) marks.append(...marksOver(n, h.start, h.end, () => searchMark("")));
+    let first = null;
+    if (current && on(current)) {
+      const mine = marksOver(n, current.start, current.end, () => searchMark(" current"));
+      marks.append(...mine);
+      first = mine[0];
+    }
+    section.insertBefore(marks, section.querySelector(".pdf-text"));
+    if (first && scrollTo === current) {
+      scrollTo = null;
+      window.scrollBy({ top: first.getBoundingClientRect().top - window.innerHeight / 3 });
+    }
+  }
+  function searchMark(extra) {
+    const mark = document.createElement("mark");
+    mark.className = "pdf-search-hit" + extra;
+    return mark;
+  }
+  function drawSearchAll() { for (const n of layers.keys()) drawSearch(n); }
+  const searchParse = () => (cfg.pdf.parse || cfg.parse);
+  // The search runs over the pdfium parse while this view shows: its offsets are the layer's.
+  ctx.searchParse = () => (view === "pdf" ? searchParse() : cfg.parse);
+  document.addEventListener("gw:jump", (e) => {
+    const d = e.detail;
+    if (view !== "pdf" || !info || d.parse !== info.parse) return;
+    e.preventDefault();
+    searched = { hits: ctx.search ? ctx.search.hits() : [], current: d };
+    scrollTo = d;
+    const n = pageOfOffset(d.start);
+    goToPage(n);
+    drawSearchAll();
+    setStatus("Page " + n + " of " + sections.length + " · search hit");
+  });
+  document.addEventListener("gw:search-hits", (e) => {
+    if (!info || e.detail.parse !== info.parse) return;
+    searched = { hits: e.detail.hits, current: searched.current };
+    drawSearchAll();
+  });
+  document.addEventListener("gw:search-clear", () => {
+    searched = { hits: [], current: null };
+    scrollTo = null;
+    root.querySelectorAll(".pdf-search").forEach((el) => el.remove());
+  });
   document.addEventListener("gw:anchors", () => { if (info) redrawHighlights(); });
 
   /* Hover: the text layer is on top (it takes the mouse), so the mark under the pointer is

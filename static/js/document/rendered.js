@@ -97,6 +97,7 @@ export function setupRendered(ctx) {
       return;
     }
     count = first.section_count;
+    parseStarts = first.section_parse_starts || [];
     const main = doc.querySelector("[data-rendered-sections]");
     const frag = doc.createDocumentFragment();
     for (let n = 1; n <= count; n++) {
@@ -126,6 +127,7 @@ export function setupRendered(ctx) {
     el.style.removeProperty("height");
     if (el.getAttribute("style") !== null) el.removeAttribute("style");
     draw(payload.number);
+    if (hitsNow.length || currentHit) markSearch();
   }
 
   function visibleSections() {
@@ -187,24 +189,8 @@ export function setupRendered(ctx) {
     if (key === sec.key) return; // nothing changed here: the section is not drawn again
     sec.key = key;
     sec.el.innerHTML = sec.payload.html; // sanitised on the server; parsed in the frame
-    if (!pieces.length) return;
-    const walker = doc.createTreeWalker(sec.el, NodeFilter.SHOW_TEXT);
-    const nodes = [];
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
-    let at = 0;
-    for (const node of nodes) {
+    for (const { node, spans } of inNodes(sec.el, pieces)) {
       const text = node.data;
-      const from = at, to = at + countSolid(text);
-      at = to;
-      const here = pieces.filter((p) => p.a < to && p.b > from);
-      if (!here.length) continue;
-      // A piece that goes on past this node keeps the node's spaces at that end, so one
-      // anchor reads as one mark across bold words and links.
-      const spans = here.map((p) => ({
-        p,
-        u0: p.a < from ? 0 : unitOfSolid(text, p.a - from),
-        u1: p.b > to ? text.length : unitAfterSolid(text, p.b - from - 1),
-      }));
       const cuts = Array.from(new Set([0, text.length, ...spans.flatMap((s) => [s.u0, s.u1])])).sort((x, y) => x - y);
       const out = [];
       for (let k = 0; k + 1 < cuts.length; k++) {
@@ -222,7 +208,124 @@ export function setupRendered(ctx) {
     }
   }
 
-  function redrawAll() { for (const n of loaded.keys()) draw(n); }
+  /* Where solid ranges {a, b} of a section's element fall in its text nodes: per node touched,
+     its pieces as UTF-16 [u0, u1). A piece that goes on past a node keeps the node's spaces at
+     that end, so one anchor reads as one mark across bold words and links. */
+  function inNodes(el, pieces) {
+    const out = [];
+    if (!pieces.length) return out;
+    const walker = doc.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    const nodes = [];
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+    let at = 0;
+    for (const node of nodes) {
+      const text = node.data;
+      const from = at, to = at + countSolid(text);
+      at = to;
+      const here = pieces.filter((p) => p.a < to && p.b > from);
+      if (!here.length) continue;
+      out.push({
+        node,
+        spans: here.map((p) => ({
+          p,
+          u0: p.a < from ? 0 : unitOfSolid(text, p.a - from),
+          u1: p.b > to ? text.length : unitAfterSolid(text, p.b - from - 1),
+        })),
+      });
+    }
+    return out;
+  }
+
+  function redrawAll() { for (const n of loaded.keys()) draw(n); markSearch(); }
+
+  /* -- search hits (search.js): the section loaded, the hit marked and scrolled to ----------- */
+  let parseStarts = []; // where each section starts in the parse (null: none of it is there)
+  let hitsNow = [], currentHit = null, settling = null;
+  const canMark = () => !!(win && win.CSS && win.CSS.highlights && typeof win.Highlight !== "undefined");
+
+  /* The section showing parse offset `at`: the last one that starts at or before it. */
+  function sectionAt(at) {
+    let found = 1;
+    parseStarts.forEach((s, i) => { if (s != null && s <= at) found = i + 1; });
+    return found;
+  }
+  /* Frame ranges over the parse span [start, end) in the drawn sections. */
+  function rangesOf(start, end) {
+    const out = [];
+    for (const sec of loaded.values()) {
+      for (const { node, spans } of inNodes(sec.el, piecesOf(sec, start, end).map(([a, b]) => ({ a, b })))) {
+        for (const { u0, u1 } of spans) {
+          const r = doc.createRange();
+          r.setStart(node, u0);
+          r.setEnd(node, u1);
+          out.push(r);
+        }
+      }
+    }
+    return out;
+  }
+  function markSearch() {
+    if (!canMark()) return;
+    const all = new win.Highlight(), now = new win.Highlight();
+    for (const hit of hitsNow) {
+      if (currentHit && hit.start === currentHit.start && hit.end === currentHit.end) continue;
+      for (const r of rangesOf(hit.start, hit.end)) all.add(r);
+    }
+    if (currentHit) for (const r of rangesOf(currentHit.start, currentHit.end)) now.add(r);
+    win.CSS.highlights.set("gw-search", all);
+    win.CSS.highlights.set("gw-search-current", now);
+    if (settling && settling.hit === currentHit && performance.now() < settling.until) {
+      const first = rangesOf(currentHit.start, currentHit.end)[0];
+      if (first) {
+        const top = first.getBoundingClientRect().top;
+        if (Math.abs(top - win.innerHeight / 3) > 24) win.scrollBy({ top: top - win.innerHeight / 3 });
+      }
+    }
+  }
+  /* Sections from..to drawn (fetched a batch at a time when missing). */
+  async function ensureSections(from, to) {
+    for (let n = from; n <= to; n++) {
+      if (loaded.has(n)) continue;
+      const last = Math.min(to, n + BATCH - 1, count);
+      const data = await G.request("GET", apiUrl + "?from=" + n + "&to=" + last);
+      for (const s of data.sections) if (!loaded.has(s.number)) place(s);
+      n = last;
+    }
+  }
+  document.addEventListener("gw:jump", async (e) => {
+    const d = e.detail;
+    if (d.parse !== cfg.parse) return;
+    e.preventDefault();
+    await ready;
+    hitsNow = ctx.search ? ctx.search.hits() : [d];
+    currentHit = d;
+    const first = sectionAt(d.start), last = sectionAt(Math.max(d.start, d.end - 1));
+    try {
+      setStatus("Drawing section " + first + " of " + count + "…");
+      await ensureSections(first, last);
+      setStatus("");
+    } catch (err) {
+      setStatus("Could not draw the section of that hit: " + err.message);
+      return;
+    }
+    if (currentHit !== d) return; // someone moved on meanwhile
+    // Sections above that load now change height from their estimate: keep the hit where it
+    // was put for a moment, unless the reader scrolls away themselves.
+    settling = { hit: d, until: performance.now() + 2500 };
+    const range = rangesOf(d.start, d.end)[0];
+    if (range) win.scrollBy({ top: range.getBoundingClientRect().top - win.innerHeight / 3 });
+    else sectionEls[first - 1].scrollIntoView({ block: "start" });
+    markSearch();
+  });
+  document.addEventListener("gw:search-hits", (e) => {
+    if (e.detail.parse !== cfg.parse) return;
+    hitsNow = e.detail.hits;
+    markSearch();
+  });
+  document.addEventListener("gw:search-clear", () => {
+    hitsNow = []; currentHit = null; settling = null;
+    if (canMark()) { win.CSS.highlights.delete("gw-search"); win.CSS.highlights.delete("gw-search-current"); }
+  });
 
   /* -- selection -> offsets in the reference parse ----------------------------------------- */
   function sectionOf(node) {
@@ -296,6 +399,14 @@ export function setupRendered(ctx) {
     };
     doc.addEventListener("keydown", keys);
     document.addEventListener("keydown", keys);
+    // The frame has its own keys: search's "/", Ctrl+F and Esc reach the page's search from it.
+    doc.addEventListener("keydown", (e) => {
+      if (!ctx.search || e.defaultPrevented || e.altKey || ctx.popover.isOpen()) return;
+      const ctrlF = (e.ctrlKey || e.metaKey) && (e.key === "f" || e.key === "F");
+      if (ctrlF || (e.key === "/" && !e.ctrlKey && !e.metaKey)) { e.preventDefault(); ctx.search.open(); }
+      else if (e.key === "Escape") { e.preventDefault(); ctx.search.close(); }
+    });
+    for (const type of ["wheel", "touchmove", "mousedown"]) doc.addEventListener(type, () => { settling = null; }, { passive: true });
   }
 
   start();

@@ -24,10 +24,14 @@ export function setupSearch(ctx) {
   const more = panel.querySelector("[data-search-more]");
   const prev = panel.querySelector("[data-search-prev]");
   const next = panel.querySelector("[data-search-next]");
-  const url = G.apiBase(cfg.workspace) + "/documents/" + G.pathOf(cfg.document) + "/parses/" + cfg.parse + "/search/";
-  const canMark = !!(window.CSS && CSS.highlights && typeof Highlight !== "undefined");
+  // The parse that backs the view on show (the PDF view's pdfium parse, say: ctx.searchParse).
+  const parseNow = () => (ctx.searchParse ? ctx.searchParse() : cfg.parse);
+  const urlOf = (parse) => G.apiBase(cfg.workspace) + "/documents/" + G.pathOf(cfg.document) + "/parses/" + parse + "/search/";
+  // The text view marks its own hits; a view drawn another way (rendered) has no rangeFor.
+  const canMark = !!(window.CSS && CSS.highlights && typeof Highlight !== "undefined") && typeof ctx.pages.rangeFor === "function";
 
   let query = "";
+  let searched = null; // the parse the hits are in
   let hits = [];
   let total = 0;
   let lowerBound = false;
@@ -76,6 +80,13 @@ export function setupSearch(ctx) {
   panel.addEventListener("keydown", (e) => {
     if (e.key === "Escape") { e.preventDefault(); e.stopPropagation(); close(); }
   });
+  // Esc on the document itself (not in a field, no popover or dialog) clears the marks too.
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || e.defaultPrevented || panel.hidden || G.isTyping(e.target)) return;
+    if ((ctx.popover && ctx.popover.isOpen()) || document.querySelector("dialog[open]")) return;
+    e.preventDefault();
+    close();
+  });
   input.addEventListener("keydown", (e) => {
     if (e.key === "Enter") {
       e.preventDefault();
@@ -111,6 +122,7 @@ export function setupSearch(ctx) {
   async function run(q, opts) {
     const jump = !opts || opts.jump !== false;
     query = q;
+    searched = parseNow();
     hits = []; total = 0; lowerBound = false; nextAfter = null; current = -1;
     list.replaceChildren();
     clearMarks();
@@ -121,7 +133,7 @@ export function setupSearch(ctx) {
     say("Searching…");
     panel.setAttribute("aria-busy", "true");
     try {
-      const data = await G.request("GET", url + "?q=" + encodeURIComponent(q) + "&limit=" + LIMIT);
+      const data = await G.request("GET", urlOf(searched) + "?q=" + encodeURIComponent(q) + "&limit=" + LIMIT);
       if (mine !== asked) return;
       total = data.total; lowerBound = data.total_is_lower_bound; nextAfter = data.next_after;
       addHits(data.hits);
@@ -141,7 +153,7 @@ export function setupSearch(ctx) {
     const mine = asked;
     more.disabled = true;
     try {
-      const data = await G.request("GET", url + "?q=" + encodeURIComponent(query) + "&limit=" + LIMIT + "&after=" + nextAfter);
+      const data = await G.request("GET", urlOf(searched) + "?q=" + encodeURIComponent(query) + "&limit=" + LIMIT + "&after=" + nextAfter);
       if (mine !== asked) return false;
       nextAfter = data.next_after;
       addHits(data.hits);
@@ -211,7 +223,7 @@ export function setupSearch(ctx) {
     panel.dataset.currentPage = String(hit.page);
     const event = new CustomEvent("gw:jump", {
       cancelable: true,
-      detail: { parse: cfg.parse, page: hit.page, start: hit.start, end: hit.end, text: hit.match, reason: "search" },
+      detail: { parse: searched, page: hit.page, start: hit.start, end: hit.end, text: hit.match, reason: "search" },
     });
     if (!document.dispatchEvent(event)) return; // a rendered view showed it
     showInText(hit);
@@ -242,6 +254,12 @@ export function setupSearch(ctx) {
   for (const type of ["wheel", "touchmove", "mousedown"]) window.addEventListener(type, () => { settling = null; }, { passive: true });
   window.addEventListener("keydown", (e) => { if (e.target !== input) settling = null; }, true);
 
+  /* The hits changed (a search, more hits, another current one): views drawn another way
+     (PDF, rendered) mark the ones on their drawn pages from `gw:search-hits`. */
+  function announce() {
+    document.dispatchEvent(new CustomEvent("gw:search-hits", { detail: { parse: searched, hits, current: hits[current] || null } }));
+  }
+
   function clearMarks() {
     if (!canMark) return;
     CSS.highlights.delete("gw-search");
@@ -251,6 +269,7 @@ export function setupSearch(ctx) {
 
   /* Every listed hit on a loaded page gets a light mark, the current one a strong one. */
   function markLoaded() {
+    announce();
     if (!canMark || panel.hidden) return;
     const pages = ctx.pages;
     const all = new Highlight();
@@ -274,6 +293,14 @@ export function setupSearch(ctx) {
     remark = requestAnimationFrame(() => { settle(); markLoaded(); });
   });
 
-  ctx.search = { open, close, run: (q) => { open(); input.value = q; return run(q.trim()); }, hits: () => hits, current: () => hits[current] };
+  /* The view now shows another parse (text <-> PDF): the same query again, over that parse. */
+  function refresh() {
+    if (query && searched !== parseNow()) run(query, { jump: false });
+  }
+
+  ctx.search = {
+    open, close, refresh, run: (q) => { open(); input.value = q; return run(q.trim()); },
+    hits: () => hits, current: () => hits[current], parse: () => searched,
+  };
   return ctx.search;
 }
