@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from tests import services as svc
 from tests.browser import log_in
 from tests.conftest import PASSWORD
 from tests.documents import make_pdf
@@ -106,7 +107,9 @@ def test_search_in_the_rendered_view_marks_a_phrase_in_a_section_not_loaded_yet(
     live_server,
     docs,  # noqa: F811
 ):
-    docs("report.html", _long_html())
+    document = docs("report.html", _long_html())
+    # After a test that started the real worker, the parses run there: wait for all of them.
+    svc.wait_for_parses("report.html", document.parses.count())
     log_in(page, live_server, "ann", PASSWORD)
     page.goto(f"{live_server.url}/w/acme/documents/report.html")
     page.wait_for_function(FRAME_READY)
