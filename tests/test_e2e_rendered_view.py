@@ -16,7 +16,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 
-from evalsets import renditions, services
+from evalsets import services
 from evalsets.models import GoldAnchor
 from evalsets.resolver import resolve
 from tests.browser import log_in
@@ -109,7 +109,6 @@ FRAME_MARKS = """() => Array.from(document.querySelector("[data-rendered-frame]"
 @pytest.fixture
 def docs(workspace, annotator, owner, background, django_capture_on_commit_callbacks):
     """Upload documents (parsed at once) into workspace acme, with eval set quiz and item q1."""
-    renditions.forget_all()
     evalset = services.evalset_create(workspace=workspace, user=owner, slug="quiz", name="Quiz")
     item = services.item_create(
         evalset=evalset, user=annotator, item_id="q1", question="What does the policy say?"
