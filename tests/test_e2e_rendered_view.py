@@ -16,9 +16,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 
-from evalsets import services
+from evalsets import renditions, services
 from evalsets.models import GoldAnchor
 from evalsets.resolver import resolve
+from tests import services as svc
 from tests.browser import log_in
 from tests.conftest import PASSWORD
 from tests.documents import make_docx
@@ -243,6 +244,30 @@ def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse
     # The text view is one switch away and draws the same anchor.
     page.get_by_role("link", name="Text (parser selectolax)").click()
     expect(page.locator("mark.hl")).to_have_text(quote)
+
+
+def test_a_view_still_being_prepared_says_so_then_loads_once_the_worker_stored_it(
+    page, live_server, docs, monkeypatch
+):
+    document = docs("leave.html", HTML_DOC)
+    reference = document.parses.get(is_reference=True)
+    folder = renditions.parse_dir(document, reference)
+    svc.wait_for(lambda: (folder / "index.json").exists(), what="the stored rendition")
+    renditions.forget(folder)  # as if the worker had not got to it yet
+    asked = []
+    monkeypatch.setattr(renditions, "_ask", lambda folder, parse: asked.append(parse.pk))
+    log_in(page, live_server, "ann", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/documents/leave.html")
+    status = page.locator("[data-doc-status]")
+    expect(status).to_contain_text("Preparing the document as it looks")
+    assert asked and set(asked) == {reference.pk}
+    expect(page.get_by_role("link", name="Text (parser selectolax)")).to_be_visible()
+
+    renditions.rendition_build(parse=reference)  # what the worker does
+    page.wait_for_function(FRAME_READY)
+    expect(status).to_have_text("")
+    frame = page.frame_locator("[data-rendered-frame]")
+    expect(frame.get_by_role("heading", name="Leave policy")).to_be_visible()
 
 
 def test_hostile_html_is_drawn_inert_with_no_dialog_and_no_network_load(page, live_server, docs):

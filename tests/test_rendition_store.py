@@ -15,6 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from evalsets import queue, rendering, renditions, services, tasks
 from evalsets.models import ParseVersion
+from tests import services as svc
 
 pytestmark = pytest.mark.django_db
 
@@ -221,3 +222,27 @@ def test_permissions_are_unchanged_while_preparing_and_once_stored(
     assert _get(client_for(outsider)).status_code == 404
     assert queued == []  # an outsider's request asks no worker for anything
     assert _get(client_for(viewer)).status_code == 202
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_an_uploaded_html_document_ends_with_a_rendition_stored_by_a_real_worker(
+    worker, workspace, annotator, viewer, client_for
+):
+    response = client_for(annotator).post(
+        "/api/workspaces/acme/documents/",
+        {"file": SimpleUploadedFile("leave.html", HTML)},
+        format="multipart",
+    )
+    assert response.status_code == 201, response.content
+    reference = svc.wait_for(
+        lambda: ParseVersion.objects.filter(
+            document__source_id="leave.html", is_reference=True, status="ready"
+        ).first(),
+        what="the worker to parse leave.html",
+    )
+    folder = renditions.parse_dir(reference.document, reference)
+    svc.wait_for(lambda: (folder / "index.json").exists(), what="the worker to store the view")
+    served = _get(client_for(viewer), query="?from=1&to=1")
+    assert served.status_code == 200, served.content
+    assert "Leave policy" in served.json()["sections"][0]["html"]
