@@ -17,7 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 
 from evalsets import renditions, services
-from evalsets.models import GoldAnchor
+from evalsets.models import GoldAnchor, ParseStatus
 from evalsets.resolver import resolve
 from tests import services as svc
 from tests.browser import log_in
@@ -120,6 +120,14 @@ def docs(workspace, annotator, owner, background, django_capture_on_commit_callb
             document, _ = services.document_upload(
                 workspace=workspace, user=annotator, upload=SimpleUploadedFile(name, data)
             )
+        if background == "worker":  # a real worker: wait for its parses and stored view
+            svc.wait_for(
+                lambda: not document.parses.exclude(status=ParseStatus.READY).exists(),
+                what=f"the worker to parse {name}",
+            )
+            if renditions.has_rendered_view(document):
+                folder = renditions.parse_dir(document, document.parses.get(is_reference=True))
+                svc.wait_for((folder / "index.json").exists, what=f"the view of {name}")
         return document
 
     upload.item = item
