@@ -205,9 +205,12 @@ def stored_sections(document: Document, parse: ParseVersion, first: int, last: i
         raise IndexError(count)
     last = min(last, count)
     start, end = index["ranges"][first - 1][0], index["ranges"][last - 1][1]
-    with open(folder / _SECTIONS, "rb") as handle:
-        handle.seek(start)
-        chunk = handle.read(end - start)
+    try:
+        with open(folder / _SECTIONS, "rb") as handle:
+            handle.seek(start)
+            chunk = handle.read(end - start)
+    except FileNotFoundError:  # removed since the index was read: a new reference's is coming
+        raise Preparing from None
     return {
         "section_count": count,
         "section_sizes": index["section_sizes"],

@@ -246,3 +246,16 @@ def test_an_uploaded_html_document_ends_with_a_rendition_stored_by_a_real_worker
     served = _get(client_for(viewer), query="?from=1&to=1")
     assert served.status_code == 200, served.content
     assert "Leave policy" in served.json()["sections"][0]["html"]
+
+
+def test_a_rendition_removed_while_a_request_reads_it_is_a_202_not_a_500(
+    upload, client_for, viewer, monkeypatch
+):
+    document = upload()
+
+    def gone_meanwhile(path, *args, **kwargs):  # the index was read; then a worker dropped it
+        renditions.forget(renditions.document_dir(document))
+        return open(path, *args, **kwargs)
+
+    monkeypatch.setattr(renditions, "open", gone_meanwhile, raising=False)
+    assert _get(client_for(viewer)).status_code == 202
