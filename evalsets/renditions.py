@@ -47,7 +47,8 @@ _INDEX, _SECTIONS, _BROKEN, _ASKED = "index.json", "sections.jsonl", "broken.txt
 
 
 class Preparing(Exception):
-    """The rendition is not stored yet; a worker has been asked for it."""
+    """The rendition is not stored yet: a worker has been asked for it, or the reference
+    parse is still being read (its end queues the build)."""
 
 
 def has_rendered_view(document: Document) -> bool:
@@ -72,6 +73,10 @@ def _check(document: Document, parse: ParseVersion) -> None:
         raise Conflict(
             f"{document.kind or 'this'} documents have no rendered view; read their text",
             field="document",
+        )
+    if parse.status in (ParseStatus.QUEUED, ParseStatus.PARSING):
+        raise Preparing(
+            f"the reference parse is {parse.status}; the view is built when it is ready"
         )
     if parse.status != ParseStatus.READY:
         raise Conflict(
@@ -170,12 +175,27 @@ def _write(staging: Path, rendition: Rendition) -> int:
     return len(sizes)
 
 
+#: A build folder untouched this long was left by a worker that died while building.
+_ABANDONED_SECONDS = 3600
+
+
 def _drop_others(keep: Path) -> None:
+    """Remove the document's other renditions, the requests for them, and abandoned builds
+    (another worker's build in progress stays)."""
     for entry in keep.parent.iterdir():
-        if entry != keep and entry.is_dir() and not entry.name.startswith(".build-"):
-            shutil.rmtree(entry, ignore_errors=True)
-        elif entry.name.endswith(_ASKED):
+        if entry == keep:
+            continue
+        if entry.name.endswith(_ASKED):
             entry.unlink(missing_ok=True)
+        elif not entry.name.startswith(".build-") or _abandoned(entry):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _abandoned(build: Path) -> bool:
+    try:
+        return time.time() - build.stat().st_mtime > _ABANDONED_SECONDS
+    except FileNotFoundError:
+        return False
 
 
 # -- serving (in a web process) ----------------------------------------------------------------
@@ -198,7 +218,7 @@ def stored_sections(document: Document, parse: ParseVersion, first: int, last: i
             reason = (folder / _BROKEN).read_text(encoding="utf-8")
         except FileNotFoundError:
             _ask(folder, parse)
-            raise Preparing from None
+            raise Preparing("the document as it looks is being prepared by a worker") from None
         raise Conflict(reason, field="document") from None
     count = index["section_count"]
     if first > count:
@@ -210,7 +230,7 @@ def stored_sections(document: Document, parse: ParseVersion, first: int, last: i
             handle.seek(start)
             chunk = handle.read(end - start)
     except FileNotFoundError:  # removed since the index was read: a new reference's is coming
-        raise Preparing from None
+        raise Preparing("the document as it looks is being prepared by a worker") from None
     return {
         "section_count": count,
         "section_sizes": index["section_sizes"],

@@ -9,12 +9,13 @@ document or the parse removes the files.
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from evalsets import queue, rendering, renditions, services, tasks
-from evalsets.models import ParseVersion
+from evalsets.models import ParseStatus, ParseVersion
 from tests import services as svc
 
 pytestmark = pytest.mark.django_db
@@ -259,3 +260,27 @@ def test_a_rendition_removed_while_a_request_reads_it_is_a_202_not_a_500(
 
     monkeypatch.setattr(renditions, "open", gone_meanwhile, raising=False)
     assert _get(client_for(viewer)).status_code == 202
+
+
+def test_a_reference_parse_still_being_read_is_a_202_that_asks_no_worker(
+    upload, intercept, client_for, viewer
+):
+    document = upload()
+    queued = intercept()
+    document.parses.filter(is_reference=True).update(status=ParseStatus.PARSING)
+    response = _get(client_for(viewer))
+    assert response.status_code == 202
+    assert "the reference parse is parsing" in response.json()["detail"]
+    assert queued == []  # its end queues the build
+
+
+def test_a_new_rendition_removes_a_build_a_dead_worker_left_but_not_one_in_progress(upload):
+    document = upload()
+    folder = renditions.parse_dir(document, _reference(document))
+    abandoned, running = folder.parent / ".build-dead", folder.parent / ".build-live"
+    abandoned.mkdir()
+    running.mkdir()
+    os.utime(abandoned, (0, 0))
+    renditions.forget(folder)
+    tasks.render_document(_reference(document).pk)
+    assert not abandoned.exists() and running.exists()

@@ -51,13 +51,9 @@ class DocumentRenderedView(WorkspaceScoped, APIView):
             stored = renditions.stored_sections(
                 document, reference, first, min(last, first + MAX_SECTIONS - 1)
             )
-        except renditions.Preparing:
+        except renditions.Preparing as exc:
             return Response(
-                {
-                    "preparing": True,
-                    "detail": "the document as it looks is being prepared by a worker; "
-                    "ask again in a few seconds",
-                },
+                {"preparing": True, "detail": f"{exc}; ask again in a few seconds"},
                 status=202,
                 headers={"Retry-After": "2"},
             )

@@ -102,7 +102,7 @@ export function setupRendered(ctx) {
       // 202: a worker is building the view (a large page takes seconds); ask again shortly.
       const seconds = Math.round((Date.now() - asked) / 1000);
       setStatus("Preparing the document as it looks" + (seconds ? " (" + seconds + " s so far)" : "") +
-        "… the Text view is ready now.");
+        "…");
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
     count = first.section_count;
