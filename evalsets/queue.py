@@ -45,6 +45,7 @@ QUEUE_OF: dict[str, str] = {
     "parse_version": PARSE,
     "parse_range": PARSE,
     "prerender_pdf_pages": PARSE,
+    "render_document": PARSE,
     "attach_pending_labels": PARSE,
     "sweep_lost_work": PARSE,
     "resolve_document": RESOLVE,

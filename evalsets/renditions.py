@@ -1,77 +1,253 @@
-"""The rendered view of a document, built once and kept for the next reader (bounded).
+"""The rendered view of a document: built once by a worker, stored, read a few sections at a time.
 
 Building a view means reading the uploaded file, sanitising it and aligning it to the
-reference parse (``evalsets.rendering``): a second or more for a 50 MB page. The view asks for
-it a few sections at a time as the reader scrolls, so the result is kept in this process,
-keyed by the file's hash and the parse (a new reference parse is a new key). At most
-``KEEP`` renditions are kept, oldest used dropped first, so memory stays bounded.
+reference parse (``evalsets.rendering``): seconds for a 50 MB page. So a worker builds it
+(``render_document``, on the parse queue) as soon as the reference parse of an HTML, Markdown
+or Word document is ready, and whenever another parse becomes the reference, and stores it
+on disk where every web process reads it:
+
+    MEDIA_ROOT/renditions/<document id>-<sha256[:16]>/<parse id>-<parse updated, µs>/
+        sections.jsonl   one line per section: the payload the API serves for it
+        index.json       section count, each section's HTML size and its byte range above
+
+A request reads the index and the byte range of the sections it serves (at most ten), so a
+web process never holds a whole 50 MB view. A folder is written under a temporary name and
+renamed, so a reader sees a whole rendition or none. A file the sanitiser cannot draw leaves
+``broken.txt`` with the reason instead, so readers are told at once.
+
+Until the rendition is stored, ``stored_sections`` raises ``Preparing`` (the API answers 202
+and the page polls) and asks a worker for it once a while (``REQUEUE_SECONDS``), which also
+covers documents uploaded before renditions were stored.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import threading
-from collections import OrderedDict
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
 
+from django.conf import settings
+
+from evalsets import queue
 from evalsets.errors import Conflict
 from evalsets.models import Document, ParseStatus, ParseVersion
 from evalsets.rendering import RENDERED_KINDS, Rendition, render_html
 
 logger = logging.getLogger(__name__)
 
-#: How many renditions one process keeps.
-KEEP = 4
+#: A request for a rendition not yet stored asks a worker again after this long (the first
+#: message may have been lost with a worker, or the document predates stored renditions).
+REQUEUE_SECONDS = 120
 
-_cache: OrderedDict[tuple, Rendition] = OrderedDict()
-_lock = threading.Lock()
+_INDEX, _SECTIONS, _BROKEN, _ASKED = "index.json", "sections.jsonl", "broken.txt", ".asked"
+
+
+class Preparing(Exception):
+    """The rendition is not stored yet: a worker has been asked for it, or the reference
+    parse is still being read (its end queues the build)."""
 
 
 def has_rendered_view(document: Document) -> bool:
     return document.kind in RENDERED_KINDS
 
 
-def rendition_for(document: Document, parse: ParseVersion) -> Rendition:
-    """The document's rendered view aligned to ``parse`` (a ready parse of it)."""
+def rendition_root() -> Path:
+    return Path(settings.MEDIA_ROOT) / "renditions"
+
+
+def document_dir(document: Document) -> Path:
+    return rendition_root() / f"{document.pk}-{document.sha256[:16]}"
+
+
+def parse_dir(document: Document, parse: ParseVersion) -> Path:
+    """Where the view aligned to ``parse`` (as it is now: a re-read parse is a new folder)."""
+    return document_dir(document) / f"{parse.pk}-{int(parse.updated_at.timestamp() * 1e6)}"
+
+
+def _check(document: Document, parse: ParseVersion) -> None:
     if not has_rendered_view(document):
         raise Conflict(
             f"{document.kind or 'this'} documents have no rendered view; read their text",
             field="document",
+        )
+    if parse.status in (ParseStatus.QUEUED, ParseStatus.PARSING):
+        raise Preparing(
+            f"the reference parse is {parse.status}; the view is built when it is ready"
         )
     if parse.status != ParseStatus.READY:
         raise Conflict(
             f"the reference parse is {parse.status}, not ready; the view appears when it is",
             field="parse",
         )
-    key = (document.sha256, parse.pk, parse.updated_at)
-    with _lock:
-        found = _cache.get(key)
-        if found is not None:
-            _cache.move_to_end(key)
-            return found
+
+
+# -- asking for a rendition --------------------------------------------------------------------
+
+
+def rendition_request(*, parse: ParseVersion) -> None:
+    """Queue the build of ``parse``'s rendition (after commit) if it is a ready reference parse
+    of a document with a rendered view: when it becomes ready, and when it becomes the
+    reference."""
+    ready = parse.is_reference and parse.status == ParseStatus.READY
+    if ready and parse.document.kind in RENDERED_KINDS:
+        queue.after_commit("render_document", parse.pk)
+
+
+def _ask(folder: Path, parse: ParseVersion) -> None:
+    """Ask a worker for the rendition, unless someone asked within ``REQUEUE_SECONDS``."""
+    marker = folder.parent / f".{folder.name}{_ASKED}"
+    try:
+        if time.time() - marker.stat().st_mtime < REQUEUE_SECONDS:
+            return
+    except FileNotFoundError:
+        pass
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()
+    queue.after_commit("render_document", parse.pk)
+
+
+# -- building (in a worker) --------------------------------------------------------------------
+
+
+def rendition_build(*, parse: ParseVersion) -> int:
+    """Build and store the rendered view of ``parse``'s document aligned to ``parse``.
+
+    Returns the number of sections stored (0 when it was stored already, or the document
+    cannot be drawn: ``broken.txt`` then says so). Older renditions of the document (another
+    reference parse, an earlier read of this one) are removed.
+    """
+    document = parse.document
+    _check(document, parse)
+    folder = parse_dir(document, parse)
+    if (folder / _INDEX).exists() or (folder / _BROKEN).exists():
+        return 0
+    text = ParseVersion.objects.filter(pk=parse.pk).values_list("text", flat=True).get()
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".build-"))
+    try:
+        count, reason = _build_into(staging, document, text)
+        if reason:
+            (staging / _BROKEN).write_text(reason, encoding="utf-8")
+        try:
+            os.rename(staging, folder)
+        except OSError:  # another worker stored it first: theirs stands
+            shutil.rmtree(staging, ignore_errors=True)
+            return 0
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    _drop_others(folder)
+    return count
+
+
+def _build_into(staging: Path, document: Document, text: str) -> tuple[int, str]:
+    """Build the view into ``staging``: (sections written, "") or (0, why it cannot be)."""
     try:
         with document.file.open("rb") as handle:
             data = handle.read()
     except (FileNotFoundError, ValueError):
-        raise Conflict(
-            "the uploaded file is no longer in storage; upload it again", field="document"
-        ) from None
-    text = ParseVersion.objects.filter(pk=parse.pk).values_list("text", flat=True).get()
+        return 0, "the uploaded file is no longer in storage; upload it again"
     try:
-        built = Rendition.build(render_html(document.kind, data), text)
-    except Exception:  # a file its parser read but mammoth or the sanitiser cannot: say so
+        rendition = Rendition.build(render_html(document.kind, data), text)
+    except Exception:  # a file its parser read but mammoth or the sanitiser cannot
         logger.warning("no rendered view of document %s", document.pk, exc_info=True)
-        raise Conflict(
-            "this document cannot be drawn as it looks; read it in the Text view",
-            field="document",
-        ) from None
-    with _lock:
-        _cache[key] = built
-        while len(_cache) > KEEP:
-            _cache.popitem(last=False)
-    return built
+        return 0, "this document cannot be drawn as it looks; read it in the Text view"
+    del data
+    return _write(staging, rendition), ""
 
 
-def forget_all() -> None:
-    """Drop every kept rendition (tests, and a worker told to free memory)."""
-    with _lock:
-        _cache.clear()
+def _write(staging: Path, rendition: Rendition) -> int:
+    ranges, sizes = [], []
+    at = 0
+    with open(staging / _SECTIONS, "wb") as out:
+        for section in rendition.sections:
+            line = json.dumps(rendition.section_payload(section)).encode("utf-8") + b"\n"
+            out.write(line)
+            ranges.append([at, at + len(line)])
+            sizes.append(len(section.html))
+            at += len(line)
+    index = {
+        "section_count": len(sizes),
+        "section_sizes": sizes,
+        # where each section starts in the parse (None: none of it is): a search hit's section
+        "section_parse_starts": rendition.parse_starts(),
+        "ranges": ranges,
+    }
+    (staging / _INDEX).write_text(json.dumps(index), encoding="utf-8")
+    return len(sizes)
+
+
+#: A build folder untouched this long was left by a worker that died while building.
+_ABANDONED_SECONDS = 3600
+
+
+def _drop_others(keep: Path) -> None:
+    """Remove the document's other renditions, the requests for them, and abandoned builds
+    (another worker's build in progress stays)."""
+    for entry in keep.parent.iterdir():
+        if entry == keep:
+            continue
+        if entry.name.endswith(_ASKED):
+            entry.unlink(missing_ok=True)
+        elif not entry.name.startswith(".build-") or _abandoned(entry):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _abandoned(build: Path) -> bool:
+    try:
+        return time.time() - build.stat().st_mtime > _ABANDONED_SECONDS
+    except FileNotFoundError:
+        return False
+
+
+# -- serving (in a web process) ----------------------------------------------------------------
+
+
+def stored_sections(document: Document, parse: ParseVersion, first: int, last: int) -> dict:
+    """Sections ``first``..``last`` (1-based, inclusive; ``last`` is capped at the count) of
+    the stored view, with the count and every section's size.
+
+    Raises ``Preparing`` (after asking a worker) while it is not stored yet, ``Conflict`` for
+    a document that has no view or cannot be drawn, and ``IndexError`` when ``first`` is past
+    the last section (the message names the count).
+    """
+    _check(document, parse)
+    folder = parse_dir(document, parse)
+    try:
+        index = json.loads((folder / _INDEX).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        try:
+            reason = (folder / _BROKEN).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            _ask(folder, parse)
+            raise Preparing("the document as it looks is being prepared by a worker") from None
+        raise Conflict(reason, field="document") from None
+    count = index["section_count"]
+    if first > count:
+        raise IndexError(count)
+    last = min(last, count)
+    start, end = index["ranges"][first - 1][0], index["ranges"][last - 1][1]
+    try:
+        with open(folder / _SECTIONS, "rb") as handle:
+            handle.seek(start)
+            chunk = handle.read(end - start)
+    except FileNotFoundError:  # removed since the index was read: a new reference's is coming
+        raise Preparing("the document as it looks is being prepared by a worker") from None
+    return {
+        "section_count": count,
+        "section_sizes": index["section_sizes"],
+        # absent from a view stored before search used it: the client then reads section 1
+        "section_parse_starts": index.get("section_parse_starts", []),
+        "from": first,
+        "to": last,
+        "sections": [json.loads(line) for line in chunk.splitlines()],
+    }
+
+
+def forget(folder: Path) -> None:
+    """Drop stored renditions (``document_dir`` or ``parse_dir``, taken before the delete)."""
+    shutil.rmtree(folder, ignore_errors=True)

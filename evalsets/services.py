@@ -29,6 +29,7 @@ from evalsets import (
     parsers,
     pdfview,
     queue,
+    renditions,
     resolution,
     resolver,
     selectors,
@@ -324,12 +325,14 @@ def document_delete(*, document: Document) -> None:
     file = document.file
     boxes = [p.char_boxes for p in document.parses.exclude(char_boxes="")]
     page_images = pdfview.document_dir(document)  # named by its id, which delete() clears
+    rendered = renditions.document_dir(document)
     document.delete()
     if file:
         transaction.on_commit(lambda: file.storage.delete(file.name))
     for box_file in boxes:
         transaction.on_commit(partial(box_file.storage.delete, box_file.name))
     transaction.on_commit(partial(pdfview.forget, page_images))
+    transaction.on_commit(partial(renditions.forget, rendered))
 
 
 @transaction.atomic
@@ -389,6 +392,7 @@ def parse_version_add(
         is_reference=make_reference or not has_reference,
     )
     queue.after_commit("resolve_parse", parse.pk)
+    renditions.rendition_request(parse=parse)
     return parse
 
 
@@ -405,6 +409,7 @@ def parse_make_reference(*, parse: ParseVersion) -> ParseVersion:
     parse.is_reference = True
     # Imported spans quote the reference text: a new reference may let waiting ones attach.
     queue.after_commit("attach_pending_labels", parse.document_id)
+    renditions.rendition_request(parse=parse)  # the view as it looks, aligned to this parse
     return parse
 
 
@@ -415,7 +420,9 @@ def parse_delete(*, parse: ParseVersion) -> None:
             "this is the reference parse annotators read; make another parse the reference first"
         )
     boxes = parse.char_boxes
+    rendered = renditions.parse_dir(parse.document, parse)
     parse.delete()
+    transaction.on_commit(partial(renditions.forget, rendered))
     if boxes:
         transaction.on_commit(partial(boxes.storage.delete, boxes.name))
 

@@ -24,7 +24,7 @@ from celery import Task, bootsteps, shared_task
 from celery.signals import celeryd_init, worker_ready
 from django.db import OperationalError
 
-from evalsets import imports, ingest, pdfview, queue, releases, resolution, sweep
+from evalsets import imports, ingest, pdfview, queue, releases, renditions, resolution, sweep
 from evalsets.models import Document, GoldAnchor, ParseStatus, ParseVersion, Workspace
 
 logger = logging.getLogger(__name__)
@@ -70,6 +70,7 @@ def _parsed(parse: ParseVersion) -> str:
             queue.send("prerender_pdf_pages", parse.pk)
         resolution.resolve_parse(parse)
         if parse.is_reference:
+            renditions.rendition_request(parse=parse)  # the view as it looks, built apart
             imports.pending_labels_attach(document=parse.document)
     return parse.status
 
@@ -85,6 +86,20 @@ def prerender_pdf_pages(parse_id: int) -> int:
     if parse is None or not parse.document.file:
         return 0
     return pdfview.prerender(parse)
+
+
+@shared_task(base=GroundworkTask)
+def render_document(parse_id: int) -> int:
+    """Build and store the rendered view of a document aligned to its reference parse."""
+    parse = (
+        ParseVersion.objects.filter(pk=parse_id, status=ParseStatus.READY, is_reference=True)
+        .select_related("document")
+        .defer("text")
+        .first()
+    )
+    if parse is None or not renditions.has_rendered_view(parse.document):
+        return 0
+    return renditions.rendition_build(parse=parse)
 
 
 @shared_task(base=GroundworkTask)

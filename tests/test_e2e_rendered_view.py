@@ -17,8 +17,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 
 from evalsets import renditions, services
-from evalsets.models import GoldAnchor
+from evalsets.models import GoldAnchor, ParseStatus
 from evalsets.resolver import resolve
+from tests import services as svc
 from tests.browser import log_in
 from tests.conftest import PASSWORD
 from tests.documents import make_docx
@@ -109,7 +110,6 @@ FRAME_MARKS = """() => Array.from(document.querySelector("[data-rendered-frame]"
 @pytest.fixture
 def docs(workspace, annotator, owner, background, django_capture_on_commit_callbacks):
     """Upload documents (parsed at once) into workspace acme, with eval set quiz and item q1."""
-    renditions.forget_all()
     evalset = services.evalset_create(workspace=workspace, user=owner, slug="quiz", name="Quiz")
     item = services.item_create(
         evalset=evalset, user=annotator, item_id="q1", question="What does the policy say?"
@@ -120,6 +120,14 @@ def docs(workspace, annotator, owner, background, django_capture_on_commit_callb
             document, _ = services.document_upload(
                 workspace=workspace, user=annotator, upload=SimpleUploadedFile(name, data)
             )
+        if background == "worker":  # a real worker: wait for its parses and stored view
+            svc.wait_for(
+                lambda: not document.parses.exclude(status=ParseStatus.READY).exists(),
+                what=f"the worker to parse {name}",
+            )
+            if renditions.has_rendered_view(document):
+                folder = renditions.parse_dir(document, document.parses.get(is_reference=True))
+                svc.wait_for((folder / "index.json").exists, what=f"the view of {name}")
         return document
 
     upload.item = item
@@ -244,6 +252,30 @@ def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse
     # The text view is one switch away and draws the same anchor.
     page.get_by_role("link", name="Text (parser selectolax)").click()
     expect(page.locator("mark.hl")).to_have_text(quote)
+
+
+def test_a_view_still_being_prepared_says_so_then_loads_once_the_worker_stored_it(
+    page, live_server, docs, monkeypatch
+):
+    document = docs("leave.html", HTML_DOC)
+    reference = document.parses.get(is_reference=True)
+    folder = renditions.parse_dir(document, reference)
+    svc.wait_for(lambda: (folder / "index.json").exists(), what="the stored rendition")
+    renditions.forget(folder)  # as if the worker had not got to it yet
+    asked = []
+    monkeypatch.setattr(renditions, "_ask", lambda folder, parse: asked.append(parse.pk))
+    log_in(page, live_server, "ann", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/documents/leave.html")
+    status = page.locator("[data-doc-status]")
+    expect(status).to_contain_text("Preparing the document as it looks")
+    assert asked and set(asked) == {reference.pk}
+    expect(page.get_by_role("link", name="Text (parser selectolax)")).to_be_visible()
+
+    renditions.rendition_build(parse=reference)  # what the worker does
+    page.wait_for_function(FRAME_READY)
+    expect(status).to_have_text("")
+    frame = page.frame_locator("[data-rendered-frame]")
+    expect(frame.get_by_role("heading", name="Leave policy")).to_be_visible()
 
 
 def test_hostile_html_is_drawn_inert_with_no_dialog_and_no_network_load(page, live_server, docs):

@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from evalsets import renditions, services
+from evalsets import renditions, services, tasks
 from evalsets.rendering import (
     Rendition,
     align,
@@ -180,7 +180,6 @@ def test_each_sections_start_in_the_parse_is_known_without_drawing_it():
 @pytest.fixture
 def upload_doc(workspace, annotator, django_capture_on_commit_callbacks):
     def make(name: str, data: bytes):
-        renditions.forget_all()
         with django_capture_on_commit_callbacks(execute=True):
             document, _ = services.document_upload(
                 workspace=workspace, user=annotator, upload=SimpleUploadedFile(name, data)
@@ -245,6 +244,8 @@ def test_a_document_that_cannot_be_drawn_is_a_409_pointing_to_the_text_view(
     document = upload_doc("travel.md", MARKDOWN.encode())
     document.kind = "docx"  # its bytes are not a Word file: mammoth cannot read them
     document.save()
+    renditions.forget(renditions.document_dir(document))  # the worker tries again, as Word
+    tasks.render_document(document.parses.get(is_reference=True).pk)
     response = _sections(client_for(viewer), "travel.md")
     assert response.status_code == 409
     assert "cannot be drawn as it looks; read it in the Text view" in response.json()["detail"]

@@ -321,3 +321,13 @@ def test_a_nul_in_a_url_is_a_400_before_any_lookup(owner, item, url, where):
     response = client.get(url)
     assert response.status_code == 400
     assert f"{where} contains a NUL character" in response.content.decode()
+
+
+def test_a_lone_surrogate_in_a_gold_parsers_key_is_a_400_that_can_be_sent(owner_client, evalset):
+    """DRF names a dict field's bad key in its error; the answer must still encode as UTF-8."""
+    raw = '{"formats": ["contextgrid-jsonl"], "gold_parsers": {"\\ud9fe": [1]}}'
+    response = _send(owner_client, "post", f"{SET}/releases/", raw)
+    assert response.status_code == 400
+    body = response.json()
+    assert "gold_parsers.\\ud9fe" in body["errors"]
+    assert evalset.releases.count() == 0

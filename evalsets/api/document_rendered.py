@@ -24,7 +24,10 @@ MAX_SECTIONS = 10
 
 
 class DocumentRenderedView(WorkspaceScoped, APIView):
-    """Sections ``from``..``to`` (1-based, inclusive, at most 10) of the rendered view."""
+    """Sections ``from``..``to`` (1-based, inclusive, at most 10) of the rendered view.
+
+    Read from the rendition a worker stored; 202 with ``preparing`` while it is being built.
+    """
 
     required_roles = {"get": Role.VIEWER}
 
@@ -33,37 +36,30 @@ class DocumentRenderedView(WorkspaceScoped, APIView):
             OpenApiParameter("from", int, description="first section, from 1 (default 1)"),
             OpenApiParameter("to", int, description="last section, inclusive (capped at from+9)"),
         ],
-        responses={200: dict},
+        responses={200: dict, 202: dict},
     )
     def get(self, request, ws: str, doc: str):
         document = selectors.document_in(self.workspace, doc)
         reference = next((p for p in document.parses.all() if p.is_reference), None)
         if reference is None:
             raise Http404("this document has no reference parse")
-        rendition = renditions.rendition_for(document, reference)
-        count = len(rendition.sections)
         first = _page_number(request.query_params, "from", 1)
         last = _page_number(request.query_params, "to", first + MAX_SECTIONS - 1)
-        if first > count:
-            raise InvalidInput(
-                f"'from' is section {first} but this view has {count} sections", field="from"
-            )
         if last < first:
             raise InvalidInput(f"'to' ({last}) must not be before 'from' ({first})", field="to")
-        last = min(last, count, first + MAX_SECTIONS - 1)
-        return Response(
-            {
-                "parse": str(reference.public_id),
-                "kind": document.kind,
-                "section_count": count,
-                "section_sizes": [len(s.html) for s in rendition.sections],
-                # where each section starts in the parse (null: none of it is): a search hit's
-                # section
-                "section_parse_starts": rendition.parse_starts(),
-                "from": first,
-                "to": last,
-                "sections": [
-                    rendition.section_payload(s) for s in rendition.sections[first - 1 : last]
-                ],
-            }
-        )
+        try:
+            stored = renditions.stored_sections(
+                document, reference, first, min(last, first + MAX_SECTIONS - 1)
+            )
+        except renditions.Preparing as exc:
+            return Response(
+                {"preparing": True, "detail": f"{exc}; ask again in a few seconds"},
+                status=202,
+                headers={"Retry-After": "2"},
+            )
+        except IndexError as exc:
+            raise InvalidInput(
+                f"'from' is section {first} but this view has {exc.args[0]} sections",
+                field="from",
+            ) from None
+        return Response({"parse": str(reference.public_id), "kind": document.kind, **stored})

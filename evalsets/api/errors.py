@@ -22,11 +22,18 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from evalsets.errors import GroundworkError
 
 
+def _printable(text) -> str:
+    """``text`` as a string that can be sent as UTF-8: an error may echo what was sent,
+    and a lone surrogate there (in a key of a dict field, say) must not turn a 400 into a
+    500 while the answer is encoded; it is shown escaped, ``\\ud800``."""
+    return str(text).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _flatten(errors, prefix: str = "") -> dict[str, list[str]]:
     flat: dict[str, list[str]] = {}
     if isinstance(errors, dict):
         for key, value in errors.items():
-            name = f"{prefix}.{key}" if prefix else str(key)
+            name = f"{prefix}.{_printable(key)}" if prefix else _printable(key)
             for sub_key, messages in _flatten(value, name).items():
                 flat.setdefault(sub_key, []).extend(messages)
     elif isinstance(errors, list):
@@ -36,9 +43,9 @@ def _flatten(errors, prefix: str = "") -> dict[str, list[str]]:
                 for sub_key, messages in _flatten(value, name).items():
                     flat.setdefault(sub_key, []).extend(messages)
             else:
-                flat.setdefault(prefix or "non_field_errors", []).append(str(value))
+                flat.setdefault(prefix or "non_field_errors", []).append(_printable(value))
     else:
-        flat.setdefault(prefix or "non_field_errors", []).append(str(errors))
+        flat.setdefault(prefix or "non_field_errors", []).append(_printable(errors))
     return flat
 
 
@@ -51,10 +58,9 @@ def _sentence(errors: dict[str, list[str]]) -> str:
 
 def exception_handler(exc, context):
     if isinstance(exc, GroundworkError):
-        errors = {exc.field or "non_field_errors": [exc.message]}
-        return Response(
-            {"detail": exc.message, "errors": errors, **exc.extra}, status=exc.status_code
-        )
+        message = _printable(exc.message)
+        errors = {_printable(exc.field or "non_field_errors"): [message]}
+        return Response({"detail": message, "errors": errors, **exc.extra}, status=exc.status_code)
     if isinstance(exc, DjangoValidationError):
         exc = ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     if isinstance(exc, IntegrityError):

@@ -89,12 +89,21 @@ export function setupRendered(ctx) {
     if (!doc) { setStatus("The view could not be drawn; use the Text view."); return; }
     win = iframe.contentWindow;
     setStatus("Drawing the document…");
+    const asked = Date.now();
     let first;
-    try {
-      first = await G.request("GET", apiUrl + "?from=1&to=" + BATCH);
-    } catch (err) {
-      setStatus("Could not draw the document as it looks: " + err.message + " Use the Text view.");
-      return;
+    for (let wait = 1000; ; wait = Math.min(wait * 1.5, 5000)) {
+      try {
+        first = await G.request("GET", apiUrl + "?from=1&to=" + BATCH);
+      } catch (err) {
+        setStatus("Could not draw the document as it looks: " + err.message + " Use the Text view.");
+        return;
+      }
+      if (!first.preparing) break;
+      // 202: a worker is building the view (a large page takes seconds); ask again shortly.
+      const seconds = Math.round((Date.now() - asked) / 1000);
+      setStatus("Preparing the document as it looks" + (seconds ? " (" + seconds + " s so far)" : "") +
+        "…");
+      await new Promise((resolve) => setTimeout(resolve, wait));
     }
     count = first.section_count;
     parseStarts = first.section_parse_starts || [];
@@ -153,6 +162,10 @@ export function setupRendered(ctx) {
       setStatus("Drawing sections " + from + (to > from ? "–" + to : "") + " of " + count + "…");
       try {
         const data = await G.request("GET", apiUrl + "?from=" + from + "&to=" + to);
+        if (data.preparing) { // the reference parse changed: its view is being built
+          setStatus("The reference parse changed; reload the page to see the view aligned to it.");
+          return;
+        }
         for (const s of data.sections) place(s);
         setStatus("");
       } catch (err) {
@@ -288,6 +301,7 @@ export function setupRendered(ctx) {
       if (loaded.has(n)) continue;
       const last = Math.min(to, n + BATCH - 1, count);
       const data = await G.request("GET", apiUrl + "?from=" + n + "&to=" + last);
+      if (data.preparing) throw new Error("the view is being prepared again; go to the hit once more in a moment");
       for (const s of data.sections) if (!loaded.has(s.number)) place(s);
       n = last;
     }
