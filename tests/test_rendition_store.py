@@ -115,6 +115,9 @@ def test_a_stored_section_is_what_building_it_in_the_request_gave(upload, client
     served = _get(client_for(viewer), query="?from=2&to=2").json()
     assert served["sections"] == [built.section_payload(built.sections[1])]
     assert served["section_count"] == len(built.sections)
+    # where every section starts in the parse, for search to load a hit's section
+    assert served["section_parse_starts"] == built.parse_starts()
+    assert served["section_parse_starts"][1] == served["sections"][0]["parse_start"]
 
 
 def test_a_rendition_not_stored_yet_is_a_202_that_asks_a_worker_once(
