@@ -137,7 +137,15 @@ def test_a_mouse_drag_over_the_drawn_pdf_becomes_an_anchor_in_the_reference_pars
     assert anchor.quote == selected
     assert anchor.reference_parse.is_reference and anchor.reference_parse.parser == "pypdf"
     assert anchor.page_hint == 1
-    reference = AnchorResolution.objects.get(anchor=anchor, parse=anchor.reference_parse)
+    # The worker resolves new anchors in every parse, the reference included (coalesced).
+    reference = svc.wait_for(
+        lambda: (
+            AnchorResolution.objects.filter(anchor=anchor, parse=anchor.reference_parse)
+            .exclude(status="pending")
+            .first()
+        ),
+        what="the anchor's resolution in the reference parse",
+    )
     assert reference.status == "exact"
     assert anchor.reference_parse.text[reference.start : reference.end] == selected
     # Drawn over the words just selected, once the workers have placed it in pdfium's parse.
