@@ -29,7 +29,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from evalsets import services
+from evalsets import renditions, services
 from evalsets.models import Document
 from evalsets.review import workflow
 from tests.conftest import PASSWORD
@@ -137,7 +137,7 @@ def _markdown_document(world: World) -> None:
     document.file.save("notes.md", ContentFile(source), save=False)
     document.kind = "markdown"
     document.save()
-    services.parse_version_add(
+    parse = services.parse_version_add(
         document=document,
         parser="markdown-it",
         parser_version="4",
@@ -145,6 +145,8 @@ def _markdown_document(world: World) -> None:
         page_starts=[0],
         origin="parsed",
     )
+    # The worker builds the view after commit; this test's transaction never commits.
+    renditions.rendition_build(parse=parse)
 
 
 def _row_version(world: World) -> int:
