@@ -266,11 +266,12 @@ def test_an_owner_changes_which_parsers_read_pdfs(page, live_server, workspace):
     page.get_by_role("button", name="Save settings").click()
     expect(page.locator("[data-owner-note]")).to_contain_text("Settings saved")
     workspace.refresh_from_db()
-    assert workspace.parser_settings["parsers"]["pdf"] == ["pdfminer"]
+    assert workspace.parser_settings["parsers"]["pdf"] == ["pdfminer", "pdfium"]
     assert workspace.parser_settings["reference"]["pdf"] == "pdfminer"
 
     pdf = page.locator('tr[data-kind="pdf"]')
     pdf.locator('[data-parser-of="pdf"][value="pdfminer"]').uncheck()
+    pdf.locator('[data-parser-of="pdf"][value="pdfium"]').uncheck()
     page.get_by_role("button", name="Save settings").click()
     expect(page.locator('[data-error-for="parser_settings"]')).to_contain_text(
         "parser_settings.parsers.pdf must list at least one of"
@@ -304,8 +305,10 @@ def failed_upload(workspace, owner):
 
 
 def test_a_failed_upload_is_retried_from_the_workspace_page(
-    page, live_server, failed_upload, background
+    page, live_server, background, failed_upload
 ):
+    # ``background`` first: with a real worker it points media storage at the worker's
+    # folder, so the upload's file must be saved after it.
     log_in(page, live_server, "ann", PASSWORD)
     page.goto(f"{live_server.url}/w/acme/")
     row = page.locator('tr[data-doc="broken.txt"]')
