@@ -14,7 +14,8 @@ from django.core.files.base import ContentFile
 from rest_framework.test import APIClient
 
 from evalsets import services
-from evalsets.models import Document, Membership, Role
+from evalsets.models import Document, Membership, ParseStatus, Role
+from evalsets.parsers import text as text_parser
 from evalsets.review import workflow
 from labelling.celery import app as celery_app
 
@@ -224,3 +225,19 @@ def world(
     )
     cache.clear()  # rate limits start from zero whatever building counted
     return built
+
+
+@pytest.fixture
+def failed_upload(workspace, owner):
+    """A text upload whose only parse failed: what Retry and Remove act on."""
+    doc = Document(workspace=workspace, source_id="broken.txt", sha256="f" * 64, size=3)
+    doc.file.save("broken.txt", ContentFile(b"abc"), save=False)
+    doc.kind = "text"
+    doc.save()
+    doc.parses.create(
+        parser="plaintext",
+        parser_version=text_parser.PARSER.version,
+        status=ParseStatus.FAILED,
+        error="The worker ran out of memory.",
+    )
+    return doc

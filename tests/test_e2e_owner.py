@@ -11,7 +11,6 @@ import re
 from pathlib import Path
 
 import pytest
-from django.core.files.base import ContentFile
 from playwright.sync_api import expect
 
 from evalsets import services
@@ -24,7 +23,6 @@ from evalsets.models import (
     ParseStatus,
     Workspace,
 )
-from evalsets.parsers import text as text_parser
 from evalsets.review import workflow
 from tests.browser import log_in
 from tests.conftest import HANDBOOK, PASSWORD
@@ -287,21 +285,6 @@ def test_anyone_creates_a_workspace_from_the_home_page_and_owns_it(page, live_se
     expect(page).to_have_url(f"{live_server.url}/w/legal/")
     expect(page.get_by_role("heading", level=1)).to_contain_text("Legal team")
     assert Workspace.objects.get(slug="legal").memberships.get().role == "owner"
-
-
-@pytest.fixture
-def failed_upload(workspace, owner):
-    doc = Document(workspace=workspace, source_id="broken.txt", sha256="f" * 64, size=3)
-    doc.file.save("broken.txt", ContentFile(b"plain words"), save=False)
-    doc.kind = "text"
-    doc.save()
-    doc.parses.create(
-        parser="plaintext",
-        parser_version=text_parser.PARSER.version,
-        status=ParseStatus.FAILED,
-        error="The worker ran out of memory.",
-    )
-    return doc
 
 
 def test_a_failed_upload_is_retried_from_the_workspace_page(

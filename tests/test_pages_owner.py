@@ -18,7 +18,6 @@ from django.test import Client
 
 from evalsets import ingest, services
 from evalsets.models import Document, Invitation, ItemState, Membership, ParseStatus, Role
-from evalsets.parsers import text as text_parser
 from evalsets.review import assignments, workflow
 from tests.conftest import HANDBOOK
 
@@ -231,21 +230,6 @@ def test_deleting_a_document_first_lists_its_parses_and_the_anchors_left_waiting
 
 
 # -- failed uploads ------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def failed_upload(workspace, owner):
-    doc = Document(workspace=workspace, source_id="broken.txt", sha256="f" * 64, size=3)
-    doc.file.save("broken.txt", ContentFile(b"abc"), save=False)
-    doc.kind = "text"
-    doc.save()
-    doc.parses.create(
-        parser="plaintext",
-        parser_version=text_parser.PARSER.version,
-        status=ParseStatus.FAILED,
-        error="The worker ran out of memory.",
-    )
-    return doc
 
 
 def test_a_failed_upload_offers_retry_and_remove_and_says_why_remove_is_disabled(
