@@ -591,7 +591,7 @@ def _highlighted(parse: ParseVersion, start: int, end: int) -> dict:
     # Only the part that matters: from the highlight's page (or its prefix, if that reaches
     # further back) to just past its end. Trimming below only moves start forward.
     offset = max(0, min(parse.page_begin(start), start - CONTEXT_CHARS))
-    text = parse.text_between(offset, min(length, end + CONTEXT_CHARS))
+    text = resolution.text_window(parse, offset, min(length, end + CONTEXT_CHARS))
     # Trim the selection to what it quotes: a stray space is not evidence.
     while start < end and text[start - offset].isspace():
         start += 1

@@ -203,6 +203,9 @@ GROUNDWORK_PARSE_RANGE_PAGES = (
 # Each worker process keeps the most recently used parses folded and indexed for the resolver
 # (15-20 bytes a character in memory), so a new anchor does not fold its parses again.
 GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_000_000)
+# Each web process keeps the texts of the parses highlighted in most recently, to cut each
+# new anchor's quote and context from (1-4 bytes a character in memory).
+GROUNDWORK_HIGHLIGHT_CACHE_CHARS = env_int("GROUNDWORK_HIGHLIGHT_CACHE_CHARS", 20_000_000)
 # The PDF view's page images: drawn once, shared by every reader, kept on disk up to this size
 # (least recently read go first). Empty dir: MEDIA_ROOT/page-cache. Workers draw the first
 # pages of each PDF as soon as its pdfium parse is ready.
