@@ -55,7 +55,7 @@ REDIS_DB = 1
 SEEDED = svc.CACHE / "sustained-seeded.json"
 WS = "sustained"
 SET = "sustained"
-MODES = ["default", "services", "inject"]
+MODES = ["default", "services", "inject", "drain"]
 PATHS = {"coalesced": {}, "per-anchor": {"GROUNDWORK_RESOLVE_PER_ANCHOR": "true"}}
 LATE = b"A document uploaded while the team was busy.\n\nIts parse should not wait.\n"
 
@@ -153,13 +153,13 @@ def messages_waiting(mode: str, env: dict[str, str]) -> int:
     return sum(client.llen(name) for name in client.keys("celery*") if client.type(name) == b"list")
 
 
-def make_plan(seeded: dict, rate: float, args) -> list[tuple[int, str, dict]]:
+def make_plan(seeded: dict, total: int) -> list[tuple[int, str, dict]]:
     """Every anchor to create, in order: (user index, item id, highlight); the same list in
     every process that reads the same seed."""
     rng = random.Random(40)
     people = seeded["people"]
     plan = []
-    for n in range(int(rate * args.duration)):
+    for n in range(total):
         u = n % len(people)
         doc = rng.choice(seeded["docs"])
         start, end = rng.choice(doc["spans"])
@@ -178,7 +178,12 @@ def child(args) -> None:
         env = {**svc.prepare(args.database, args.redis_db), **PATHS[path]}
         os.environ.update(PATHS[path])
     seeded = seed(args)
-    rate = {"default": args.rate, "services": args.services_rate, "inject": args.inject_rate}[mode]
+    rate = {
+        "default": args.rate,
+        "services": args.services_rate,
+        "inject": args.inject_rate,
+        "drain": 0,
+    }[mode]
     with svc.Stack(env) as stack:
         if mode == "default":
             port = svc.free_port()
@@ -198,11 +203,12 @@ def child(args) -> None:
         elif mode == "services":
             base = stack.gunicorn(workers=args.gunicorn_workers)
             stack.celery_workers(4)
-        else:
-            stack.celery_workers(4)
         if mode == "inject":
+            stack.celery_workers(4)
             warm_up_direct(seeded, args)
             load = InjectedLoad(seeded, rate, args, env, stack)
+        elif mode == "drain":
+            load = backlog_made_beforehand(seeded, args, env, stack)
         else:
             warm_up(base, seeded, args)
             load = HttpLoad(base, seeded, rate, args)
@@ -283,7 +289,7 @@ class HttpLoad:
         args, seeded, rate = self.args, self.seeded, self.rate
         lock = threading.Lock()
         sessions = [requests.Session() for _ in seeded["people"]]
-        plan = make_plan(seeded, rate, args)
+        plan = make_plan(seeded, int(rate * args.duration))
 
         def create(n: int) -> None:
             if time.monotonic() > began + args.duration + 5:
@@ -332,7 +338,9 @@ class InjectedLoad:
     """Anchors created by ``--inject-processes`` processes calling the service directly,
     each taking every K-th anchor of the plan on its schedule (``inject_load``)."""
 
-    def __init__(self, seeded: dict, rate: float, args, env: dict[str, str], stack) -> None:
+    def __init__(
+        self, seeded: dict, rate: float, args, env: dict[str, str], stack, *extra: str
+    ) -> None:
         self.seeded, self.rate, self.args, self.env, self.stack = seeded, rate, args, env, stack
         self.latencies: list[float] = []
         self.errors: dict[str, int] = {}
@@ -346,7 +354,7 @@ class InjectedLoad:
             command = [sys.executable, __file__, *sys.argv[1:]]
             command = command[: command.index("--child")] if "--child" in command else command
             process = subprocess.Popen(
-                [*command, "--inject-load", str(k), str(count), str(output)],
+                [*command, *extra, "--inject-load", str(k), str(count), str(output)],
                 cwd=svc.ROOT,
                 env=env,
                 start_new_session=True,
@@ -394,6 +402,45 @@ class InjectedLoad:
         return 201
 
 
+def backlog_made_beforehand(seeded: dict, args, env: dict[str, str], stack) -> DrainLoad:
+    """``--drain-anchors`` anchors made through the service with no worker running (one
+    ``resolve_document`` message queued, the flag claimed), then a ``DrainLoad``."""
+    maker = InjectedLoad(seeded, 0, args, env, stack, "--inject-unpaced")
+    started = time.monotonic()
+    maker.run(started, lambda: None)
+    took = time.monotonic() - started
+    made = len(maker.latencies)
+    print(
+        f"  backlog: {made:,} anchors made with no worker running in {took:.1f} s "
+        f"({made / took:.0f}/s by {args.inject_processes} processes; errors {maker.errors})",
+        flush=True,
+    )
+    return DrainLoad(args, stack)
+
+
+class DrainLoad:
+    """The drain stack's "load": the 4 workers started on a backlog made beforehand, timed
+    until every resolution is written (a document is uploaded as they start)."""
+
+    upload_after = 0.0
+
+    def __init__(self, args, stack) -> None:
+        self.args, self.stack = args, stack
+        self.latencies: list[float] = []
+        self.errors: dict[str, int] = {}
+
+    def run(self, began: float, tick: Callable[[], None]) -> None:
+        self.stack.celery_workers(4)
+        while time.monotonic() - began < self.args.drain_timeout:
+            expected, rows = backlog()
+            if rows >= expected:
+                return
+            tick()
+            time.sleep(0.2)
+
+    upload = InjectedLoad.upload
+
+
 def inject_load(args) -> None:
     """One load process of the inject stack: its share of the plan, on schedule."""
     k, count, output = int(args.inject_load[0]), int(args.inject_load[1]), args.inject_load[2]
@@ -404,7 +451,10 @@ def inject_load(args) -> None:
     from evalsets.models import Workspace
 
     seeded = json.loads(SEEDED.read_text())
-    plan = make_plan(seeded, args.inject_rate, args)
+    unpaced = args.inject_unpaced  # the drain stack's backlog: as fast as they go
+    plan = make_plan(
+        seeded, args.drain_anchors if unpaced else int(args.inject_rate * args.duration)
+    )
     names = [person["user"] for person in seeded["people"]]
     users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}
     print("READY", flush=True)
@@ -412,10 +462,10 @@ def inject_load(args) -> None:
     latencies: list[float] = []
     errors: dict[str, int] = {}
     for n in range(k, len(plan), count):
-        due = began + n / args.inject_rate
+        due = began + (0 if unpaced else n / args.inject_rate)
         if (wait := due - time.monotonic()) > 0:
             time.sleep(wait)
-        if time.monotonic() > began + args.duration + 5:
+        if not unpaced and time.monotonic() > began + args.duration + 5:
             errors["not sent"] = errors.get("not sent", 0) + 1
             continue
         u, item_id, body = plan[n]
@@ -449,7 +499,7 @@ def drive(load, args, mode, env, stack, database) -> dict:
         timestamps (polling over HTTP would add the loaded server's latency to it)."""
         from evalsets.models import ParseVersion
 
-        time.sleep(args.duration / 2)
+        time.sleep(getattr(load, "upload_after", args.duration / 2))
         upload["status"] = load.upload()
         parses = ParseVersion.objects.filter(document__source_id="late-upload.txt")
         deadline = time.monotonic() + args.duration + args.drain_timeout
@@ -464,6 +514,7 @@ def drive(load, args, mode, env, stack, database) -> dict:
 
     meter = svc.CpuMeter(stack, database)
     made_before = anchors_made()
+    rows_before = backlog()[1]
     meter.start()
     began = time.monotonic()
     uploader = threading.Thread(target=upload_mid_run, daemon=True)
@@ -494,6 +545,7 @@ def drive(load, args, mode, env, stack, database) -> dict:
     load_s = time.monotonic() - began
     cpu = meter.stop()
     shares = meter.shares()
+    written = backlog()[1] - rows_before
     at_end = sample("end")
     drained_at = None
     while time.monotonic() - began - load_s < args.drain_timeout:
@@ -509,6 +561,7 @@ def drive(load, args, mode, env, stack, database) -> dict:
         "errors": load.errors,
         "load_s": load_s,
         "achieved_rate": len(load.latencies) / load_s,
+        "resolved_rate": written / load_s,
         "behind_s": getattr(load, "behind_s", None),
         "p50_ms": svc.percentile(lat, 50),
         "p95_ms": svc.percentile(lat, 95),
@@ -549,6 +602,10 @@ def main() -> None:
     parser.add_argument("--skip-peer", action="store_true")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--inject-load", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--inject-unpaced", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--drain-anchors", type=int, default=10_000, help="the drain stack's backlog"
+    )
     args = parser.parse_args()
     if args.inject_load:
         inject_load(args)
@@ -594,6 +651,7 @@ def report(results: list[dict], args) -> None:
         "errors",
         "p50 ms",
         "p95 ms",
+        "resolved/s",
         "backlog mid",
         "backlog end",
         "all resolved s",
@@ -607,6 +665,7 @@ def report(results: list[dict], args) -> None:
             sum(r["errors"].values()),
             r["p50_ms"],
             r["p95_ms"],
+            r["resolved_rate"],
             r["backlog_mid"],
             r["backlog_end"],
             _s(r["all_resolved_s"]),
@@ -617,9 +676,11 @@ def report(results: list[dict], args) -> None:
     ]
     print(svc.table([*headers, "load avg"], rows))
     print(
-        "\n'backlog' = anchor x parse resolutions not written yet (mid-load and when the load "
-        "stops); 'all resolved' = seconds from the start until none is missing; 'upload ready' "
-        "= from the document's row to its last parse written (database timestamps)."
+        "\n'resolved/s' = resolution rows written during the load (the drain stack: from the "
+        "workers' start until none is missing); 'backlog' = anchor x parse resolutions not "
+        "written yet (mid-load and when the load stops); 'all resolved' = seconds from the "
+        "start until none is missing; 'upload ready' = from the document's row to its last "
+        "parse written (database timestamps)."
     )
     for r in results:
         behind = "" if r["behind_s"] is None else f"; the load ended {r['behind_s']:.1f} s late"
