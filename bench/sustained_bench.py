@@ -441,14 +441,90 @@ class DrainLoad:
     upload = InjectedLoad.upload
 
 
+def create_through_service(user, item_id: str, body: dict) -> None:
+    """What the API's anchor-create view does past authentication and its role check: its
+    lookups (workspace, eval set, item, parse), then the service. No response is built."""
+    from evalsets import selectors, services
+    from evalsets.models import Workspace
+
+    workspace = Workspace.objects.get(slug=WS)
+    item = selectors.evalset_in(workspace, SET).items.get(item_id=item_id)
+    services.anchor_create_from_highlight(
+        item=item,
+        user=user,
+        parse=selectors.parse_in_workspace(workspace, body["parse"]),
+        start=body["start"],
+        end=body["end"],
+    )
+
+
+def cost(args) -> None:
+    """Where an anchor's CPU goes, in this one process against PostgreSQL (no worker runs):
+    the create path (statements, this process's and its database backend's CPU per create)
+    and the worker's ``resolve_document`` task after bursts of several sizes."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from evalsets import resolution
+    from evalsets.models import Document, GoldAnchor
+
+    svc.prepare(args.database, args.redis_db)
+    seeded = seed(args)
+    names = [person["user"] for person in seeded["people"]]
+    users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}
+    plan = iter(make_plan(seeded, 10 * args.cost + 1000))
+    tick = os.sysconf("SC_CLK_TCK")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = Path(f"/proc/{cursor.fetchone()[0]}/stat")
+
+    def cpu() -> tuple[float, float]:
+        fields = backend.read_text().rsplit(")", 1)[1].split()
+        return time.process_time(), (int(fields[11]) + int(fields[12])) / tick
+
+    def create(count: int) -> None:
+        for _ in range(count):
+            u, item_id, body = next(plan)
+            create_through_service(users[names[u]], item_id, body)
+
+    create(20)  # this process has read the parse's text once
+    with CaptureQueriesContext(connection) as one:
+        create(1)
+    print(f"one anchor create: {len(one.captured_queries)} statements")
+    for query in one.captured_queries:
+        print(f"    {query['sql'][:96]}")
+    (c0, p0), _, (c1, p1) = cpu(), create(args.cost), cpu()
+    print(
+        f"per create ({args.cost:,}): this process {(c1 - c0) / args.cost * 1000:.2f} ms CPU, "
+        f"its PostgreSQL backend {(p1 - p0) / args.cost * 1000:.2f} ms"
+    )
+    document = Document.objects.get(source_id="doc-1.pdf").pk
+    resolution.resolve_pending(document)  # prepares the 3 parses, as a warm worker has them
+    for burst in (1, 20, 100):
+        runs, client, server, statements = max(3, 300 // burst), 0.0, 0.0, 0
+        for _ in range(runs):
+            create(burst)
+            (c0, p0) = cpu()
+            with CaptureQueriesContext(connection) as task:
+                resolution.resolve_pending(document)
+            (c1, p1) = cpu()
+            client, server = client + c1 - c0, server + p1 - p0
+            statements += len(task.captured_queries)
+        print(
+            f"resolve_document after a burst of {burst:3}: {statements / runs:.0f} statements, "
+            f"{client / runs * 1000:6.1f} ms worker CPU + {server / runs * 1000:5.1f} ms "
+            f"PostgreSQL a task; {(client + server) / runs / burst * 1000:5.2f} ms an anchor "
+            f"({GoldAnchor.objects.filter(document=document).count():,} anchors on the document)"
+        )
+    svc.empty_broker(args.redis_db)  # the messages queued meanwhile: no worker ran
+
+
 def inject_load(args) -> None:
     """One load process of the inject stack: its share of the plan, on schedule."""
     k, count, output = int(args.inject_load[0]), int(args.inject_load[1]), args.inject_load[2]
     svc.setup_django(os.environ)
     from django.contrib.auth import get_user_model
-
-    from evalsets import selectors, services
-    from evalsets.models import Workspace
 
     seeded = json.loads(SEEDED.read_text())
     unpaced = args.inject_unpaced  # the drain stack's backlog: as fast as they go
@@ -470,16 +546,8 @@ def inject_load(args) -> None:
             continue
         u, item_id, body = plan[n]
         started = time.perf_counter()
-        try:  # what the view does: its lookups, then the service
-            workspace = Workspace.objects.get(slug=WS)
-            item = selectors.evalset_in(workspace, SET).items.get(item_id=item_id)
-            services.anchor_create_from_highlight(
-                item=item,
-                user=users[names[u]],
-                parse=selectors.parse_in_workspace(workspace, body["parse"]),
-                start=body["start"],
-                end=body["end"],
-            )
+        try:
+            create_through_service(users[names[u]], item_id, body)
         except Exception as exc:  # counted and shown, as HTTP errors are
             errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
             continue
@@ -604,11 +672,17 @@ def main() -> None:
     parser.add_argument("--inject-load", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--inject-unpaced", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
+        "--cost", type=int, default=0, help="N: profile N creates and the resolve task instead"
+    )
+    parser.add_argument(
         "--drain-anchors", type=int, default=10_000, help="the drain stack's backlog"
     )
     args = parser.parse_args()
     if args.inject_load:
         inject_load(args)
+        return
+    if args.cost:
+        cost(args)
         return
     if args.child:
         child(args)
