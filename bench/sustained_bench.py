@@ -462,6 +462,7 @@ def cost(args) -> None:
     """Where an anchor's CPU goes, in this one process against PostgreSQL (no worker runs):
     the create path (statements, this process's and its database backend's CPU per create)
     and the worker's ``resolve_document`` task after bursts of several sizes."""
+    svc.prepare(args.database, args.redis_db)  # Django is set up from here on
     from django.contrib.auth import get_user_model
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -469,7 +470,6 @@ def cost(args) -> None:
     from evalsets import resolution
     from evalsets.models import Document, GoldAnchor
 
-    svc.prepare(args.database, args.redis_db)
     seeded = seed(args)
     names = [person["user"] for person in seeded["people"]]
     users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}
