@@ -598,9 +598,7 @@ class PreparedText:
         ]
         if cands:
             tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
-            res = self._choose(
-                tier, cands, [], occurrence, page_hint, context, len(qf), _letterless(q)
-            )
+            res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
             if res is not None:
                 return res
             out_of_range = len(cands)
@@ -624,7 +622,7 @@ class PreparedText:
         if accepted:
             rejected = [c for c in scored if c.score < need]
             res = self._choose(
-                FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), _letterless(q)
+                FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), q
             )
             if res is not None:
                 return self._calibrated(q, res) if res.found else res
@@ -742,7 +740,7 @@ class PreparedText:
         page_hint: int | None,
         context: _Context,
         qlen: int,
-        letterless: bool = False,
+        quote: str = "",
     ) -> Resolution | None:
         """Pick one candidate, declare ambiguity, or return None (occurrence out of range).
 
@@ -783,11 +781,19 @@ class PreparedText:
                     qlen,
                 )
 
+        letterless = bool(quote) and _letterless(quote)
+        # copies laid out like the quote (the same words and line breaks, only indentation,
+        # spacing and Markdown marks differ): the parse set each of them the same way, so
+        # every one was a verbatim copy where it was highlighted, and counts as one
+        layout = _layout(quote) if quote and tier != FUZZY else None
+        alike = layout is not None and all(
+            c.verbatim or _layout(self.text[c.start : c.end]) == layout for c in pool
+        )
         # a highlight records its page and which copy on it: there, 0 is the first copy
         occurrence_given = occurrence > 0 or (paged and len(pool) > 1)
         # a highlight (it records its context) counted its occurrence among verbatim copies,
-        # 0 included; when every copy here is verbatim too, the two counts line up
-        if len(pool) > 1 and context and all(c.verbatim for c in pool):
+        # 0 included; when every copy here is one too, the two counts line up
+        if len(pool) > 1 and context and alike:
             occurrence_given = True
         if len(pool) == 1 and occurrence == 0:
             if tier == FUZZY and not self._clear_lead(pool[0], rejected):
@@ -795,23 +801,52 @@ class PreparedText:
             reason = "unique" if n == 1 else "page_hint"
             return self._found(tier, pool[0], n, reason, f"{how}; the only copy", qlen)
 
+        page_unused = page_hint is not None and self.page_starts is not None and not paged
+        verbatim = [c for c in pool if c.verbatim]
+        where = f" on page {page_hint}" if paged else ""
+        special = {ch for ch in quote if not ch.isascii()}
+        if (
+            special
+            and context
+            and not alike
+            and not letterless
+            and not page_unused
+            and 0 < len(verbatim) < len(pool)
+            and all(
+                not special <= set(self.text[c.start : c.end]) for c in pool if not c.verbatim
+            )
+        ):
+            # the quote holds characters beyond ASCII (a no-break space, a typographic quote)
+            # that the verbatim copies here keep and every other copy lacks: this parse keeps
+            # them, so the copies without them never had them, and the highlight, counting
+            # verbatim copies, did not count those. Counted among the copies that keep them
+            # -- when no copy fits the recorded context better.
+            if occurrence < len(verbatim) and self._fits_best(verbatim[occurrence], pool, context):
+                return self._found(
+                    tier,
+                    verbatim[occurrence],
+                    n,
+                    "occurrence",
+                    f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies{where} "
+                    "that keep the quote's own characters, as the occurrence asks",
+                    qlen,
+                )
+
         if occurrence_given:
             if letterless and len(pool) > 1 and not any(c.verbatim for c in pool):
                 # numbers and signs only (a slice of a matrix or a table of figures): another
                 # parse reads such tables in another order, so copies counted where it was
                 # highlighted do not line up with copies found here after folding
                 return self._ambiguous(tier, pool, qlen)
-            if page_hint is not None and self.page_starts and not paged:
+            if page_unused:
                 # the occurrence counts copies on a page that holds none here: it means nothing
                 return self._ambiguous(tier, pool, qlen) if len(pool) > 1 else None
             if occurrence >= len(pool):
                 return None
             picked = pool[occurrence]
-            verbatim = [c for c in pool if c.verbatim]
             # the occurrence counted verbatim copies where it was highlighted; when here some
             # copies are verbatim and some only folded, count both ways and insist they agree
-            mixed = bool(verbatim) and len(verbatim) < len(pool)
-            where = f" on page {page_hint}" if paged else ""
+            mixed = bool(verbatim) and len(verbatim) < len(pool) and not alike
             if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
                 # the two counts name different copies: the recorded context may clearly
                 # prefer one of the two readings (a table row repeated on the page); else
@@ -863,6 +898,11 @@ class PreparedText:
                     qlen,
                 )
         return self._ambiguous(tier, pool, qlen)
+
+    def _fits_best(self, c: _Candidate, others: list[_Candidate], context: _Context) -> bool:
+        """Whether no copy in `others` fits the recorded prefix/suffix better than `c`."""
+        d = self._context_distance(c, context)
+        return all(d <= self._context_distance(o, context) for o in others)
 
     @staticmethod
     def _clear_lead(best: _Candidate, others: Iterable[_Candidate]) -> bool:
@@ -1298,6 +1338,21 @@ class _Context:
 
 
 _WORD = re.compile(r"\w+")
+
+
+_ASCII_SPACE = " \t\n\r\f\v"
+_MARKS = str.maketrans("", "", "".join(_MARKUP))
+_SPACE_RUN = re.compile(f"[{_ASCII_SPACE}]+")
+
+
+def _layout(text: str) -> str:
+    """The text as words and line breaks: Markdown marks and noise dropped, every run of ASCII
+    whitespace one space, or one line break if it holds one. Two copies with the same layout
+    differ only in indentation, spacing and emphasis; a no-break space is a character here."""
+    if "](" in text or "![" in text or "---" in text:
+        text = _MARKDOWN_NOISE.sub("", text)
+    text = text.translate(_MARKS).strip(_ASCII_SPACE)
+    return _SPACE_RUN.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
 
 
 def _letterless(quote: str) -> bool:

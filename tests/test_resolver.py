@@ -522,6 +522,58 @@ def test_an_occurrence_of_numbers_only_among_refolded_copies_is_ambiguous():
     assert r.status == NORMALISED and r.start == text.index("a\nb c")
 
 
+
+# -- resolver 1.4 ---------------------------------------------------------------------------
+
+
+def test_copies_laid_out_like_the_quote_are_counted_as_the_highlight_counted_them():
+    # the same command output three times; the Markdown parse indents every copy, so none is
+    # verbatim, but each holds the quote's words and line breaks: the highlight's count of
+    # verbatim copies is the count here
+    block = "0 to remove and 0 not upgraded.\n    Need to get 3200kB of archives."
+    text = f"First:\n\n    {block}\n\nSecond:\n\n    {block}\n\nThird:\n\n    {block}\n"
+    quote = "not upgraded.\nNeed to get"
+    kw = {"prefix": "0 to remove and 0 ", "suffix": " 3200kB of archives."}
+    for occurrence in (0, 1, 2):
+        r = resolve(text, quote, occurrence=occurrence, **kw)  # type: ignore[arg-type]
+        assert r.status == NORMALISED and r.reason == "occurrence"
+        assert r.start == [m for m in range(len(text)) if text.startswith("not upgraded", m)][
+            occurrence
+        ]
+    # a line break where the quote has none (prose re-wrapped by the other parse): the
+    # highlight's parse may have wrapped the other copies elsewhere and not counted them
+    prose = "For more on manually and automatically installed packages, see below. " * 2
+    r = resolve(
+        prose.replace("automatically installed", "automatically\ninstalled"),
+        "automatically installed packages",
+        prefix="on manually and ",
+        suffix=", see below.",
+    )
+    assert r.status == AMBIGUOUS
+    # without context (a typed quote) occurrence 0 is only the default: nothing is counted
+    assert resolve(text, quote).status == AMBIGUOUS
+
+
+def test_copies_keeping_the_quotes_no_break_space_are_the_ones_the_highlight_counted():
+    # a contents entry typed with a plain space, and the heading with a no-break space that
+    # this parse keeps: the entry never had it, so the highlight (occurrence 0) did not count it
+    text = (
+        "[3.2.1. The hostname](#hostname)\n[3.2.2. The filesystem](#fs)\n\n"
+        "### 3.2.1.\u00a0The hostname\n\nThe kernel maintains the hostname.\n"
+    )
+    quote = "1.\u00a0The hostname"
+    kw = {"prefix": "\n      3.2.", "suffix": "\n\n   "}
+    r = resolve(text, quote, **kw)  # type: ignore[arg-type]
+    assert r.status == EXACT and r.reason == "occurrence"
+    assert r.start == text.index(quote)
+    # a parse that turned every no-break space into a space keeps nothing to count by
+    plain = text.replace("\u00a0", " ")
+    assert resolve(plain, quote, **kw).status == AMBIGUOUS  # type: ignore[arg-type]
+    # a copy that only differs by a line break still has the character: no evidence that it
+    # lacked it where highlighted, so the counts are not trusted
+    wrapped = text.replace("[3.2.1. The hostname]", "[3.2.1.\u00a0The\nhostname]")
+    assert resolve(wrapped, quote, **kw).status == AMBIGUOUS  # type: ignore[arg-type]
+
 MOSTLY_ABSENT_TEXT = (
     "The committee reviewed the annual budget and approved the proposal to expand the "
     "community library, subject to a final inspection by the council and a public hearing "
