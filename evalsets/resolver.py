@@ -804,27 +804,12 @@ class PreparedText:
         page_unused = page_hint is not None and self.page_starts is not None and not paged
         verbatim = [c for c in pool if c.verbatim]
         where = f" on page {page_hint}" if paged else ""
-        special = {ch for ch in quote if not ch.isascii()}
-        if (
-            special
-            and context
-            and not alike
-            and not letterless
-            and not page_unused
-            and 0 < len(verbatim) < len(pool)
-            and all(
-                not special <= set(self.text[c.start : c.end]) for c in pool if not c.verbatim
-            )
-        ):
-            # the quote holds characters beyond ASCII (a no-break space, a typographic quote)
-            # that the verbatim copies here keep and every other copy lacks: this parse keeps
-            # them, so the copies without them never had them, and the highlight, counting
-            # verbatim copies, did not count those. Counted among the copies that keep them
-            # -- when no copy fits the recorded context better.
-            if occurrence < len(verbatim) and self._fits_best(verbatim[occurrence], pool, context):
+        if context and not alike and not letterless and not page_unused:
+            kept = self._by_kept_characters(quote, pool, occurrence, context)
+            if kept is not None:
                 return self._found(
                     tier,
-                    verbatim[occurrence],
+                    kept,
                     n,
                     "occurrence",
                     f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies{where} "
@@ -898,6 +883,27 @@ class PreparedText:
                     qlen,
                 )
         return self._ambiguous(tier, pool, qlen)
+
+    def _by_kept_characters(
+        self, quote: str, pool: list[_Candidate], occurrence: int, context: _Context
+    ) -> _Candidate | None:
+        """The copy the occurrence names among those keeping the quote's own characters.
+
+        When the quote holds characters beyond ASCII (a no-break space, a typographic quote)
+        that the verbatim copies here keep and every other copy lacks, this parse keeps them,
+        so the copies without them never had them, and the highlight, counting verbatim
+        copies, did not count those (a contents entry typed with a plain space, repeating a
+        heading). None unless that is so and no copy fits the recorded context better.
+        """
+        special = {ch for ch in quote if not ch.isascii()}
+        verbatim = [c for c in pool if c.verbatim]
+        if not special or not 0 < len(verbatim) < len(pool) or occurrence >= len(verbatim):
+            return None
+        text = self.text
+        if any(special <= set(text[c.start : c.end]) for c in pool if not c.verbatim):
+            return None
+        picked = verbatim[occurrence]
+        return picked if self._fits_best(picked, pool, context) else None
 
     def _fits_best(self, c: _Candidate, others: list[_Candidate], context: _Context) -> bool:
         """Whether no copy in `others` fits the recorded prefix/suffix better than `c`."""

@@ -522,7 +522,6 @@ def test_an_occurrence_of_numbers_only_among_refolded_copies_is_ambiguous():
     assert r.status == NORMALISED and r.start == text.index("a\nb c")
 
 
-
 # -- resolver 1.4 ---------------------------------------------------------------------------
 
 
@@ -537,9 +536,10 @@ def test_copies_laid_out_like_the_quote_are_counted_as_the_highlight_counted_the
     for occurrence in (0, 1, 2):
         r = resolve(text, quote, occurrence=occurrence, **kw)  # type: ignore[arg-type]
         assert r.status == NORMALISED and r.reason == "occurrence"
-        assert r.start == [m for m in range(len(text)) if text.startswith("not upgraded", m)][
-            occurrence
-        ]
+        assert (
+            r.start
+            == [m for m in range(len(text)) if text.startswith("not upgraded", m)][occurrence]
+        )
     # a line break where the quote has none (prose re-wrapped by the other parse): the
     # highlight's parse may have wrapped the other copies elsewhere and not counted them
     prose = "For more on manually and automatically installed packages, see below. " * 2
@@ -573,6 +573,7 @@ def test_copies_keeping_the_quotes_no_break_space_are_the_ones_the_highlight_cou
     # lacked it where highlighted, so the counts are not trusted
     wrapped = text.replace("[3.2.1. The hostname]", "[3.2.1.\u00a0The\nhostname]")
     assert resolve(wrapped, quote, **kw).status == AMBIGUOUS  # type: ignore[arg-type]
+
 
 MOSTLY_ABSENT_TEXT = (
     "The committee reviewed the annual budget and approved the proposal to expand the "
