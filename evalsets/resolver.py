@@ -1344,6 +1344,7 @@ class _Context:
 
 
 _WORD = re.compile(r"\w+")
+_CID = re.compile(r"\(cid:\d{1,5}\)")
 
 
 _ASCII_SPACE = " \t\n\r\f\v"
@@ -1368,7 +1369,10 @@ def _letterless(quote: str) -> bool:
 
 def _words_kept(quote: str, folded_span: str) -> float:
     """The share of the quote's words (folded, at least `KEPT_WORD_MIN` long when it has
-    such words) that occur in the folded span."""
+    such words) that occur in the folded span. A glyph placeholder ("(cid:19)", pdfminer's
+    name for a glyph without a character) is not a word: folding drops it from the span."""
+    if "(cid:" in quote:
+        quote = _CID.sub(" ", quote)
     words = [w for w in map(fold, _WORD.findall(quote)) if w]
     long_words = [w for w in words if len(w) >= KEPT_WORD_MIN] or words
     if not long_words:

@@ -741,3 +741,18 @@ def test_resolutions_change_only_with_a_new_resolver_version():
         "corpus: bump RESOLVER_VERSION (stored resolutions must be redone) and record the new "
         "fingerprint under it"
     )
+
+
+def test_glyph_placeholders_are_not_counted_as_words_a_fuzzy_match_lost():
+    # pdfminer writes "(cid:19)" where pypdf writes a control character: neither is a word,
+    # so a fuzzy match keeping the real words is not refused as mostly absent
+    text = (
+        "we find the basis of the lattice\n\x13\x12\n1 0\n\x13\x12\n2 0\n\x13\x1b, for all x here"
+    )
+    quote = (
+        "find the basis of the latice\n(cid:19)(cid:18)\n1 0\n(cid:19)(cid:18)\n2 0\n"
+        "(cid:19)(cid:27)(cid:18)(cid:18), for all x"
+    )
+    r = resolve(text, quote)
+    assert r.status == FUZZY and r.kept > FUZZY_MIN_WORDS_KEPT
+    assert text[r.start : r.end] == text[text.index("find") : text.index(" here")]
