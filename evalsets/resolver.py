@@ -99,6 +99,12 @@ REORDER_GATE = 0.75
 #: parse whose remains happen to align. Calibrated on ``bench/resolver_bench.py``, which
 #: prints the fuzzy tier's precision at this and neighbouring thresholds.
 FUZZY_MIN_WORDS_KEPT = 0.5
+#: A quote found line by line (`PreparedText._by_pieces`) is looked for around at most this
+#: many copies of its longest line.
+PIECES_MAX_HITS = 64
+#: ... and the recorded prefix and suffix must fit its two ends within one edit per this
+#: many of their characters, in all.
+PIECES_CONTEXT_SLACK = 8
 #: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
 KEPT_WORD_MIN = 3
 #: A candidate below the fuzzy bar is still offered for confirmation when it is at least
@@ -608,6 +614,9 @@ class PreparedText:
         if need is None:
             if out_of_range:
                 return self._out_of_range(out_of_range, occurrence)
+            res = self._by_pieces(q, qf, context)
+            if res is not None:
+                return res
             return Resolution(
                 NOT_FOUND,
                 reason="not_present_short",
@@ -629,6 +638,9 @@ class PreparedText:
             out_of_range = max(out_of_range, len(accepted))
         if out_of_range:
             return self._out_of_range(out_of_range, occurrence)
+        res = self._by_pieces(q, qf, context)
+        if res is not None:
+            return res
         best = max((c.score for c in scored), default=0.0)
         offer = max(scored, key=lambda c: c.score) if scored else None
         if offer is not None and offer.score < OFFER_MIN_SCORE:
@@ -657,6 +669,67 @@ class PreparedText:
             kept=_words_kept(q, self.folded.text[offer.fa : offer.fb]) if offer else 0.0,
             offered_start=offer.start if offer else None,
             offered_end=offer.end if offer else None,
+        )
+
+    def _by_pieces(self, q: str, qf: str, context: _Context) -> Resolution | None:
+        """The quote found line by line, with text inserted between its lines, when the
+        recorded prefix and suffix fit both ends.
+
+        Another parse may put text between two lines of a passage: a table's other column, a
+        page number at a page break, a list item's number, a contents entry's page. Each line
+        is then here, in order, but no alignment of the whole passes the bar (a short quote
+        may not even try). With the recorded context on both sides fitting right at the ends,
+        and at most as much inserted as a fuzzy span may stretch, the span is taken; if more
+        than one placement fits, none is (the quote stays not found).
+        """
+        if not context or not context.prefix or not context.suffix:
+            return None
+        pieces = [p for p in map(fold, _LINE_BREAK.split(q)) if p]
+        if len(pieces) < 2:
+            return None
+        ftext = self.folded.text
+        budget = MAX_SPAN_EXTRA + int(len(qf) * (MAX_SPAN_STRETCH - 1))
+        k = max(range(len(pieces)), key=lambda i: len(pieces[i]))
+        hits = find_all(ftext, pieces[k], limit=PIECES_MAX_HITS)
+        if len(hits) > PIECES_MAX_HITS:
+            return None
+        prefix, suffix = context.prefix, context.suffix
+        fits: dict[tuple[int, int], int] = {}
+        for hit in hits:
+            placed = _place_pieces(ftext, pieces, k, hit, budget)
+            if placed is None:
+                continue
+            # the first and last lines may sit at more than one place in reach: each end is
+            # where the recorded context fits it best
+            firsts, lasts, inserted = placed
+            fa = min(firsts, key=lambda a: _anchored_distance(prefix, ftext, a, before=True))
+            fb = min(lasts, key=lambda b: _anchored_distance(suffix, ftext, b, before=False))
+            dp = _anchored_distance(prefix, ftext, fa, before=True)
+            ds = _anchored_distance(suffix, ftext, fb, before=False)
+            if dp + ds <= (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK:
+                fits[(fa, fb)] = inserted
+        if len(fits) != 1:
+            return None
+        (fa, fb), inserted = next(iter(fits.items()))
+        span = fb - fa - len(qf)
+        if span <= 0:
+            return None
+        s, e = self.folded.original_span(fa, fb)
+        score = len(qf) / (fb - fa)
+        return Resolution(
+            FUZZY,
+            start=s,
+            end=e,
+            score=score,
+            candidates=1,
+            reason="pieces_in_context",
+            detail=(
+                f"found approximately: its {len(pieces)} lines are all here in order with "
+                f"{span} characters inserted between them, and the prefix/suffix recorded "
+                "with the quote fit both ends"
+            ),
+            page=self.page_at(s),
+            kept=_words_kept(q, ftext[fa:fb]),
         )
 
     def _calibrated(self, q: str, res: Resolution) -> Resolution:
@@ -1365,6 +1438,60 @@ def _layout(text: str) -> str:
 def _letterless(quote: str) -> bool:
     """Whether the quote holds no letter at all (numbers, signs, punctuation)."""
     return not any(ch.isalpha() for ch in quote)
+
+
+_LINE_BREAK = re.compile(r"\s*[\n\r\f\v]\s*")
+
+
+def _place_pieces(
+    ftext: str, pieces: list[str], k: int, hit: int, budget: int
+) -> tuple[list[int], list[int], int] | None:
+    """Lay the pieces out in order around piece `k` found at `hit`, each the nearest copy,
+    with at most `budget` characters between them in all: the first piece's possible starts,
+    the last piece's possible ends (in reach of the rest of the budget) and what was spent."""
+    spent = 0
+    pos = hit + len(pieces[k])
+    lasts = [pos]
+    for piece in pieces[k + 1 :]:
+        at = ftext.find(piece, pos, pos + budget - spent + len(piece))
+        if at < 0:
+            return None
+        spent += at - pos
+        pos = at + len(piece)
+        lasts = [pos]
+    pos = hit
+    firsts = [pos]
+    for piece in reversed(pieces[:k]):
+        at = ftext.rfind(piece, max(0, pos - (budget - spent) - len(piece)), pos)
+        if at < 0:
+            return None
+        spent += pos - (at + len(piece))
+        pos = at
+        firsts = [pos]
+    left = budget - spent
+    if k + 1 < len(pieces):
+        last = pieces[-1]
+        end = lasts[0]
+        lasts += [e for e in (at + len(last) for at in find_all(ftext[: end + left], last, end))]
+    if k > 0:
+        first = pieces[0]
+        start = firsts[0]
+        firsts += [a for a in find_all(ftext[:start], first, max(0, start - left - len(first)))]
+    return firsts, lasts, spent
+
+
+def _anchored_distance(context: str, ftext: str, at: int, *, before: bool) -> int:
+    """Edit distance of the recorded prefix (`before`) ending right at `at`, or of the
+    suffix starting right there, to the text."""
+    reach = len(context) + len(context) // 2 + 4
+    if before:
+        seg = ftext[max(0, at - reach) : at][::-1]
+        context = context[::-1]
+    else:
+        seg = ftext[at : at + reach]
+    if not seg:
+        return len(context)
+    return int(edlib.align(context, seg, mode="SHW", task="distance")["editDistance"])
 
 
 def _words_kept(quote: str, folded_span: str) -> float:

@@ -756,3 +756,23 @@ def test_glyph_placeholders_are_not_counted_as_words_a_fuzzy_match_lost():
     r = resolve(text, quote)
     assert r.status == FUZZY and r.kept > FUZZY_MIN_WORDS_KEPT
     assert text[r.start : r.end] == text[text.index("find") : text.index(" here")]
+
+
+def test_lines_with_text_inserted_between_them_are_found_when_the_context_fits_both_ends():
+    # the other parse put a command line between two lines of the passage
+    text = (
+        "Then this toric basis is computed by\n4ti2-groebner 4coins\nand gives the output "
+        "file 4coins.gro as below.\n"
+    )
+    quote = "is computed by\nand"
+    kw = {"prefix": "Then this toric basis ", "suffix": " gives the output file"}
+    r = resolve(text, quote, **kw)  # type: ignore[arg-type]
+    assert r.status == FUZZY and r.reason == "pieces_in_context"
+    assert text[r.start : r.end] == "is computed by\n4ti2-groebner 4coins\nand"
+    # a typed quote has no context to fix the ends: too short to match approximately
+    assert resolve(text, quote).status == NOT_FOUND
+    # context that does not fit the ends fixes nothing
+    r = resolve(text, quote, prefix="Some other words here ", suffix=" and something else")
+    assert r.status == NOT_FOUND
+    # two placements the context fits equally: neither is taken
+    assert resolve(text + text, quote, **kw).status == NOT_FOUND  # type: ignore[arg-type]
