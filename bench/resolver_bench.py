@@ -57,9 +57,10 @@ LENGTHS = [3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60]
 # ---------------------------------------------------------------------------
 
 
-#: Markdown that is not prose: link targets and titles, image alt text. The plain-text parse
-#: has none of it, so its words must not be aligned to the passage's words.
-MARKUP = re.compile(r"\]\([^)]*\)|!\[(?:[^\[\]]|\\\[|\\\])*\]")
+#: Markdown that is not prose: link targets and titles, image alt text (brackets nested once
+#: in it included: markitdown writes "![[Note]](images/note.png)"). The plain-text parse has
+#: none of it, so its words must not be aligned to the passage's words.
+MARKUP = re.compile(r"\]\([^)]*\)|!\[(?:[^\[\]]|\\\[|\\\]|\[[^\[\]]*\])*\]")
 #: pdfminer's placeholder for a glyph without a character (pypdf writes a control character):
 #: not a word of the document in either parse.
 CID = re.compile(r"\(cid:\d+\)")

@@ -99,6 +99,9 @@ REORDER_GATE = 0.75
 #: parse whose remains happen to align. Calibrated on ``bench/resolver_bench.py``, which
 #: prints the fuzzy tier's precision at this and neighbouring thresholds.
 FUZZY_MIN_WORDS_KEPT = 0.5
+#: How far past a span's end (or before its start) the Markdown marks a quote ends (begins)
+#: with are looked for.
+EDGE_REACH = 16
 #: A quote found line by line (`PreparedText._by_pieces`) is looked for around at most this
 #: many copies of its longest line.
 PIECES_MAX_HITS = 64
@@ -234,14 +237,17 @@ _PUNCT = str.maketrans(
 #: parse that turned HTML into Markdown is full of them and a plain-text parse has none.
 _MARKUP = frozenset("*_`\\[]|#")
 #: Markdown that is not text at all, dropped whole: an image (its alt text is a description,
-#: not prose), a link's destination and title after the link text (`](url "title")`; URLs
-#: wrapped at a hyphen and parentheses escaped or nested once included), and a table's
-#: header rule (`---|---`). A plain-text parse of the same page has none of these.
+#: not prose; brackets nested once in it and line breaks included), a link's destination
+#: and title after the link text (`](url "title")`; URLs wrapped at a hyphen and parentheses
+#: escaped or nested once included), a table's header rule (`---|---`, `| --- |` for one
+#: column) or a rule line (`---`), and the marker of a nested or definition list item at
+#: the start of a line (`+ `, `: `). A plain-text parse of the same page has none of these.
 _MARKDOWN_NOISE = re.compile(
-    r"""!\[(?:[^\[\]\n]|\\.){0,200}\]"""  # image alt text ...
+    r"""!\[(?:[^\[\]]|\\.|\[[^\[\]]{0,200}\]){0,200}\]"""  # image alt text ...
     r"""\((?:[^()\s\\]|\\.|-\n|\([^()\s]{0,200}\)){0,800}(?:\s+"[^"]{0,300}")?\s*\)"""
     r"""|\]\((?:[^()\s\\]|\\.|-\n|\([^()\s]{0,200}\)){0,800}(?:\s+"[^"]{0,300}")?\s*\)"""
-    r"""|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$"""
+    r"""|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$"""
+    r"""|\n[ \t]*[+:][ \t]"""
     # a glyph the PDF gives no character for: pdfminer writes "(cid:16)", pypdf the raw
     # control character chr(16) (dropped as a control character below)
     r"""|\(cid:\d{1,5}\)""",
@@ -256,7 +262,13 @@ def _cuts(text: str) -> list[tuple[int, int]]:
     """Spans folding drops whole: Markdown noise and joining hyphens (unsorted)."""
     # each pattern needs one of these substrings to match at all; checking for them first
     # (in C) spares running the patterns over the many texts and quotes that have none
-    noise = "](" in text or "![" in text or "---" in text or "(cid:" in text
+    noise = (
+        "](" in text
+        or "![" in text
+        or "---" in text
+        or "(cid:" in text
+        or ("\n" in text and ("+" in text or ":" in text))
+    )
     cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)] if noise else []
     if "-" in text or "\u00ad" in text or "\u2010" in text or "\u2011" in text:
         cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
@@ -575,7 +587,53 @@ class PreparedText:
         suffix: str = "",
     ) -> Resolution:
         """Find `quote` in this parse. See `resolve` for the meaning of the arguments."""
-        occurrence = int(occurrence or 0)
+        res = self._resolve(quote, int(occurrence or 0), page_hint, prefix, suffix)
+        if res.start is None or res.end is None:
+            return res
+        q = quote.strip()
+        start, end = self._with_edge_marks(q, res.start, res.end)
+        return res if (start, end) == (res.start, res.end) else replace(res, start=start, end=end)
+
+    def _with_edge_marks(self, q: str, start: int, end: int) -> tuple[int, int]:
+        """The span widened over the Markdown marks (`_`, `|`, `#`, ...) the quote begins or
+        ends with, when the text right outside it holds them.
+
+        Folding drops such marks, so a match ends on the quote's last letter; but a quote
+        ending "Purge (_" highlighted the underscore, which this parse may write
+        "(****\\_" (bold and escaped). Other marks and whitespace on the way are stepped
+        over; nothing else is, and the span grows only if every mark is found.
+        """
+        text = self.text
+        body = len(q.rstrip(_EDGE_CHARS))
+        tail = [ch for ch in q[body:] if ch in _MARKUP]
+        if tail:
+            pos, want = end, 0
+            while pos < len(text) and want < len(tail) and pos - end <= EDGE_REACH:
+                ch = text[pos]
+                if ch == tail[want]:
+                    want += 1
+                elif ch not in _MARKUP and not ch.isspace():
+                    break
+                pos += 1
+            if want == len(tail):
+                end = pos
+        lead = [ch for ch in q[: len(q) - len(q.lstrip(_EDGE_CHARS))] if ch in _MARKUP]
+        if lead:
+            pos, want = start, len(lead)
+            while pos > 0 and want and start - pos <= EDGE_REACH:
+                ch = text[pos - 1]
+                if ch == lead[want - 1]:
+                    want -= 1
+                elif ch not in _MARKUP and not ch.isspace():
+                    break
+                pos -= 1
+            if not want:
+                start = pos
+        return start, end
+
+    def _resolve(
+        self, quote: str, occurrence: int, page_hint: int | None, prefix: str, suffix: str
+    ) -> Resolution:
         if occurrence < 0:
             raise ValueError(f"occurrence must be >= 0, got {occurrence}")
         q = quote.strip() if quote else ""
@@ -1421,6 +1479,8 @@ _CID = re.compile(r"\(cid:\d{1,5}\)")
 
 
 _ASCII_SPACE = " \t\n\r\f\v"
+#: What a quote may begin or end with that folding drops: marks and whitespace.
+_EDGE_CHARS = "".join(_MARKUP) + " \t\n\r\f\v\u00a0"
 _MARKS = str.maketrans("", "", "".join(_MARKUP))
 _SPACE_RUN = re.compile(f"[{_ASCII_SPACE}]+")
 

@@ -776,3 +776,34 @@ def test_lines_with_text_inserted_between_them_are_found_when_the_context_fits_b
     assert r.status == NOT_FOUND
     # two placements the context fits equally: neither is taken
     assert resolve(text + text, quote, **kw).status == NOT_FOUND  # type: ignore[arg-type]
+
+
+def test_markdown_images_with_nested_brackets_one_column_table_rules_and_list_markers_fold_away():
+    # markitdown: "![[Note]](images/note.png)", a one-column table's "| --- |"; html2text
+    # wraps long alt text; nested and definition list items start "+ " and ":   "
+    assert fold("end.\n\n| --- |\n| ![[Note]](images/note.png) | Note |") == fold("end. Note")
+    assert fold(
+        "remove sound-\njuicer:\n\n![\\[package view, broken sound-\njuicer\\]](a.png)"
+    ) == (fold("remove sound-juicer:"))
+    assert fold("the system.\n\n  + Access NIS\n:   [3.1 Boot") == fold(
+        "the system. Access NIS 3.1 Boot"
+    )
+    # ... but not a plus or colon inside a line, or a rule of dashes inside one
+    assert fold("a + b: c --- d") == "a+b:c---d"
+    text = "Remove it.\n\n| --- |\n| ![[Tip]](images/tip.png) | Tip |\n| You can undo it."
+    r = resolve(text, "Remove it.\n  Tip\n  You can undo")
+    assert r.status == NORMALISED
+    assert text[r.start : r.end] == text[: text.index(" it.", 60)]
+
+
+def test_a_quote_beginning_or_ending_with_a_markdown_mark_keeps_it_in_the_span():
+    # folding drops "_", so the match ends on "(": the highlight took the underscore too,
+    # which this parse writes bold and escaped
+    text = "Package → Purge (****\\_****) | Flag the package. Package → Keep (****:****)"
+    r = resolve(text, "Package → Purge (_")
+    assert r.found and text[r.start : r.end] == "Package → Purge (****\\_"
+    r = resolve(text, "_)\nFlag the package")
+    assert r.found and text[r.start : r.end] == "_****) | Flag the package"
+    # a mark the text does not hold next to the span leaves the span as it was
+    r = resolve("ident ::= (A...Z | a...z) more", "(A . . . Z | a . . . z | _")
+    assert r.found and r.end == len("ident ::= (A...Z | a...z")
