@@ -1131,11 +1131,8 @@ class PreparedText:
         m = len(qf)
         index = self._seed_index()
         get = index.get
-        votes: list[int] = []
-        for off in range(m - SEED + 1):
-            hits = get(qf[off : off + SEED])
-            if hits:
-                votes.extend(h - off for h in hits)
+        pieces = map(get, [qf[off : off + SEED] for off in range(m - SEED + 1)])
+        votes = [h - off for off, hits in enumerate(pieces) if hits for h in hits]
         if not votes:
             return [], 0.0
         votes.sort()
@@ -1171,7 +1168,7 @@ class PreparedText:
             aligned.append((w0, w1))
             common = LCSseq.similarity(qf, ftext[w0:w1])
             if common < need and (
-                common < need * REORDER_GATE or _covered(qf, ftext[w0:w1], SEED) < need
+                common < need * REORDER_GATE or not _covers(qf, ftext[w0:w1], SEED, need)
             ):
                 bound = max(bound, common)
                 continue
@@ -1312,12 +1309,23 @@ def _moved_pieces(
     return taken
 
 
-def _covered(qf: str, window: str, k: int) -> int:
-    """About how many characters of `qf` lie in `k`-character pieces that `window` holds
-    anywhere, in any order: pieces start every `k // 2` characters, each found counts for
-    the `k // 2` it starts with, each looked up in C."""
+def _covers(qf: str, window: str, k: int, need: int) -> bool:
+    """Whether about `need` characters of `qf` lie in `k`-character pieces that `window`
+    holds anywhere, in any order: pieces start every `k // 2` characters, each found counts
+    for the `k // 2` it starts with, each looked up in C. Stops as soon as the answer is
+    known (most windows of a passage that is not there miss piece after piece)."""
     step = max(1, k // 2)
-    return sum(step for p in range(0, len(qf) - k + 1, step) if qf[p : p + k] in window)
+    starts = range(0, len(qf) - k + 1, step)
+    have, left = 0, len(starts) * step
+    for p in starts:
+        left -= step
+        if qf[p : p + k] in window:
+            have += step
+            if have >= need:
+                return True
+        elif have + left < need:
+            return False
+    return have >= need
 
 
 def _ops(cigar: str | None) -> list[tuple[int, str]]:
