@@ -691,8 +691,13 @@ class PreparedText:
             res = self._choose(
                 FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), q
             )
+            if res is not None and res.found:
+                picked = next(c for c in accepted if (c.start, c.end) == (res.start, res.end))
+                if not self._ends_fixed(picked, qf):
+                    return self._ends_not_fixed(q, picked)
+                return self._calibrated(q, res)
             if res is not None:
-                return self._calibrated(q, res) if res.found else res
+                return res
             out_of_range = max(out_of_range, len(accepted))
         if out_of_range:
             return self._out_of_range(out_of_range, occurrence)
@@ -788,6 +793,32 @@ class PreparedText:
             ),
             page=self.page_at(s),
             kept=_words_kept(q, ftext[fa:fb]),
+        )
+
+    def _ends_fixed(self, c: _Candidate, qf: str) -> bool:
+        """Whether a fuzzy span begins with the quote's first character and ends with its
+        last: otherwise the alignment guessed where the passage starts or stops (a table or
+        a matrix this parse reads in another order)."""
+        ftext = self.folded.text
+        return ftext[c.fa] == qf[0] and ftext[c.fb - 1] == qf[-1]
+
+    def _ends_not_fixed(self, q: str, c: _Candidate) -> Resolution:
+        """`not_found` for a fuzzy span whose ends are a guess, the span offered instead."""
+        return Resolution(
+            NOT_FOUND,
+            score=c.score,
+            candidates=1,
+            reason="ends_not_fixed",
+            detail=(
+                f"the closest passage is {c.score:.0%} similar, but it does not begin with "
+                "the quote's first character and end with its last: this parse reads it in "
+                "another order (a table, a matrix), so where it starts or stops is a guess; "
+                "it is offered for a person to confirm or correct"
+            ),
+            page=self.page_at(c.start),
+            kept=_words_kept(q, self.folded.text[c.fa : c.fb]),
+            offered_start=c.start,
+            offered_end=c.end,
         )
 
     def _calibrated(self, q: str, res: Resolution) -> Resolution:

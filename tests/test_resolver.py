@@ -807,3 +807,23 @@ def test_a_quote_beginning_or_ending_with_a_markdown_mark_keeps_it_in_the_span()
     # a mark the text does not hold next to the span leaves the span as it was
     r = resolve("ident ::= (A...Z | a...z) more", "(A . . . Z | a . . . z | _")
     assert r.found and r.end == len("ident ::= (A...Z | a...z")
+
+
+def test_a_fuzzy_span_not_ending_on_the_quotes_last_character_is_offered_not_found():
+    # pdfminer reads the matrix column by column, pypdf row by row: the alignment stops
+    # somewhere inside the matrix, and where is a guess, so the span is only offered
+    text = (
+        "and\n4ti2-graver ppi3\nThis call will create an output file ppi3.gra that looks like:"
+        "\nppi3.gra\n5 3\n3 0 \u22121\n2 \u22121 0\n0 3 \u22122\n1 1 \u22121\n1 \u22122 1\n"
+        "Thus, there are 5 identities."
+    )
+    quote = (
+        "4ti2-graver ppi3\nThis call will create an output file ppi3.gra that looks like:\n"
+        "ppi3.gra\n3\n0 \u22121\n0\n3 \u22122\n1 \u22121\n1\n5\n3\n2"
+    )
+    r = resolve(text, quote)
+    assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
+    assert r.offered is not None and text[r.offered_start : r.offered_end].startswith("4ti2")
+    # the same quote running on to the words after the matrix ends where it ends: found
+    r = resolve(text, quote + "\n1\nThus")
+    assert r.status == FUZZY and text[r.start : r.end].endswith("\u22122 1\nThus")
