@@ -247,12 +247,13 @@ _MARKDOWN_NOISE = re.compile(
     r"""\((?:[^()\s\\]|\\.|-\n|\([^()\s]{0,200}\)){0,800}(?:\s+"[^"]{0,300}")?\s*\)"""
     r"""|\]\((?:[^()\s\\]|\\.|-\n|\([^()\s]{0,200}\)){0,800}(?:\s+"[^"]{0,300}")?\s*\)"""
     r"""|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$"""
-    r"""|\n[ \t]*[+:][ \t]"""
     # a glyph the PDF gives no character for: pdfminer writes "(cid:16)", pypdf the raw
     # control character chr(16) (dropped as a control character below)
     r"""|\(cid:\d{1,5}\)""",
     re.MULTILINE,
 )
+#: The marker of a nested or definition list item at the start of a line (see above).
+_LIST_MARKER = re.compile(r"\n[ \t]*[+:][ \t]")
 #: A hyphen between two letters, possibly across a line break: "infor-\nmation",
 #: "well-known". Dropped on both sides, so all spellings of a hyphenated word compare equal.
 _JOINING_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\u2011](?=\s*[^\W\d_])")
@@ -262,14 +263,10 @@ def _cuts(text: str) -> list[tuple[int, int]]:
     """Spans folding drops whole: Markdown noise and joining hyphens (unsorted)."""
     # each pattern needs one of these substrings to match at all; checking for them first
     # (in C) spares running the patterns over the many texts and quotes that have none
-    noise = (
-        "](" in text
-        or "![" in text
-        or "---" in text
-        or "(cid:" in text
-        or ("\n" in text and ("+" in text or ":" in text))
-    )
+    noise = "](" in text or "![" in text or "---" in text or "(cid:" in text
     cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)] if noise else []
+    if "\n" in text and ("+" in text or ":" in text):
+        cuts += [m.span() for m in _LIST_MARKER.finditer(text)]
     if "-" in text or "\u00ad" in text or "\u2010" in text or "\u2011" in text:
         cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
     return cuts
@@ -745,14 +742,18 @@ class PreparedText:
         and at most as much inserted as a fuzzy span may stretch, the span is taken; if more
         than one placement fits, none is (the quote stays not found).
         """
-        if not context or not context.prefix or not context.suffix:
+        lines = _LINE_BREAK.split(q)
+        if len(lines) < 2 or not context:
             return None
-        pieces = [p for p in map(fold, _LINE_BREAK.split(q)) if p]
+        pieces = [p for p in map(fold, lines) if p]
         if len(pieces) < 2:
             return None
         ftext = self.folded.text
-        budget = MAX_SPAN_EXTRA + int(len(qf) * (MAX_SPAN_STRETCH - 1))
         k = max(range(len(pieces)), key=lambda i: len(pieces[i]))
+        # a quote from elsewhere is turned away before its context is even folded
+        if pieces[k] not in ftext or not context.prefix or not context.suffix:
+            return None
+        budget = MAX_SPAN_EXTRA + int(len(qf) * (MAX_SPAN_STRETCH - 1))
         hits = find_all(ftext, pieces[k], limit=PIECES_MAX_HITS)
         if len(hits) > PIECES_MAX_HITS:
             return None
@@ -947,10 +948,10 @@ class PreparedText:
         # copies laid out like the quote (the same words and line breaks, only indentation,
         # spacing and Markdown marks differ): the parse set each of them the same way, so
         # every one was a verbatim copy where it was highlighted, and counts as one
-        layout = _layout(quote) if quote and tier != FUZZY else None
-        alike = layout is not None and all(
-            c.verbatim or _layout(self.text[c.start : c.end]) == layout for c in pool
-        )
+        alike = False
+        if len(pool) > 1 and context and quote and tier != FUZZY:
+            layout = _layout(quote)
+            alike = all(c.verbatim or _layout(self.text[c.start : c.end]) == layout for c in pool)
         # a highlight records its page and which copy on it: there, 0 is the first copy
         occurrence_given = occurrence > 0 or (paged and len(pool) > 1)
         # a highlight (it records its context) counted its occurrence among verbatim copies,
