@@ -745,12 +745,14 @@ class PreparedText:
         lines = _LINE_BREAK.split(q)
         if len(lines) < 2 or not context:
             return None
+        ftext = self.folded.text
+        # every line must be here: a quote from elsewhere is turned away on its longest line
+        if fold(max(lines, key=len)) not in ftext:
+            return None
         pieces = [p for p in map(fold, lines) if p]
         if len(pieces) < 2:
             return None
-        ftext = self.folded.text
         k = max(range(len(pieces)), key=lambda i: len(pieces[i]))
-        # a quote from elsewhere is turned away before its context is even folded
         if pieces[k] not in ftext or not context.prefix or not context.suffix:
             return None
         budget = MAX_SPAN_EXTRA + int(len(qf) * (MAX_SPAN_STRETCH - 1))
@@ -1199,6 +1201,8 @@ class PreparedText:
             w1 = min(len(ftext), hi + m + pad)
             aligned.append((w0, w1))
             common = LCSseq.similarity(qf, ftext[w0:w1])
+            if common >= need:
+                common = _span_bound(qf, ftext, w0, w1, need)
             if common < need and (
                 common < need * REORDER_GATE or not _covers(qf, ftext[w0:w1], SEED, need)
             ):
@@ -1339,6 +1343,25 @@ def _moved_pieces(
             continue
         taken.append((gq, qa, gt, ta, length))
     return taken
+
+
+def _span_bound(qf: str, ftext: str, w0: int, w1: int, need: int) -> int:
+    """How much of `qf` a span of `ftext[w0:w1]` as long as a match may be holds in order,
+    at most (stopping once it reaches `need`).
+
+    A match spans at most `len(qf) * MAX_SPAN_STRETCH + MAX_SPAN_EXTRA` characters, so its
+    matched characters are a common subsequence of `qf` and one of the overlapping pieces of
+    that length plus `stride` taken every `stride`: the largest such LCS bounds its score as
+    the whole window's does, only tighter (a long window holds much of any quote in order).
+    """
+    span = int(len(qf) * MAX_SPAN_STRETCH) + MAX_SPAN_EXTRA
+    stride = max(1, span // 2)
+    best = 0
+    for x in range(w0, w1, stride):
+        best = max(best, LCSseq.similarity(qf, ftext[x : min(w1, x + span + stride)]))
+        if best >= need or x + span + stride >= w1:
+            break
+    return best
 
 
 def _covers(qf: str, window: str, k: int, need: int) -> bool:
