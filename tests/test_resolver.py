@@ -771,22 +771,20 @@ def test_glyph_placeholders_are_not_counted_as_words_a_fuzzy_match_lost():
 
 def test_lines_with_text_inserted_between_them_are_found_when_the_context_fits_both_ends():
     # the other parse put a command line between two lines of the passage
-    text = (
-        "Then this toric basis is computed by\n4ti2-groebner 4coins\nand gives the output "
-        "file 4coins.gro as below.\n"
-    )
-    quote = "is computed by\nand"
-    kw = {"prefix": "Then this toric basis ", "suffix": " gives the output file"}
-    r = resolve(text, quote, **kw)  # type: ignore[arg-type]
-    assert r.status == FUZZY and r.reason == "pieces_in_context"
-    assert text[r.start : r.end] == "is computed by\n4ti2-groebner 4coins\nand"
+    page = "Then this toric basis is computed by\n4ti2-groebner 4coins\nand gives the output file."
+
+    def highlight(text: str, before: str = "this toric basis ", after: str = " gives the"):
+        return resolve(text, "is computed by\nand", prefix=before, suffix=after)
+
+    r = highlight(page)
+    assert (r.status, r.reason) == (FUZZY, "pieces_in_context")
+    assert page[r.start : r.end] == "is computed by\n4ti2-groebner 4coins\nand"
     # a typed quote has no context to fix the ends: too short to match approximately
-    assert resolve(text, quote).status == NOT_FOUND
+    assert highlight(page, "", "").status == NOT_FOUND
     # context that does not fit the ends fixes nothing
-    r = resolve(text, quote, prefix="Some other words here ", suffix=" and something else")
-    assert r.status == NOT_FOUND
+    assert highlight(page, "Some other words here ", " and something else").status == NOT_FOUND
     # two placements the context fits equally: neither is taken
-    assert resolve(text + text, quote, **kw).status == NOT_FOUND  # type: ignore[arg-type]
+    assert highlight(page + "\n" + page).status == NOT_FOUND
 
 
 def test_markdown_images_with_nested_brackets_one_column_table_rules_and_list_markers_fold_away():
