@@ -8,7 +8,9 @@ costs only that range (the last test kills a real worker on PostgreSQL and Redis
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.core.files.base import ContentFile
@@ -16,13 +18,13 @@ from django.utils import timezone
 
 from evalsets import ingest, parsers, sweep, tasks
 from evalsets.models import Document, ParseRange, ParseVersion
-from evalsets.parsers import PARSERS
+from evalsets.parsers import PARSERS, charboxes
 from tests import services as svc
 from tests.documents import make_pdf
 
 pytestmark = pytest.mark.django_db
 
-PDF_PARSERS = ["pypdf", "pdfminer"]
+PDF_PARSERS = ["pypdf", "pdfminer", "pdfium"]
 #: Ten pages, two of them blank, with ligatures, accents and smart quotes: what a real
 #: report holds, and what a naive join would shift by a separator.
 PAGES = [
@@ -112,11 +114,12 @@ def test_each_parser_sizes_its_own_ranges_unless_the_setting_says_otherwise(sett
     settings.GROUNDWORK_PARSE_RANGE_PAGES = None
     assert ingest.pages_per_range("pypdf") == PARSERS["pypdf"].pages_per_range
     assert ingest.pages_per_range("pdfminer") == PARSERS["pdfminer"].pages_per_range
+    assert ingest.pages_per_range("pdfium") == PARSERS["pdfium"].pages_per_range
     assert ingest.pages_per_range("plaintext") is None
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 40
-    assert [ingest.pages_per_range(n) for n in ("pypdf", "pdfminer")] == [40, 40]
+    assert [ingest.pages_per_range(n) for n in PDF_PARSERS] == [40, 40, 40]
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 0
-    assert [ingest.pages_per_range(n) for n in ("pypdf", "pdfminer")] == [None, None]
+    assert [ingest.pages_per_range(n) for n in PDF_PARSERS] == [None, None, None]
 
 
 # -- split, assembled, byte for byte ---------------------------------------------------------
@@ -152,6 +155,27 @@ def test_a_parse_split_into_ranges_is_byte_for_byte_the_single_task_parse(
         (9, None, "ready", 1),
     ]
     assert not split.ranges.exclude(text="").exists()  # the parts are not kept twice
+    assert not split.ranges.exclude(char_boxes=b"").exists()
+    boxes = _box_file(split)
+    assert boxes == _box_file(single)
+    if name == "pdfium":  # the PDF view's parse: one box file, its index over every page
+        handle = io.BytesIO(boxes)
+        assert charboxes.page_count(handle) == 10
+        read = parsers.ParsedText(split.text, split.page_starts, name, split.parser_version)
+        assert [charboxes.read_page(handle, i).chars for i in range(10)] == [
+            len(read.page_text(i)) for i in range(10)
+        ]
+        stored = sorted(p.name for p in Path(settings.MEDIA_ROOT).rglob("*.boxes"))
+        assert len(stored) == 2  # the single parse's and the split one's: no range's left
+    else:
+        assert boxes is None
+
+
+def _box_file(parse: ParseVersion) -> bytes | None:
+    if not parse.char_boxes:
+        return None
+    with parse.char_boxes.open("rb") as handle:
+        return handle.read()
 
 
 def test_a_document_of_one_range_keeps_the_single_task_path(
@@ -168,11 +192,12 @@ def test_a_document_of_one_range_keeps_the_single_task_path(
     assert parse.text == PARSERS["pypdf"].parse(pdf_document.file.read(), max_pages=100).text
 
 
+@pytest.mark.parametrize("name", PDF_PARSERS)
 def test_progress_counts_the_pages_of_every_range_read_so_far(
-    pdf_document, settings, django_capture_on_commit_callbacks
+    name, pdf_document, settings, django_capture_on_commit_callbacks
 ):
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 4
-    parse = _queued(pdf_document, "pypdf")
+    parse = _queued(pdf_document, name)
     with django_capture_on_commit_callbacks(execute=False) as queued:
         assert tasks.parse_version(parse.pk) == "parsing"  # the first range only
     seen = []
