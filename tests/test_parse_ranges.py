@@ -228,9 +228,9 @@ def test_the_api_shows_a_split_parse_in_progress_as_pages_read_of_all(
 # -- leases: a lost range is read again, and only it ----------------------------------------
 
 
-def _split_with_ranges_queued(document, settings, capture) -> ParseVersion:
+def _split_with_ranges_queued(document, settings, capture, parser="pypdf") -> ParseVersion:
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 4
-    parse = _queued(document, "pypdf")
+    parse = _queued(document, parser)
     with capture(execute=False):
         tasks.parse_version(parse.pk)
     return parse
@@ -248,10 +248,13 @@ def test_a_range_held_by_a_live_worker_is_not_taken_again(
     assert tasks.parse_range(parse.ranges.get(start_page=0).pk).startswith("gone")  # done
 
 
+@pytest.mark.parametrize("name", PDF_PARSERS)
 def test_a_range_whose_holder_stopped_renewing_is_taken_over_and_the_old_holder_writes_nothing(
-    pdf_document, settings, django_capture_on_commit_callbacks
+    name, pdf_document, settings, django_capture_on_commit_callbacks, ten_pages
 ):
-    parse = _split_with_ranges_queued(pdf_document, settings, django_capture_on_commit_callbacks)
+    parse = _split_with_ranges_queued(
+        pdf_document, settings, django_capture_on_commit_callbacks, name
+    )
     second = parse.ranges.get(start_page=4)
     dead = ingest.claim_range(second.pk)
     long_ago = timezone.now() - timedelta(hours=1)
@@ -261,11 +264,16 @@ def test_a_range_whose_holder_stopped_renewing_is_taken_over_and_the_old_holder_
     assert taken is not None and taken.token != dead.token
     assert ingest.run_range(dead) is None  # it wakes up and finishes: not its range any more
     second.refresh_from_db()
-    assert (second.status, second.text, second.attempts) == ("parsing", "", 2)
+    assert (second.status, second.text, bytes(second.char_boxes)) == ("parsing", "", b"")
+    assert second.attempts == 2
 
     assert ingest.run_range(taken) is None  # read; the last range is still queued
     last = parse.ranges.get(start_page=8)
     assert tasks.parse_range(last.pk) == "ready"
+    parse.refresh_from_db()
+    whole = PARSERS[name].parse(ten_pages, max_pages=100)
+    assert (parse.text, parse.page_starts) == (whole.text, whole.page_starts)
+    assert _box_file(parse) == whole.char_boxes  # None but for pdfium
 
 
 def test_the_sweep_queues_only_the_range_whose_lease_expired_never_its_whole_parse(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import itertools
 import logging
+from collections.abc import Iterator
 
 from .base import (
     ParsedText,
@@ -127,8 +128,9 @@ class PdfminerParser:
         pages: list[str] = []
         failed: list[int] = []
         try:
-            chosen = itertools.islice(PDFPage.create_pages(document), start, stop)
+            chosen = itertools.islice(_page_tree(document), start, stop)
             for index, page in enumerate(chosen, start):
+                page = PDFPage(*page)  # only the range's pages are built
                 if index >= max_pages:  # the declared /Count lied
                     check_page_count(index + 1, max_pages)
                 try:
@@ -163,6 +165,19 @@ class PdfminerParser:
                 "failed_pages": failed,
             },
         )
+
+
+def _page_tree(document) -> Iterator[tuple]:
+    """What ``PDFPage.create_pages`` walks, page by page, in its order, as the arguments
+    of each ``PDFPage``, unbuilt: building a page resolves its contents and resources, so a
+    range that starts at page 900 would build 900 pages for nothing."""
+    from pdfminer.pdfpage import PDFPage
+
+    class Unbuilt(PDFPage):
+        def __init__(self, *args) -> None:
+            self.args = args
+
+    return (page.args for page in Unbuilt.create_pages(document))
 
 
 def _declared_page_count(document: object) -> int | None:
