@@ -183,7 +183,7 @@ def _note_ranges(parse, seen: dict, now: float) -> None:
     for pk, status, holder in parse.ranges.values_list("pk", "status", "claimed_by"):
         marks = seen.setdefault(pk, {})
         if status in ("parsing", "ready") and "holder" not in marks:
-            marks["start"], marks["holder"] = now, holder
+            marks["start"], marks["holder"] = now, holder.rsplit(":", 1)[0]  # host:pid
         if status == "ready" and "ready" not in marks:
             marks["ready"] = now
 

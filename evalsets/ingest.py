@@ -350,6 +350,30 @@ def _range_held(lease: RangeLease):
     return ParseRange.objects.filter(pk=lease.range.pk, claimed_by=lease.token)
 
 
+def range_bounds(total: int, span: int) -> list[tuple[int, int | None]]:
+    """The page ranges ``[start, stop)`` a parse of ``total`` pages is split into: as many
+    as ``span`` pages each would make, the first of ``span`` pages (the splitting task is
+    already reading it), the others shrinking from about 4/3 to 2/3 of ``span``.
+
+    Workers take ranges in order, so the big ones go first and the last to start are
+    small: whoever finishes early waits for a short range, not a long one, however many
+    workers share the parse. The last range reads to the end of the page tree (None).
+    """
+    count = -(-total // span)
+    rest, later = total - span, count - 1
+    weights = [2 - i / (later - 1) if later > 1 else 1.0 for i in range(later)]  # 2 down to 1
+    bounds: list[tuple[int, int | None]] = [(0, span)]
+    start, share = span, 0.0
+    for i, weight in enumerate(weights):
+        share += weight
+        stop = span + round(rest * share / sum(weights))
+        stop = min(max(stop, start + 1), total - (later - 1 - i))  # never an empty range
+        bounds.append((start, stop))
+        start = stop
+    bounds[-1] = (bounds[-1][0], None)
+    return bounds
+
+
 class _Split:
     """Splits a leased parse into page ranges once its first report says how many pages."""
 
@@ -366,8 +390,7 @@ class _Split:
         """Record one range per ``span`` pages, the first held by this task and the others
         queued for any worker, unless the parse's lease was lost meanwhile."""
         self.tried = True
-        bounds = [(a, a + self.span) for a in range(0, total, self.span)]
-        bounds[-1] = (bounds[-1][0], None)  # the last reads to the end of the page tree
+        bounds = range_bounds(total, self.span)
         now = timezone.now()
         with transaction.atomic():
             if not (

@@ -122,6 +122,25 @@ def test_each_parser_sizes_its_own_ranges_unless_the_setting_says_otherwise(sett
     assert [ingest.pages_per_range(n) for n in PDF_PARSERS] == [None, None, None]
 
 
+def test_ranges_after_the_first_shrink_so_the_last_ones_to_start_are_short():
+    bounds = ingest.range_bounds(1000, 100)
+    sizes = [(stop or 1000) - start for start, stop in bounds]
+
+    assert sizes == [100, 133, 125, 117, 108, 100, 92, 83, 75, 67]
+    assert [start for start, _ in bounds] == [0, *(stop for _, stop in bounds[:-1])]
+    assert bounds[-1][1] is None  # the last reads to the end of the page tree
+
+
+@pytest.mark.parametrize(("total", "span"), [(10, 1), (11, 10), (21, 10), (7, 3), (1001, 100)])
+def test_every_range_has_pages_and_together_they_cover_the_document_once(total, span):
+    bounds = ingest.range_bounds(total, span)
+    stops = [stop if stop is not None else total for _, stop in bounds]
+
+    assert len(bounds) == -(-total // span) and bounds[0] == (0, span)
+    assert all(stop > start for (start, _), stop in zip(bounds, stops, strict=True))
+    assert [start for start, _ in bounds[1:]] == stops[:-1] and stops[-1] == total
+
+
 # -- split, assembled, byte for byte ---------------------------------------------------------
 
 
@@ -151,8 +170,8 @@ def test_a_parse_split_into_ranges_is_byte_for_byte_the_single_task_parse(
     assert ranges == [
         (0, 3, "ready", 1),
         (3, 6, "ready", 1),
-        (6, 9, "ready", 1),
-        (9, None, "ready", 1),
+        (6, 8, "ready", 1),
+        (8, None, "ready", 1),
     ]
     assert not split.ranges.exclude(text="").exists()  # the parts are not kept twice
     assert not split.ranges.exclude(char_boxes=b"").exists()
