@@ -13,16 +13,18 @@ is ready, for each PDF parser:
 - ranges, one worker (what splitting costs when there is nobody to share with);
 - ranges, two workers (the speed-up; the target is about 1.8x).
 
-Each split parse's text and page starts are checked byte for byte against the single-task
-parse's. The PDF (``bench/.cache/parse-scaling-<pages>.pdf``, made once with fpdf2) holds
-a page of dense prose per page, about 2,400 characters, as a contract or a report does.
+Each split parse's text and page starts (and pdfium's character-box file, the PDF view's)
+are checked byte for byte against the single-task parse's. The PDF
+(``bench/.cache/parse-scaling-<pages>.pdf``, made once with fpdf2) holds a page of dense
+prose per page, about 2,400 characters, as a contract or a report does.
 
 Run: ``.venv/bin/python bench/parse_scaling_bench.py [--pages 1000] [--range-pages N]
-[--parsers pypdf pdfminer]`` (ranges of each parser's own ``pages_per_range`` unless
-``--range-pages`` says). Uses a database ``gw_bench_ranges`` of its own and Redis db 2,
-both emptied first; everything on 127.0.0.1. The machine is shared: the load average
-before and after each row is printed, and a busy machine lowers the speed-up (two workers
-need two idle cores).
+[--parsers pypdf pdfminer pdfium] [--timeline]`` (ranges of each parser's own
+``pages_per_range`` unless ``--range-pages`` says; ``--timeline`` prints who read which
+range when). Uses a database ``gw_bench_ranges`` of its own and Redis db 2 (``--database``,
+``--redis-db``), both emptied first; everything on 127.0.0.1. The machine is shared: the
+load average before and after each row is printed, and a busy machine lowers the speed-up
+(two workers need two idle cores).
 """
 
 from __future__ import annotations
