@@ -374,7 +374,14 @@ def test_the_task_that_joins_a_split_parse_has_its_anchors_resolved_once(
 # -- a worker lost mid-range on PostgreSQL and Redis ----------------------------------------
 
 STALE_S = "20"  # a range lease of 10 s, a sweep every 5 s
-BIG = [f"Page {n}. " + "Dense words about leave and remote work policy. " * 40 for n in range(80)]
+# Ranges long enough (60 pages, 1-2 s for pdfminer even on an idle machine; progress is
+# written at most every 0.5 s) that the test sees one range read and another part-way, with
+# its progress written, before it kills the worker.
+BIG_PAGES, BIG_RANGE = 240, "60"
+BIG = [
+    f"Page {n}. " + "Dense words about leave and remote work policy. " * 40
+    for n in range(BIG_PAGES)
+]
 
 
 @pytest.mark.services
@@ -382,7 +389,7 @@ def test_a_worker_killed_mid_range_costs_only_that_range(
     worker, workspace, annotator, client_for, owner
 ):
     worker.stop()
-    worker.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, GROUNDWORK_PARSE_RANGE_PAGES="20")
+    worker.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, GROUNDWORK_PARSE_RANGE_PAGES=BIG_RANGE)
     try:
         client_for(owner).patch(
             "/api/workspaces/acme/",
@@ -409,7 +416,7 @@ def test_a_worker_killed_mid_range_costs_only_that_range(
         finished = [pk for pk, (status, _) in before.items() if status == "ready"]
         assert len(interrupted) == 1 and finished
 
-        worker.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, GROUNDWORK_PARSE_RANGE_PAGES="20")
+        worker.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, GROUNDWORK_PARSE_RANGE_PAGES=BIG_RANGE)
         parse = svc.wait_for(
             lambda: ParseVersion.objects.filter(
                 document__source_id="big.pdf", status="ready"
@@ -426,5 +433,6 @@ def test_a_worker_killed_mid_range_costs_only_that_range(
         assert after[pk][1:] == (before[pk][1], 1)
     (lost,) = interrupted
     assert after[lost][2] == 2 and after[lost][1] != before[lost][1]
-    assert len(parse.page_starts) == 80 and parse.progress_done == parse.progress_total == 80
-    assert parse.text == PARSERS["pdfminer"].parse(make_pdf(BIG), max_pages=100).text
+    assert len(parse.page_starts) == BIG_PAGES
+    assert parse.progress_done == parse.progress_total == BIG_PAGES
+    assert parse.text == PARSERS["pdfminer"].parse(make_pdf(BIG), max_pages=BIG_PAGES).text
