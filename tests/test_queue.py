@@ -177,3 +177,32 @@ def test_rundev_consumes_every_queue_with_parsing_and_resolution_in_separate_wor
     )
     parse_worker = next(q for q in consumed if f"{prefix}.parse" in q)
     assert f"{prefix}.resolve" not in parse_worker
+
+
+def test_a_filesystem_broker_message_appears_in_its_queue_only_once_written_whole(
+    tmp_path, monkeypatch
+):
+    """kombu's own filesystem transport creates the message file, then writes it: a worker
+    polling the folder in between read an empty file and died ("Unrecoverable error:
+    JSONDecodeError"), its resolve worker gone for good under 40 anchors/s on ``make run``."""
+    from kombu import Connection
+    from kombu.transport import filesystem
+
+    from labelling.settings import filesystem_broker_options
+
+    folder = tmp_path / "broker"
+    seen_while_writing = []
+    real_dumps = filesystem.dumps
+
+    def dumps_and_look(payload):
+        # the moment the message is being written: may a reader of the queue see it yet?
+        seen_while_writing.append([p.name for p in (folder / "queue").glob("*.jobs.msg")])
+        return real_dumps(payload)
+
+    monkeypatch.setattr(filesystem, "dumps", dumps_and_look)
+    with Connection("filesystem://", transport_options=filesystem_broker_options(folder)) as c:
+        queue = c.SimpleQueue("jobs")
+        queue.put({"n": 1})
+        assert seen_while_writing and all(names == [] for names in seen_while_writing)
+        assert queue.get(timeout=1).payload == {"n": 1}
+        queue.close()
