@@ -150,7 +150,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         DATABASES["default"]["CONN_MAX_AGE"] = 600
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 20,
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        # Memory-mapped reads: a parse row keeps its columns after a text of megabytes, and
+        # reaching them walks its overflow pages, 500 for 2 MB: 0.4 ms through read() calls,
+        # 0.01 ms mapped (shared by every connection and process through the OS cache).
+        "init_command": (
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA mmap_size=268435456;"
+        ),
         "transaction_mode": "IMMEDIATE",
     }
 
