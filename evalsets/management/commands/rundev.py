@@ -80,6 +80,9 @@ def web_command(addrport: str, *, processes: int, threads: int, reload: bool) ->
         f"--threads={threads}",
         # Long enough for a large upload over a slow link; a busy thread does not count.
         "--timeout=120",
+        # An idle connection is kept (in the poller, not a thread) longer than a client keeps
+        # it: a client reusing one just as the server closed it gets a reset, not an answer.
+        "--keep-alive=75",
         "--no-control-socket",  # gunicorn 27 would share ~/.gunicorn/gunicorn.ctl
         "--access-logfile=-",
         '--access-logformat=%(t)s "%(r)s" %(s)s %(b)s %(M)sms',
