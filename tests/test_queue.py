@@ -7,6 +7,7 @@ reports it; the tasks run in-process once it is "back" (the quick suite's eager 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -18,18 +19,23 @@ import time
 import urllib.request
 from datetime import timedelta
 from pathlib import Path
+from queue import Empty
 
 import pytest
 from celery.app.task import Task
 from celery.exceptions import NotRegistered
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
+from kombu import Connection
 from kombu.exceptions import OperationalError as BrokerUnreachable
+from kombu.utils.json import dumps
 
 from evalsets import queue, services, sweep
 from evalsets.management.commands import rundev
 from evalsets.models import GoldAnchor, ParseVersion, PendingImportLabel
+from labelling import fsbroker
 from labelling.celery import app as celery_app
+from labelling.settings import filesystem_broker_options
 
 CONTRACT = "This agreement starts today. Either party may terminate it."
 ROOT = Path(__file__).resolve().parent.parent
@@ -175,6 +181,31 @@ def test_a_worker_started_without_a_queue_option_consumes_every_queue(settings):
 
     assert declared == queue.all_queue_names(settings.CELERY_TASK_DEFAULT_QUEUE)
     assert len({q.routing_key for q in settings.CELERY_TASK_QUEUES}) == len(declared)
+
+
+def test_a_message_on_the_filesystem_broker_is_never_seen_half_written(tmp_path, monkeypatch):
+    """kombu's own transport creates the file, then writes it: a worker polling meanwhile
+    took an empty file and its consumer died (JSONDecodeError), leaving the queue unread."""
+    connection = Connection(
+        "filesystem://",
+        transport="labelling.fsbroker:Transport",
+        transport_options=filesystem_broker_options(tmp_path),
+    )
+    channel = connection.channel()
+    seen_while_writing = []
+
+    def serialise_while_a_worker_polls(payload):
+        with contextlib.suppress(Empty):
+            seen_while_writing.append(channel._get("celery.resolve"))
+        return dumps(payload)
+
+    monkeypatch.setattr(fsbroker, "dumps", serialise_while_a_worker_polls)
+    channel._put("celery.resolve", {"body": "resolve_document(1)"})
+
+    assert seen_while_writing == []
+    assert channel._get("celery.resolve") == {"body": "resolve_document(1)"}
+    assert channel._size("celery.resolve") == 0
+    connection.release()
 
 
 def test_rundev_serves_the_web_side_from_several_processes_of_reused_threads():
