@@ -339,8 +339,6 @@ def filesystem_broker_options(folder: Path) -> dict:
 
 if CELERY_BROKER_URL.startswith("filesystem://"):
     CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(VAR_DIR / "broker")
-    # kombu's, with each message renamed into place once written (labelling/fsbroker.py).
-    CELERY_BROKER_TRANSPORT = "labelling.fsbroker:Transport"
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_RESULT_BACKEND = None

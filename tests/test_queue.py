@@ -186,11 +186,8 @@ def test_a_worker_started_without_a_queue_option_consumes_every_queue(settings):
 def test_a_message_on_the_filesystem_broker_is_never_seen_half_written(tmp_path, monkeypatch):
     """kombu's own transport creates the file, then writes it: a worker polling meanwhile
     took an empty file and its consumer died (JSONDecodeError), leaving the queue unread."""
-    connection = Connection(
-        "filesystem://",
-        transport="labelling.fsbroker:Transport",
-        transport_options=filesystem_broker_options(tmp_path),
-    )
+    connection = Connection("filesystem://", transport_options=filesystem_broker_options(tmp_path))
+    assert isinstance(connection.transport, fsbroker.Transport), "every filesystem:// URL"
     channel = connection.channel()
     seen_while_writing = []
 
