@@ -28,9 +28,10 @@ run: demo
 test: $(STAMP)
 	$(PY) -m pytest -m "not services and not e2e" -q
 
-## Service-backed tests: PostgreSQL, Redis and a real Celery worker (see .ci/run).
+## Service-backed tests: PostgreSQL, Redis and a real Celery worker (see .ci/run). Tests that
+## touch no database (the resolver, formats, parsers) ran in `make test` and are left out here.
 test-services: $(STAMP)
-	$(PY) -m pytest -m "not e2e" -q
+	$(PY) -m pytest -m "not e2e" --database-backed-only -q
 
 ## Browser tests in Debian's Chromium.
 test-e2e: $(STAMP)

@@ -13,16 +13,18 @@ is ready, for each PDF parser:
 - ranges, one worker (what splitting costs when there is nobody to share with);
 - ranges, two workers (the speed-up; the target is about 1.8x).
 
-Each split parse's text and page starts are checked byte for byte against the single-task
-parse's. The PDF (``bench/.cache/parse-scaling-<pages>.pdf``, made once with fpdf2) holds
-a page of dense prose per page, about 2,400 characters, as a contract or a report does.
+Each split parse's text and page starts (and pdfium's character-box file, the PDF view's)
+are checked byte for byte against the single-task parse's. The PDF
+(``bench/.cache/parse-scaling-<pages>.pdf``, made once with fpdf2) holds a page of dense
+prose per page, about 2,400 characters, as a contract or a report does.
 
 Run: ``.venv/bin/python bench/parse_scaling_bench.py [--pages 1000] [--range-pages N]
-[--parsers pypdf pdfminer]`` (ranges of each parser's own ``pages_per_range`` unless
-``--range-pages`` says). Uses a database ``gw_bench_ranges`` of its own and Redis db 2,
-both emptied first; everything on 127.0.0.1. The machine is shared: the load average
-before and after each row is printed, and a busy machine lowers the speed-up (two workers
-need two idle cores).
+[--parsers pypdf pdfminer pdfium] [--timeline]`` (ranges of each parser's own
+``pages_per_range`` unless ``--range-pages`` says; ``--timeline`` prints who read which
+range when). Uses a database ``gw_bench_ranges`` of its own and Redis db 2 (``--database``,
+``--redis-db``), both emptied first; everything on 127.0.0.1. The machine is shared: the
+load average before and after each row is printed, and a busy machine lowers the speed-up
+(two workers need two idle cores).
 """
 
 from __future__ import annotations
@@ -107,7 +109,15 @@ def wait_for_workers(count: int) -> None:
     raise RuntimeError(f"{count} workers did not answer a ping within 120 s")
 
 
-def timed_parse(env, document, parser: str, label: str, workers: int, range_pages: int | None):
+def timed_parse(
+    env,
+    document,
+    parser: str,
+    label: str,
+    workers: int,
+    range_pages: int | None,
+    timeline: bool = False,
+):
     """Queue one parse of the document and time it until ready, with ``workers`` fresh
     workers; returns (seconds, parse)."""
     from evalsets import parsers, queue
@@ -147,8 +157,11 @@ def timed_parse(env, document, parser: str, label: str, workers: int, range_page
         meter.start()
         started = time.monotonic()
         queue.send("parse_version", parse.pk)
+        seen: dict[int, dict[str, float | str]] = {}  # range id -> when it was seen read, by whom
         while True:
             parse.refresh_from_db()
+            if timeline:
+                _note_ranges(parse, seen, time.monotonic() - started)
             if parse.status not in ("queued", "parsing"):
                 break
             time.sleep(0.1)
@@ -161,7 +174,42 @@ def timed_parse(env, document, parser: str, label: str, workers: int, range_page
         f"  {parser:9} {label:18} {seconds:7.1f} s   parsers' CPU {parse_cpu:6.1f} s   {cpu}",
         flush=True,
     )
+    if timeline and seen:
+        _print_timeline(parse, seen)
     return seconds, parse_cpu, parse
+
+
+def _note_ranges(parse, seen: dict, now: float) -> None:
+    """When each range was first seen being read and read (polled every 0.1 s), and by
+    which worker: where two workers sit idle shows as a gap."""
+    for pk, status, holder in parse.ranges.values_list("pk", "status", "claimed_by"):
+        marks = seen.setdefault(pk, {})
+        if status in ("parsing", "ready") and "holder" not in marks:
+            marks["start"], marks["holder"] = now, holder.rsplit(":", 1)[0]  # host:pid
+        if status == "ready" and "ready" not in marks:
+            marks["ready"] = now
+
+
+def _print_timeline(parse, seen: dict) -> None:
+    holders = sorted({str(marks.get("holder", "")) for marks in seen.values()})
+    pages = dict(parse.ranges.values_list("pk", "start_page"))
+    for pk in sorted(seen, key=lambda pk: pages.get(pk, 0)):
+        marks = seen[pk]
+        worker = holders.index(str(marks.get("holder", ""))) + 1
+        start, ready = marks.get("start", float("nan")), marks.get("ready", float("nan"))
+        print(
+            f"      pages {pages.get(pk, 0) + 1:>5}-  worker {worker}  "
+            f"{start:6.1f} s .. {ready:6.1f} s",
+            flush=True,
+        )
+
+
+def box_file(parse) -> bytes | None:
+    """The parse's character box file (pdfium's, for the PDF view), None without one."""
+    if not parse.char_boxes:
+        return None
+    with parse.char_boxes.open("rb") as handle:
+        return handle.read()
 
 
 def parser_cpu_seconds(stack) -> float:
@@ -187,12 +235,17 @@ def main() -> int:
     options.add_argument(
         "--range-pages", type=int, default=None, help="pages a range (default: each parser's own)"
     )
-    options.add_argument("--parsers", nargs="+", default=["pypdf", "pdfminer"])
+    options.add_argument("--parsers", nargs="+", default=["pypdf", "pdfminer", "pdfium"])
+    options.add_argument("--database", default=DATABASE, help="emptied first")
+    options.add_argument("--redis-db", type=int, default=REDIS_DB, help="emptied first")
+    options.add_argument(
+        "--timeline", action="store_true", help="when each range was read, and by which worker"
+    )
     args = options.parse_args()
 
     print(f"making (or reading the cached) {args.pages}-page PDF ...", flush=True)
     data = make_long_pdf(args.pages)
-    env = svc.prepare(DATABASE, REDIS_DB)
+    env = svc.prepare(args.database, args.redis_db)
     env["GROUNDWORK_PARSE_TIMEOUT_S"] = "3000"  # the single-task peer on a busy machine
     env["GROUNDWORK_TASK_TIME_LIMIT_S"] = "3600"
     env["GROUNDWORK_TASK_SOFT_TIME_LIMIT_S"] = "3500"
@@ -206,14 +259,15 @@ def main() -> int:
         print(f"load average before {parser}: {svc.load_average()}", flush=True)
         single, single_cpu, reference = timed_parse(env, document, parser, "single task", 1, 0)
         one, one_cpu, split_one = timed_parse(
-            env, document, parser, "ranges, 1 worker", 1, args.range_pages
+            env, document, parser, "ranges, 1 worker", 1, args.range_pages, args.timeline
         )
         two, two_cpu, split_two = timed_parse(
-            env, document, parser, "ranges, 2 workers", 2, args.range_pages
+            env, document, parser, "ranges, 2 workers", 2, args.range_pages, args.timeline
         )
         same = all(
             p.text.encode("utf-8") == reference.text.encode("utf-8")
             and p.page_starts == reference.page_starts
+            and box_file(p) == box_file(reference)
             for p in (split_one, split_two)
         )
         rows.append(

@@ -57,9 +57,10 @@ LENGTHS = [3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60]
 # ---------------------------------------------------------------------------
 
 
-#: Markdown that is not prose: link targets and titles, image alt text. The plain-text parse
-#: has none of it, so its words must not be aligned to the passage's words.
-MARKUP = re.compile(r"\]\([^)]*\)|!\[(?:[^\[\]]|\\\[|\\\])*\]")
+#: Markdown that is not prose: link targets and titles, image alt text (brackets nested once
+#: in it included: markitdown writes "![[Note]](images/note.png)"). The plain-text parse has
+#: none of it, so its words must not be aligned to the passage's words.
+MARKUP = re.compile(r"\]\([^)]*\)|!\[(?:[^\[\]]|\\\[|\\\]|\[[^\[\]]*\])*\]")
 #: pdfminer's placeholder for a glyph without a character (pypdf writes a control character):
 #: not a word of the document in either parse.
 CID = re.compile(r"\(cid:\d+\)")
@@ -482,8 +483,51 @@ HEADER = (
 )
 
 
-def run_suite(title: str, docs: list[dict], per_doc: int, seed: int) -> dict:
-    """One sample of one suite: the table, and ours + context's figures for the summary."""
+def miss_class(case: dict, res: Resolution) -> str:
+    """What kind of failure ours + context made on a surviving passage: a wrong span or a
+    miss, the resolver's status and reason, and whether the quote is numbers only (a slice of
+    a table or matrix) or holds line breaks the other parse may read in another order."""
+    kind = "wrong span" if res.found else "miss"
+    quote = case["quote"]
+    shape = (
+        "numbers only"
+        if not any(ch.isalpha() for ch in quote)
+        else "several lines"
+        if "\n" in quote.strip()
+        else "one line"
+    )
+    return f"{kind}: {res.status}/{res.reason}, {shape}"
+
+
+def show_misses(docs: list[dict], cases: list[dict], resolutions: list, limit: int) -> None:
+    """Print how ours + context's misses and wrong spans on survivors fall into classes, and
+    the first `limit` of them with the quote, the true span and ours."""
+    failed = [
+        (c, r)
+        for c, r in zip(cases, resolutions, strict=True)
+        if c["truth"] is not None and not right(c, r.span)
+    ]
+    classes = Counter(miss_class(c, r) for c, r in failed)
+    print(f"misses and wrong spans of ours + context by class ({len(failed)}):")
+    for name, n in classes.most_common():
+        print(f"  {n:4}  {name}")
+    for c, r in failed[:limit]:
+        text = docs[c["doc"]]["b"]
+        t0, t1 = c["truth"]
+        print(
+            f"- [{miss_class(c, r)}] doc {c['doc']}, page {c['page_hint']}, occurrence "
+            f"{c['occurrence']}: {r.detail}"
+        )
+        print(f"    quote {c['quote']!r}")
+        print(f"    truth {text[t0:t1]!r}")
+        if r.found:
+            print(f"    ours  {text[r.start : r.end]!r}")
+
+
+def run_suite(title: str, docs: list[dict], per_doc: int, seed: int, misses: int = 0) -> dict:
+    """One sample of one suite: the table, and ours + context's figures for the summary;
+    with `misses`, also ours + context's misses and wrong spans by class, and that many of
+    them in full."""
     cases, excluded = build_suite(docs, per_doc, seed)
     kinds = Counter(c["kind"] for c in cases)
     print(f"\n### {title}, seed {seed}")
@@ -530,6 +574,8 @@ def run_suite(title: str, docs: list[dict], per_doc: int, seed: int) -> dict:
         f"(precision {sum(returned) / max(1, len(returned)):.2%}); "
         f"{len(outcomes) - len(returned)} refused as mostly absent and offered instead"
     )
+    if misses:
+        show_misses(docs, cases, resolutions, misses)
     assert peer_ms is not None
     return {
         "result": result,
@@ -626,6 +672,13 @@ def main() -> None:
         "--seeds", default="7,11,23,42", help="random samples, comma-separated seeds"
     )
     parser.add_argument("--skip", nargs="*", default=[], choices=[*SUITES, "scale"])
+    parser.add_argument(
+        "--show-misses",
+        type=int,
+        default=0,
+        metavar="N",
+        help="per suite and seed, class ours + context's misses and wrong spans and print N",
+    )
     args = parser.parse_args()
     seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
     t0 = time.perf_counter()
@@ -637,7 +690,8 @@ def main() -> None:
             continue
         docs = suite_documents(name)
         summaries[title] = {
-            seed: run_suite(title, docs, args.per_doc or per_doc, seed) for seed in seeds
+            seed: run_suite(title, docs, args.per_doc or per_doc, seed, args.show_misses)
+            for seed in seeds
         }
     for title, runs in summaries.items():
         summary(title, runs)

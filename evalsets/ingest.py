@@ -293,13 +293,8 @@ def run_parse(lease: ParseLease) -> ParseVersion:
             return _range_failed(split.first, "crashed", _crashed(parse))
         return _fail(lease, "crashed", _crashed(parse))
     total = len(result.page_starts)
-    boxes = ""
-    if result.char_boxes:
-        # Stored before the row says ready, so a reader never sees a ready parse without them.
-        boxes = parse.char_boxes.storage.save(
-            parse.char_boxes.field.generate_filename(parse, "boxes"),
-            ContentFile(result.char_boxes),
-        )
+    # Stored before the row says ready, so a reader never sees a ready parse without them.
+    boxes = _store_boxes(parse, result.char_boxes)
     held = _held(lease).update(
         text=result.text,
         text_length=len(result.text),
@@ -317,6 +312,14 @@ def run_parse(lease: ParseLease) -> ParseVersion:
         parse.char_boxes.storage.delete(boxes)
     parse.refresh_from_db()
     return parse
+
+
+def _store_boxes(parse: ParseVersion, data: bytes | None) -> str:
+    """Save a parse's character boxes as its one box file; its name ("" without boxes)."""
+    if not data:
+        return ""
+    field = parse.char_boxes
+    return field.storage.save(field.field.generate_filename(parse, "boxes"), ContentFile(data))
 
 
 def _refreshed(parse: ParseVersion) -> ParseVersion:
@@ -347,6 +350,30 @@ def _range_held(lease: RangeLease):
     return ParseRange.objects.filter(pk=lease.range.pk, claimed_by=lease.token)
 
 
+def range_bounds(total: int, span: int) -> list[tuple[int, int | None]]:
+    """The page ranges ``[start, stop)`` a parse of ``total`` pages is split into: as many
+    as ``span`` pages each would make, the first of ``span`` pages (the splitting task is
+    already reading it), the others shrinking from about 4/3 to 2/3 of ``span``.
+
+    Workers take ranges in order, so the big ones go first and the last to start are
+    small: whoever finishes early waits for a short range, not a long one, however many
+    workers share the parse. The last range reads to the end of the page tree (None).
+    """
+    count = -(-total // span)
+    rest, later = total - span, count - 1
+    weights = [2 - i / (later - 1) if later > 1 else 1.0 for i in range(later)]  # 2 down to 1
+    bounds: list[tuple[int, int | None]] = [(0, span)]
+    start, share = span, 0.0
+    for i, weight in enumerate(weights):
+        share += weight
+        stop = span + round(rest * share / sum(weights))
+        stop = min(max(stop, start + 1), total - (later - 1 - i))  # never an empty range
+        bounds.append((start, stop))
+        start = stop
+    bounds[-1] = (bounds[-1][0], None)
+    return bounds
+
+
 class _Split:
     """Splits a leased parse into page ranges once its first report says how many pages."""
 
@@ -363,8 +390,7 @@ class _Split:
         """Record one range per ``span`` pages, the first held by this task and the others
         queued for any worker, unless the parse's lease was lost meanwhile."""
         self.tried = True
-        bounds = [(a, a + self.span) for a in range(0, total, self.span)]
-        bounds[-1] = (bounds[-1][0], None)  # the last reads to the end of the page tree
+        bounds = range_bounds(total, self.span)
         now = timezone.now()
         with transaction.atomic():
             if not (
@@ -477,8 +503,8 @@ def _range_progress(lease: RangeLease, done: int, total: int) -> None:
 
 def _range_finished(lease: RangeLease, part: parsers.ParsedText) -> ParseVersion | None:
     """Keep the range's part; the task whose range is the last one to finish joins them all
-    in page order into the parse's text, in the same transaction (the parse row is locked,
-    so of two ranges finishing together exactly one sees the other's)."""
+    in page order into the parse's text (and box file), in the same transaction (the parse
+    row is locked, so of two ranges finishing together exactly one sees the other's)."""
     parse_id = lease.range.parse_id
     now = timezone.now()
     with transaction.atomic():
@@ -498,47 +524,62 @@ def _range_finished(lease: RangeLease, part: parsers.ParsedText) -> ParseVersion
                 text=part.text,
                 page_starts=part.page_starts,
                 diagnostics=part.meta,
+                char_boxes=part.char_boxes or b"",
                 progress_done=part.page_count,
                 updated_at=now,
             )
         ):
             return None  # taken over meanwhile: the new holder writes it
-        ranges = list(ParseRange.objects.filter(parse=parse_id).order_by("start_page"))
-        if any(r.status != ParseStatus.READY for r in ranges):
+        ranges = ParseRange.objects.filter(parse=parse_id)
+        if ranges.exclude(status=ParseStatus.READY).exists():  # the parts stay in the database
             ParseVersion.objects.filter(pk=parse_id).update(
                 progress_done=_pages_read(parse_id), updated_at=now
             )
             return None
-        parts = [
-            parsers.ParsedText(
-                text=r.text,
-                page_starts=r.page_starts,
-                parser=parse.parser,
-                parser_version=parse.parser_version,
-                meta=r.diagnostics,
-            )
-            for r in ranges
-        ]
-        try:
-            whole = parsers.get_parser(parse.parser).join_ranges(parts)
-        except parsers.ParseError as error:
-            _parse_failed(parse_id, error.code, error.reason)
-        else:
-            total = len(whole.page_starts)
-            ParseVersion.objects.filter(pk=parse_id).update(
-                text=whole.text,
-                text_length=len(whole.text),
-                page_starts=whole.page_starts,
-                diagnostics=whole.meta,
-                status=ParseStatus.READY,
-                error="",
-                error_code="",
-                progress_done=total,
-                progress_total=total,
-                updated_at=now,
-            )
-            ParseRange.objects.filter(parse=parse_id).update(text="", page_starts=[])
+        _join(parse, list(ranges.order_by("start_page")), now)
     return ParseVersion.objects.select_related("document").get(pk=parse_id)
+
+
+def _join(parse: ParseVersion, ranges: list[ParseRange], now) -> None:
+    """Every range is read: the parse becomes their join, or fails as a whole file would."""
+    parts = [
+        parsers.ParsedText(
+            text=r.text,
+            page_starts=r.page_starts,
+            parser=parse.parser,
+            parser_version=parse.parser_version,
+            meta=r.diagnostics,
+            char_boxes=bytes(r.char_boxes) or None,
+        )
+        for r in ranges
+    ]
+    try:
+        whole = parsers.get_parser(parse.parser).join_ranges(parts)
+    except parsers.ParseError as error:
+        _parse_failed(parse.pk, error.code, error.reason)
+        return
+    owner = ParseVersion.objects.select_related("document__workspace").get(pk=parse.pk)
+    boxes = _store_boxes(owner, whole.char_boxes)
+    try:
+        total = len(whole.page_starts)
+        ParseVersion.objects.filter(pk=parse.pk).update(
+            text=whole.text,
+            text_length=len(whole.text),
+            page_starts=whole.page_starts,
+            diagnostics=whole.meta,
+            status=ParseStatus.READY,
+            error="",
+            error_code="",
+            progress_done=total,
+            progress_total=total,
+            char_boxes=boxes,
+            updated_at=now,
+        )
+        _forget_parts(parse.pk)
+    except BaseException:
+        if boxes:  # not recorded: no file without its row
+            owner.char_boxes.storage.delete(boxes)
+        raise
 
 
 def _range_failed(lease: RangeLease, code: str, reason: str) -> ParseVersion | None:
@@ -556,7 +597,12 @@ def _parse_failed(parse_id: int, code: str, reason: str) -> None:
     ParseVersion.objects.filter(pk=parse_id, status=ParseStatus.PARSING).update(
         status=ParseStatus.FAILED, error=reason, error_code=code, updated_at=timezone.now()
     )
-    ParseRange.objects.filter(parse=parse_id).update(text="", page_starts=[])
+    _forget_parts(parse_id)
+
+
+def _forget_parts(parse_id: int) -> None:
+    """The ranges' parts once joined or failed: the parse's row holds what is kept."""
+    ParseRange.objects.filter(parse=parse_id).update(text="", page_starts=[], char_boxes=b"")
 
 
 @transaction.atomic

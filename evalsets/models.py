@@ -284,8 +284,8 @@ class ParseRange(models.Model):
 
     Any worker takes a range with a lease of its own (``ingest.claim_range``), so a worker
     lost mid-range costs only that range; the task finishing the last one joins them all, in
-    page order, into the parse's text. ``text``/``page_starts``/``diagnostics`` are the
-    range's part until then (emptied once joined).
+    page order, into the parse's text. ``text``/``page_starts``/``diagnostics``/``char_boxes``
+    are the range's part until then (emptied once joined).
     """
 
     parse = models.ForeignKey(ParseVersion, on_delete=models.CASCADE, related_name="ranges")
@@ -296,6 +296,10 @@ class ParseRange(models.Model):
     text = models.TextField(blank=True)
     page_starts = models.JSONField(default=list, blank=True)
     diagnostics = models.JSONField(default=dict, blank=True)
+    #: The range's character boxes (``parsers/charboxes.py``, pdfium) until the join puts
+    #: them in the parse's one box file: kept in the row, so a range taken over or a parse
+    #: deleted leaves no file behind.
+    char_boxes = models.BinaryField(blank=True, default=b"")
     #: Pages of this range read so far (the parse's progress is the sum over its ranges).
     progress_done = models.PositiveIntegerField(default=0)
     #: How many times a task took this range: 1 unless its worker was lost.

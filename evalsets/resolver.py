@@ -50,7 +50,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.3"
+RESOLVER_VERSION = "1.4"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -99,6 +99,15 @@ REORDER_GATE = 0.75
 #: parse whose remains happen to align. Calibrated on ``bench/resolver_bench.py``, which
 #: prints the fuzzy tier's precision at this and neighbouring thresholds.
 FUZZY_MIN_WORDS_KEPT = 0.5
+#: How far past a span's end (or before its start) the Markdown marks a quote ends (begins)
+#: with are looked for.
+EDGE_REACH = 16
+#: A quote found line by line (`PreparedText._by_pieces`) is looked for around at most this
+#: many copies of its longest line.
+PIECES_MAX_HITS = 64
+#: ... and the recorded prefix and suffix must fit its two ends within one edit per this
+#: many of their characters, in all.
+PIECES_CONTEXT_SLACK = 8
 #: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
 KEPT_WORD_MIN = 3
 #: A candidate below the fuzzy bar is still offered for confirmation when it is at least
@@ -228,19 +237,23 @@ _PUNCT = str.maketrans(
 #: parse that turned HTML into Markdown is full of them and a plain-text parse has none.
 _MARKUP = frozenset("*_`\\[]|#")
 #: Markdown that is not text at all, dropped whole: an image (its alt text is a description,
-#: not prose), a link's destination and title after the link text (`](url "title")`; URLs
-#: wrapped at a hyphen and parentheses escaped or nested once included), and a table's
-#: header rule (`---|---`). A plain-text parse of the same page has none of these.
+#: not prose; brackets nested once in it and line breaks included), a link's destination
+#: and title after the link text (`](url "title")`; URLs wrapped at a hyphen and parentheses
+#: escaped or nested once included), a table's header rule (`---|---`, `| --- |` for one
+#: column) or a rule line (`---`), and the marker of a nested or definition list item at
+#: the start of a line (`+ `, `: `). A plain-text parse of the same page has none of these.
 _MARKDOWN_NOISE = re.compile(
-    r"""!\[(?:[^\[\]\n]|\\.){0,200}\]"""  # image alt text ...
+    r"""!\[(?:[^\[\]]|\\.|\[[^\[\]]{0,200}\]){0,200}\]"""  # image alt text ...
     r"""\((?:[^()\s\\]|\\.|-\n|\([^()\s]{0,200}\)){0,800}(?:\s+"[^"]{0,300}")?\s*\)"""
     r"""|\]\((?:[^()\s\\]|\\.|-\n|\([^()\s]{0,200}\)){0,800}(?:\s+"[^"]{0,300}")?\s*\)"""
-    r"""|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$"""
+    r"""|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$"""
     # a glyph the PDF gives no character for: pdfminer writes "(cid:16)", pypdf the raw
     # control character chr(16) (dropped as a control character below)
     r"""|\(cid:\d{1,5}\)""",
     re.MULTILINE,
 )
+#: The marker of a nested or definition list item at the start of a line (see above).
+_LIST_MARKER = re.compile(r"\n[ \t]*[+:][ \t]")
 #: A hyphen between two letters, possibly across a line break: "infor-\nmation",
 #: "well-known". Dropped on both sides, so all spellings of a hyphenated word compare equal.
 _JOINING_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\u2011](?=\s*[^\W\d_])")
@@ -252,6 +265,8 @@ def _cuts(text: str) -> list[tuple[int, int]]:
     # (in C) spares running the patterns over the many texts and quotes that have none
     noise = "](" in text or "![" in text or "---" in text or "(cid:" in text
     cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)] if noise else []
+    if "\n" in text and ("+" in text or ":" in text):
+        cuts += [m.span() for m in _LIST_MARKER.finditer(text)]
     if "-" in text or "\u00ad" in text or "\u2010" in text or "\u2011" in text:
         cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
     return cuts
@@ -569,7 +584,53 @@ class PreparedText:
         suffix: str = "",
     ) -> Resolution:
         """Find `quote` in this parse. See `resolve` for the meaning of the arguments."""
-        occurrence = int(occurrence or 0)
+        res = self._resolve(quote, int(occurrence or 0), page_hint, prefix, suffix)
+        if res.start is None or res.end is None:
+            return res
+        q = quote.strip()
+        start, end = self._with_edge_marks(q, res.start, res.end)
+        return res if (start, end) == (res.start, res.end) else replace(res, start=start, end=end)
+
+    def _with_edge_marks(self, q: str, start: int, end: int) -> tuple[int, int]:
+        """The span widened over the Markdown marks (`_`, `|`, `#`, ...) the quote begins or
+        ends with, when the text right outside it holds them.
+
+        Folding drops such marks, so a match ends on the quote's last letter; but a quote
+        ending "Purge (_" highlighted the underscore, which this parse may write
+        "(****\\_" (bold and escaped). Other marks and whitespace on the way are stepped
+        over; nothing else is, and the span grows only if every mark is found.
+        """
+        text = self.text
+        body = len(q.rstrip(_EDGE_CHARS))
+        tail = [ch for ch in q[body:] if ch in _MARKUP]
+        if tail:
+            pos, want = end, 0
+            while pos < len(text) and want < len(tail) and pos - end <= EDGE_REACH:
+                ch = text[pos]
+                if ch == tail[want]:
+                    want += 1
+                elif ch not in _MARKUP and not ch.isspace():
+                    break
+                pos += 1
+            if want == len(tail):
+                end = pos
+        lead = [ch for ch in q[: len(q) - len(q.lstrip(_EDGE_CHARS))] if ch in _MARKUP]
+        if lead:
+            pos, want = start, len(lead)
+            while pos > 0 and want and start - pos <= EDGE_REACH:
+                ch = text[pos - 1]
+                if ch == lead[want - 1]:
+                    want -= 1
+                elif ch not in _MARKUP and not ch.isspace():
+                    break
+                pos -= 1
+            if not want:
+                start = pos
+        return start, end
+
+    def _resolve(
+        self, quote: str, occurrence: int, page_hint: int | None, prefix: str, suffix: str
+    ) -> Resolution:
         if occurrence < 0:
             raise ValueError(f"occurrence must be >= 0, got {occurrence}")
         q = quote.strip() if quote else ""
@@ -598,9 +659,7 @@ class PreparedText:
         ]
         if cands:
             tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
-            res = self._choose(
-                tier, cands, [], occurrence, page_hint, context, len(qf), _letterless(q)
-            )
+            res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
             if res is not None:
                 return res
             out_of_range = len(cands)
@@ -610,6 +669,9 @@ class PreparedText:
         if need is None:
             if out_of_range:
                 return self._out_of_range(out_of_range, occurrence)
+            res = self._by_pieces(q, qf, context)
+            if res is not None:
+                return res
             return Resolution(
                 NOT_FOUND,
                 reason="not_present_short",
@@ -624,13 +686,21 @@ class PreparedText:
         if accepted:
             rejected = [c for c in scored if c.score < need]
             res = self._choose(
-                FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), _letterless(q)
+                FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), q
             )
+            if res is not None and res.found:
+                picked = next(c for c in accepted if (c.start, c.end) == (res.start, res.end))
+                if not self._ends_fixed(picked, qf):
+                    return self._ends_not_fixed(q, picked)
+                return self._calibrated(q, res)
             if res is not None:
-                return self._calibrated(q, res) if res.found else res
+                return res
             out_of_range = max(out_of_range, len(accepted))
         if out_of_range:
             return self._out_of_range(out_of_range, occurrence)
+        res = self._by_pieces(q, qf, context)
+        if res is not None:
+            return res
         best = max((c.score for c in scored), default=0.0)
         offer = max(scored, key=lambda c: c.score) if scored else None
         if offer is not None and offer.score < OFFER_MIN_SCORE:
@@ -659,6 +729,99 @@ class PreparedText:
             kept=_words_kept(q, self.folded.text[offer.fa : offer.fb]) if offer else 0.0,
             offered_start=offer.start if offer else None,
             offered_end=offer.end if offer else None,
+        )
+
+    def _by_pieces(self, q: str, qf: str, context: _Context) -> Resolution | None:
+        """The quote found line by line, with text inserted between its lines, when the
+        recorded prefix and suffix fit both ends.
+
+        Another parse may put text between two lines of a passage: a table's other column, a
+        page number at a page break, a list item's number, a contents entry's page. Each line
+        is then here, in order, but no alignment of the whole passes the bar (a short quote
+        may not even try). With the recorded context on both sides fitting right at the ends,
+        and at most as much inserted as a fuzzy span may stretch, the span is taken; if more
+        than one placement fits, none is (the quote stays not found).
+        """
+        lines = _LINE_BREAK.split(q)
+        if len(lines) < 2 or not context:
+            return None
+        ftext = self.folded.text
+        # every line must be here: a quote from elsewhere is turned away on its longest line
+        if fold(max(lines, key=len)) not in ftext:
+            return None
+        pieces = [p for p in map(fold, lines) if p]
+        if len(pieces) < 2:
+            return None
+        k = max(range(len(pieces)), key=lambda i: len(pieces[i]))
+        if pieces[k] not in ftext or not context.prefix or not context.suffix:
+            return None
+        budget = MAX_SPAN_EXTRA + int(len(qf) * (MAX_SPAN_STRETCH - 1))
+        hits = find_all(ftext, pieces[k], limit=PIECES_MAX_HITS)
+        if len(hits) > PIECES_MAX_HITS:
+            return None
+        prefix, suffix = context.prefix, context.suffix
+        fits: dict[tuple[int, int], int] = {}
+        for hit in hits:
+            placed = _place_pieces(ftext, pieces, k, hit, budget)
+            if placed is None:
+                continue
+            # the first and last lines may sit at more than one place in reach: each end is
+            # where the recorded context fits it best
+            firsts, lasts, inserted = placed
+            fa = min(firsts, key=lambda a: _anchored_distance(prefix, ftext, a, before=True))
+            fb = min(lasts, key=lambda b: _anchored_distance(suffix, ftext, b, before=False))
+            dp = _anchored_distance(prefix, ftext, fa, before=True)
+            ds = _anchored_distance(suffix, ftext, fb, before=False)
+            if dp + ds <= (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK:
+                fits[(fa, fb)] = inserted
+        if len(fits) != 1:
+            return None
+        (fa, fb), inserted = next(iter(fits.items()))
+        span = fb - fa - len(qf)
+        if span <= 0:
+            return None
+        s, e = self.folded.original_span(fa, fb)
+        score = len(qf) / (fb - fa)
+        return Resolution(
+            FUZZY,
+            start=s,
+            end=e,
+            score=score,
+            candidates=1,
+            reason="pieces_in_context",
+            detail=(
+                f"found approximately: its {len(pieces)} lines are all here in order with "
+                f"{span} characters inserted between them, and the prefix/suffix recorded "
+                "with the quote fit both ends"
+            ),
+            page=self.page_at(s),
+            kept=_words_kept(q, ftext[fa:fb]),
+        )
+
+    def _ends_fixed(self, c: _Candidate, qf: str) -> bool:
+        """Whether a fuzzy span begins with the quote's first character and ends with its
+        last: otherwise the alignment guessed where the passage starts or stops (a table or
+        a matrix this parse reads in another order)."""
+        ftext = self.folded.text
+        return ftext[c.fa] == qf[0] and ftext[c.fb - 1] == qf[-1]
+
+    def _ends_not_fixed(self, q: str, c: _Candidate) -> Resolution:
+        """`not_found` for a fuzzy span whose ends are a guess, the span offered instead."""
+        return Resolution(
+            NOT_FOUND,
+            score=c.score,
+            candidates=1,
+            reason="ends_not_fixed",
+            detail=(
+                f"the closest passage is {c.score:.0%} similar, but it does not begin with "
+                "the quote's first character and end with its last: this parse reads it in "
+                "another order (a table, a matrix), so where it starts or stops is a guess; "
+                "it is offered for a person to confirm or correct"
+            ),
+            page=self.page_at(c.start),
+            kept=_words_kept(q, self.folded.text[c.fa : c.fb]),
+            offered_start=c.start,
+            offered_end=c.end,
         )
 
     def _calibrated(self, q: str, res: Resolution) -> Resolution:
@@ -742,7 +905,7 @@ class PreparedText:
         page_hint: int | None,
         context: _Context,
         qlen: int,
-        letterless: bool = False,
+        quote: str = "",
     ) -> Resolution | None:
         """Pick one candidate, declare ambiguity, or return None (occurrence out of range).
 
@@ -783,11 +946,19 @@ class PreparedText:
                     qlen,
                 )
 
+        letterless = bool(quote) and _letterless(quote)
+        # copies laid out like the quote (the same words and line breaks, only indentation,
+        # spacing and Markdown marks differ): the parse set each of them the same way, so
+        # every one was a verbatim copy where it was highlighted, and counts as one
+        alike = False
+        if len(pool) > 1 and context and quote and tier != FUZZY:
+            layout = _layout(quote)
+            alike = all(c.verbatim or _layout(self.text[c.start : c.end]) == layout for c in pool)
         # a highlight records its page and which copy on it: there, 0 is the first copy
         occurrence_given = occurrence > 0 or (paged and len(pool) > 1)
         # a highlight (it records its context) counted its occurrence among verbatim copies,
-        # 0 included; when every copy here is verbatim too, the two counts line up
-        if len(pool) > 1 and context and all(c.verbatim for c in pool):
+        # 0 included; when every copy here is one too, the two counts line up
+        if len(pool) > 1 and context and alike:
             occurrence_given = True
         if len(pool) == 1 and occurrence == 0:
             if tier == FUZZY and not self._clear_lead(pool[0], rejected):
@@ -795,23 +966,37 @@ class PreparedText:
             reason = "unique" if n == 1 else "page_hint"
             return self._found(tier, pool[0], n, reason, f"{how}; the only copy", qlen)
 
+        page_unused = page_hint is not None and self.page_starts is not None and not paged
+        verbatim = [c for c in pool if c.verbatim]
+        where = f" on page {page_hint}" if paged else ""
+        if context and not alike and not letterless and not page_unused:
+            kept = self._by_kept_characters(quote, pool, occurrence, context)
+            if kept is not None:
+                return self._found(
+                    tier,
+                    kept,
+                    n,
+                    "occurrence",
+                    f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies{where} "
+                    "that keep the quote's own characters, as the occurrence asks",
+                    qlen,
+                )
+
         if occurrence_given:
             if letterless and len(pool) > 1 and not any(c.verbatim for c in pool):
                 # numbers and signs only (a slice of a matrix or a table of figures): another
                 # parse reads such tables in another order, so copies counted where it was
                 # highlighted do not line up with copies found here after folding
                 return self._ambiguous(tier, pool, qlen)
-            if page_hint is not None and self.page_starts and not paged:
+            if page_unused:
                 # the occurrence counts copies on a page that holds none here: it means nothing
                 return self._ambiguous(tier, pool, qlen) if len(pool) > 1 else None
             if occurrence >= len(pool):
                 return None
             picked = pool[occurrence]
-            verbatim = [c for c in pool if c.verbatim]
             # the occurrence counted verbatim copies where it was highlighted; when here some
             # copies are verbatim and some only folded, count both ways and insist they agree
-            mixed = bool(verbatim) and len(verbatim) < len(pool)
-            where = f" on page {page_hint}" if paged else ""
+            mixed = bool(verbatim) and len(verbatim) < len(pool) and not alike
             if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
                 # the two counts name different copies: the recorded context may clearly
                 # prefer one of the two readings (a table row repeated on the page); else
@@ -863,6 +1048,32 @@ class PreparedText:
                     qlen,
                 )
         return self._ambiguous(tier, pool, qlen)
+
+    def _by_kept_characters(
+        self, quote: str, pool: list[_Candidate], occurrence: int, context: _Context
+    ) -> _Candidate | None:
+        """The copy the occurrence names among those keeping the quote's own characters.
+
+        When the quote holds characters beyond ASCII (a no-break space, a typographic quote)
+        that the verbatim copies here keep and every other copy lacks, this parse keeps them,
+        so the copies without them never had them, and the highlight, counting verbatim
+        copies, did not count those (a contents entry typed with a plain space, repeating a
+        heading). None unless that is so and no copy fits the recorded context better.
+        """
+        special = {ch for ch in quote if not ch.isascii()}
+        verbatim = [c for c in pool if c.verbatim]
+        if not special or not 0 < len(verbatim) < len(pool) or occurrence >= len(verbatim):
+            return None
+        text = self.text
+        if any(special <= set(text[c.start : c.end]) for c in pool if not c.verbatim):
+            return None
+        picked = verbatim[occurrence]
+        return picked if self._fits_best(picked, pool, context) else None
+
+    def _fits_best(self, c: _Candidate, others: list[_Candidate], context: _Context) -> bool:
+        """Whether no copy in `others` fits the recorded prefix/suffix better than `c`."""
+        d = self._context_distance(c, context)
+        return all(d <= self._context_distance(o, context) for o in others)
 
     @staticmethod
     def _clear_lead(best: _Candidate, others: Iterable[_Candidate]) -> bool:
@@ -954,11 +1165,8 @@ class PreparedText:
         m = len(qf)
         index = self._seed_index()
         get = index.get
-        votes: list[int] = []
-        for off in range(m - SEED + 1):
-            hits = get(qf[off : off + SEED])
-            if hits:
-                votes.extend(h - off for h in hits)
+        pieces = map(get, [qf[off : off + SEED] for off in range(m - SEED + 1)])
+        votes = [h - off for off, hits in enumerate(pieces) if hits for h in hits]
         if not votes:
             return [], 0.0
         votes.sort()
@@ -993,8 +1201,10 @@ class PreparedText:
             w1 = min(len(ftext), hi + m + pad)
             aligned.append((w0, w1))
             common = LCSseq.similarity(qf, ftext[w0:w1])
+            if common >= need:
+                common = _span_bound(qf, ftext, w0, w1, need)
             if common < need and (
-                common < need * REORDER_GATE or _covered(qf, ftext[w0:w1], SEED) < need
+                common < need * REORDER_GATE or not _covers(qf, ftext[w0:w1], SEED, need)
             ):
                 bound = max(bound, common)
                 continue
@@ -1135,12 +1345,42 @@ def _moved_pieces(
     return taken
 
 
-def _covered(qf: str, window: str, k: int) -> int:
-    """About how many characters of `qf` lie in `k`-character pieces that `window` holds
-    anywhere, in any order: pieces start every `k // 2` characters, each found counts for
-    the `k // 2` it starts with, each looked up in C."""
+def _span_bound(qf: str, ftext: str, w0: int, w1: int, need: int) -> int:
+    """How much of `qf` a span of `ftext[w0:w1]` as long as a match may be holds in order,
+    at most (stopping once it reaches `need`).
+
+    A match spans at most `len(qf) * MAX_SPAN_STRETCH + MAX_SPAN_EXTRA` characters, so its
+    matched characters are a common subsequence of `qf` and one of the overlapping pieces of
+    that length plus `stride` taken every `stride`: the largest such LCS bounds its score as
+    the whole window's does, only tighter (a long window holds much of any quote in order).
+    """
+    span = int(len(qf) * MAX_SPAN_STRETCH) + MAX_SPAN_EXTRA
+    stride = max(1, span // 2)
+    best = 0
+    for x in range(w0, w1, stride):
+        best = max(best, LCSseq.similarity(qf, ftext[x : min(w1, x + span + stride)]))
+        if best >= need or x + span + stride >= w1:
+            break
+    return best
+
+
+def _covers(qf: str, window: str, k: int, need: int) -> bool:
+    """Whether about `need` characters of `qf` lie in `k`-character pieces that `window`
+    holds anywhere, in any order: pieces start every `k // 2` characters, each found counts
+    for the `k // 2` it starts with, each looked up in C. Stops as soon as the answer is
+    known (most windows of a passage that is not there miss piece after piece)."""
     step = max(1, k // 2)
-    return sum(step for p in range(0, len(qf) - k + 1, step) if qf[p : p + k] in window)
+    starts = range(0, len(qf) - k + 1, step)
+    have, left = 0, len(starts) * step
+    for p in starts:
+        left -= step
+        if qf[p : p + k] in window:
+            have += step
+            if have >= need:
+                return True
+        elif have + left < need:
+            return False
+    return have >= need
 
 
 def _ops(cigar: str | None) -> list[tuple[int, str]]:
@@ -1298,6 +1538,24 @@ class _Context:
 
 
 _WORD = re.compile(r"\w+")
+_CID = re.compile(r"\(cid:\d{1,5}\)")
+
+
+_ASCII_SPACE = " \t\n\r\f\v"
+#: What a quote may begin or end with that folding drops: marks and whitespace.
+_EDGE_CHARS = "".join(_MARKUP) + " \t\n\r\f\v\u00a0"
+_MARKS = str.maketrans("", "", "".join(_MARKUP))
+_SPACE_RUN = re.compile(f"[{_ASCII_SPACE}]+")
+
+
+def _layout(text: str) -> str:
+    """The text as words and line breaks: Markdown marks and noise dropped, every run of ASCII
+    whitespace one space, or one line break if it holds one. Two copies with the same layout
+    differ only in indentation, spacing and emphasis; a no-break space is a character here."""
+    if "](" in text or "![" in text or "---" in text:
+        text = _MARKDOWN_NOISE.sub("", text)
+    text = text.translate(_MARKS).strip(_ASCII_SPACE)
+    return _SPACE_RUN.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
 
 
 def _letterless(quote: str) -> bool:
@@ -1305,9 +1563,66 @@ def _letterless(quote: str) -> bool:
     return not any(ch.isalpha() for ch in quote)
 
 
+_LINE_BREAK = re.compile(r"\s*[\n\r\f\v]\s*")
+
+
+def _place_pieces(
+    ftext: str, pieces: list[str], k: int, hit: int, budget: int
+) -> tuple[list[int], list[int], int] | None:
+    """Lay the pieces out in order around piece `k` found at `hit`, each the nearest copy,
+    with at most `budget` characters between them in all: the first piece's possible starts,
+    the last piece's possible ends (in reach of the rest of the budget) and what was spent."""
+    spent = 0
+    pos = hit + len(pieces[k])
+    lasts = [pos]
+    for piece in pieces[k + 1 :]:
+        at = ftext.find(piece, pos, pos + budget - spent + len(piece))
+        if at < 0:
+            return None
+        spent += at - pos
+        pos = at + len(piece)
+        lasts = [pos]
+    pos = hit
+    firsts = [pos]
+    for piece in reversed(pieces[:k]):
+        at = ftext.rfind(piece, max(0, pos - (budget - spent) - len(piece)), pos)
+        if at < 0:
+            return None
+        spent += pos - (at + len(piece))
+        pos = at
+        firsts = [pos]
+    left = budget - spent
+    if k + 1 < len(pieces):
+        last = pieces[-1]
+        end = lasts[0]
+        lasts += [e for e in (at + len(last) for at in find_all(ftext[: end + left], last, end))]
+    if k > 0:
+        first = pieces[0]
+        start = firsts[0]
+        firsts += [a for a in find_all(ftext[:start], first, max(0, start - left - len(first)))]
+    return firsts, lasts, spent
+
+
+def _anchored_distance(context: str, ftext: str, at: int, *, before: bool) -> int:
+    """Edit distance of the recorded prefix (`before`) ending right at `at`, or of the
+    suffix starting right there, to the text."""
+    reach = len(context) + len(context) // 2 + 4
+    if before:
+        seg = ftext[max(0, at - reach) : at][::-1]
+        context = context[::-1]
+    else:
+        seg = ftext[at : at + reach]
+    if not seg:
+        return len(context)
+    return int(edlib.align(context, seg, mode="SHW", task="distance")["editDistance"])
+
+
 def _words_kept(quote: str, folded_span: str) -> float:
     """The share of the quote's words (folded, at least `KEPT_WORD_MIN` long when it has
-    such words) that occur in the folded span."""
+    such words) that occur in the folded span. A glyph placeholder ("(cid:19)", pdfminer's
+    name for a glyph without a character) is not a word: folding drops it from the span."""
+    if "(cid:" in quote:
+        quote = _CID.sub(" ", quote)
     words = [w for w in map(fold, _WORD.findall(quote)) if w]
     long_words = [w for w in words if len(w) >= KEPT_WORD_MIN] or words
     if not long_words:

@@ -24,10 +24,32 @@ pytest_plugins = ["tests.browser", "tests.services"]
 REQUIRE_SERVICES = os.environ.get("GROUNDWORK_REQUIRE_SERVICES") == "1"
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--database-backed-only",
+        action="store_true",
+        help="run only tests that touch the database or real services (`make test-services`: "
+        "`make test` has already run the rest, which do the same on any database)",
+    )
+
+
+def touches_database(item) -> bool:
+    return (
+        "services" in item.keywords
+        or item.get_closest_marker("django_db") is not None
+        or "django_db_setup" in item.fixturenames
+    )
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "services" in item.keywords and "transactional_db" not in item.fixturenames:
             item.fixturenames.append("transactional_db")
+    if config.getoption("--database-backed-only"):
+        pure = [item for item in items if not touches_database(item)]
+        if pure:
+            config.hook.pytest_deselected(items=pure)
+            items[:] = [item for item in items if touches_database(item)]
 
 
 @pytest.hookimpl(hookwrapper=True)

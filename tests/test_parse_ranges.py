@@ -8,7 +8,9 @@ costs only that range (the last test kills a real worker on PostgreSQL and Redis
 
 from __future__ import annotations
 
+import io
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from django.core.files.base import ContentFile
@@ -16,13 +18,13 @@ from django.utils import timezone
 
 from evalsets import ingest, parsers, sweep, tasks
 from evalsets.models import Document, ParseRange, ParseVersion
-from evalsets.parsers import PARSERS
+from evalsets.parsers import PARSERS, charboxes
 from tests import services as svc
 from tests.documents import make_pdf
 
 pytestmark = pytest.mark.django_db
 
-PDF_PARSERS = ["pypdf", "pdfminer"]
+PDF_PARSERS = ["pypdf", "pdfminer", "pdfium"]
 #: Ten pages, two of them blank, with ligatures, accents and smart quotes: what a real
 #: report holds, and what a naive join would shift by a separator.
 PAGES = [
@@ -112,11 +114,31 @@ def test_each_parser_sizes_its_own_ranges_unless_the_setting_says_otherwise(sett
     settings.GROUNDWORK_PARSE_RANGE_PAGES = None
     assert ingest.pages_per_range("pypdf") == PARSERS["pypdf"].pages_per_range
     assert ingest.pages_per_range("pdfminer") == PARSERS["pdfminer"].pages_per_range
+    assert ingest.pages_per_range("pdfium") == PARSERS["pdfium"].pages_per_range
     assert ingest.pages_per_range("plaintext") is None
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 40
-    assert [ingest.pages_per_range(n) for n in ("pypdf", "pdfminer")] == [40, 40]
+    assert [ingest.pages_per_range(n) for n in PDF_PARSERS] == [40, 40, 40]
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 0
-    assert [ingest.pages_per_range(n) for n in ("pypdf", "pdfminer")] == [None, None]
+    assert [ingest.pages_per_range(n) for n in PDF_PARSERS] == [None, None, None]
+
+
+def test_ranges_after_the_first_shrink_so_the_last_ones_to_start_are_short():
+    bounds = ingest.range_bounds(1000, 100)
+    sizes = [(stop or 1000) - start for start, stop in bounds]
+
+    assert sizes == [100, 133, 125, 117, 108, 100, 92, 83, 75, 67]
+    assert [start for start, _ in bounds] == [0, *(stop for _, stop in bounds[:-1])]
+    assert bounds[-1][1] is None  # the last reads to the end of the page tree
+
+
+@pytest.mark.parametrize(("total", "span"), [(10, 1), (11, 10), (21, 10), (7, 3), (1001, 100)])
+def test_every_range_has_pages_and_together_they_cover_the_document_once(total, span):
+    bounds = ingest.range_bounds(total, span)
+    stops = [stop if stop is not None else total for _, stop in bounds]
+
+    assert len(bounds) == -(-total // span) and bounds[0] == (0, span)
+    assert all(stop > start for (start, _), stop in zip(bounds, stops, strict=True))
+    assert [start for start, _ in bounds[1:]] == stops[:-1] and stops[-1] == total
 
 
 # -- split, assembled, byte for byte ---------------------------------------------------------
@@ -148,10 +170,31 @@ def test_a_parse_split_into_ranges_is_byte_for_byte_the_single_task_parse(
     assert ranges == [
         (0, 3, "ready", 1),
         (3, 6, "ready", 1),
-        (6, 9, "ready", 1),
-        (9, None, "ready", 1),
+        (6, 8, "ready", 1),
+        (8, None, "ready", 1),
     ]
     assert not split.ranges.exclude(text="").exists()  # the parts are not kept twice
+    assert not split.ranges.exclude(char_boxes=b"").exists()
+    boxes = _box_file(split)
+    assert boxes == _box_file(single)
+    if name == "pdfium":  # the PDF view's parse: one box file, its index over every page
+        handle = io.BytesIO(boxes)
+        assert charboxes.page_count(handle) == 10
+        read = parsers.ParsedText(split.text, split.page_starts, name, split.parser_version)
+        assert [charboxes.read_page(handle, i).chars for i in range(10)] == [
+            len(read.page_text(i)) for i in range(10)
+        ]
+        stored = sorted(p.name for p in Path(settings.MEDIA_ROOT).rglob("*.boxes"))
+        assert len(stored) == 2  # the single parse's and the split one's: no range's left
+    else:
+        assert boxes is None
+
+
+def _box_file(parse: ParseVersion) -> bytes | None:
+    if not parse.char_boxes:
+        return None
+    with parse.char_boxes.open("rb") as handle:
+        return handle.read()
 
 
 def test_a_document_of_one_range_keeps_the_single_task_path(
@@ -168,11 +211,12 @@ def test_a_document_of_one_range_keeps_the_single_task_path(
     assert parse.text == PARSERS["pypdf"].parse(pdf_document.file.read(), max_pages=100).text
 
 
+@pytest.mark.parametrize("name", PDF_PARSERS)
 def test_progress_counts_the_pages_of_every_range_read_so_far(
-    pdf_document, settings, django_capture_on_commit_callbacks
+    name, pdf_document, settings, django_capture_on_commit_callbacks
 ):
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 4
-    parse = _queued(pdf_document, "pypdf")
+    parse = _queued(pdf_document, name)
     with django_capture_on_commit_callbacks(execute=False) as queued:
         assert tasks.parse_version(parse.pk) == "parsing"  # the first range only
     seen = []
@@ -203,9 +247,9 @@ def test_the_api_shows_a_split_parse_in_progress_as_pages_read_of_all(
 # -- leases: a lost range is read again, and only it ----------------------------------------
 
 
-def _split_with_ranges_queued(document, settings, capture) -> ParseVersion:
+def _split_with_ranges_queued(document, settings, capture, parser="pypdf") -> ParseVersion:
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 4
-    parse = _queued(document, "pypdf")
+    parse = _queued(document, parser)
     with capture(execute=False):
         tasks.parse_version(parse.pk)
     return parse
@@ -223,10 +267,13 @@ def test_a_range_held_by_a_live_worker_is_not_taken_again(
     assert tasks.parse_range(parse.ranges.get(start_page=0).pk).startswith("gone")  # done
 
 
+@pytest.mark.parametrize("name", PDF_PARSERS)
 def test_a_range_whose_holder_stopped_renewing_is_taken_over_and_the_old_holder_writes_nothing(
-    pdf_document, settings, django_capture_on_commit_callbacks
+    name, pdf_document, settings, django_capture_on_commit_callbacks, ten_pages
 ):
-    parse = _split_with_ranges_queued(pdf_document, settings, django_capture_on_commit_callbacks)
+    parse = _split_with_ranges_queued(
+        pdf_document, settings, django_capture_on_commit_callbacks, name
+    )
     second = parse.ranges.get(start_page=4)
     dead = ingest.claim_range(second.pk)
     long_ago = timezone.now() - timedelta(hours=1)
@@ -236,11 +283,16 @@ def test_a_range_whose_holder_stopped_renewing_is_taken_over_and_the_old_holder_
     assert taken is not None and taken.token != dead.token
     assert ingest.run_range(dead) is None  # it wakes up and finishes: not its range any more
     second.refresh_from_db()
-    assert (second.status, second.text, second.attempts) == ("parsing", "", 2)
+    assert (second.status, second.text, bytes(second.char_boxes)) == ("parsing", "", b"")
+    assert second.attempts == 2
 
     assert ingest.run_range(taken) is None  # read; the last range is still queued
     last = parse.ranges.get(start_page=8)
     assert tasks.parse_range(last.pk) == "ready"
+    parse.refresh_from_db()
+    whole = PARSERS[name].parse(ten_pages, max_pages=100)
+    assert (parse.text, parse.page_starts) == (whole.text, whole.page_starts)
+    assert _box_file(parse) == whole.char_boxes  # None but for pdfium
 
 
 def test_the_sweep_queues_only_the_range_whose_lease_expired_never_its_whole_parse(
@@ -322,7 +374,14 @@ def test_the_task_that_joins_a_split_parse_has_its_anchors_resolved_once(
 # -- a worker lost mid-range on PostgreSQL and Redis ----------------------------------------
 
 STALE_S = "20"  # a range lease of 10 s, a sweep every 5 s
-BIG = [f"Page {n}. " + "Dense words about leave and remote work policy. " * 40 for n in range(80)]
+# Ranges long enough (60 pages, 1-2 s for pdfminer even on an idle machine; progress is
+# written at most every 0.5 s) that the test sees one range read and another part-way, with
+# its progress written, before it kills the worker.
+BIG_PAGES, BIG_RANGE = 240, "60"
+BIG = [
+    f"Page {n}. " + "Dense words about leave and remote work policy. " * 40
+    for n in range(BIG_PAGES)
+]
 
 
 @pytest.mark.services
@@ -330,7 +389,7 @@ def test_a_worker_killed_mid_range_costs_only_that_range(
     worker, workspace, annotator, client_for, owner
 ):
     worker.stop()
-    worker.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, GROUNDWORK_PARSE_RANGE_PAGES="20")
+    worker.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, GROUNDWORK_PARSE_RANGE_PAGES=BIG_RANGE)
     try:
         client_for(owner).patch(
             "/api/workspaces/acme/",
@@ -357,7 +416,7 @@ def test_a_worker_killed_mid_range_costs_only_that_range(
         finished = [pk for pk, (status, _) in before.items() if status == "ready"]
         assert len(interrupted) == 1 and finished
 
-        worker.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, GROUNDWORK_PARSE_RANGE_PAGES="20")
+        worker.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, GROUNDWORK_PARSE_RANGE_PAGES=BIG_RANGE)
         parse = svc.wait_for(
             lambda: ParseVersion.objects.filter(
                 document__source_id="big.pdf", status="ready"
@@ -374,5 +433,6 @@ def test_a_worker_killed_mid_range_costs_only_that_range(
         assert after[pk][1:] == (before[pk][1], 1)
     (lost,) = interrupted
     assert after[lost][2] == 2 and after[lost][1] != before[lost][1]
-    assert len(parse.page_starts) == 80 and parse.progress_done == parse.progress_total == 80
-    assert parse.text == PARSERS["pdfminer"].parse(make_pdf(BIG), max_pages=100).text
+    assert len(parse.page_starts) == BIG_PAGES
+    assert parse.progress_done == parse.progress_total == BIG_PAGES
+    assert parse.text == PARSERS["pdfminer"].parse(make_pdf(BIG), max_pages=BIG_PAGES).text

@@ -133,10 +133,14 @@ def test_box_files_of_page_ranges_join_in_page_order(parsed):
 
 
 def test_a_range_of_pages_reads_alone_and_joins_into_the_whole(pdf, parsed):
-    head = PARSERS["pdfium"].parse(pdf, last_page=1)
-    tail = PARSERS["pdfium"].parse(pdf, first_page=2, last_page=3)
-    assert tail.meta["page_range"] == [2, 3] and tail.meta["empty_pages"] == [2]
+    head = PARSERS["pdfium"].parse_pages(pdf, start=0, stop=1)
+    tail = PARSERS["pdfium"].parse_pages(pdf, start=1, stop=None)
+    assert tail.meta["first_page"] == 2 and tail.meta["empty_pages"] == [2]
     assert head.text + PAGE_SEPARATOR + tail.text == parsed.text
     assert charboxes.concat([head.char_boxes, tail.char_boxes]) == parsed.char_boxes
-    with pytest.raises(ValueError, match=r"not in 1\.\.3"):
-        PARSERS["pdfium"].parse(pdf, first_page=4)
+    joined = PARSERS["pdfium"].join_ranges([head, tail])
+    assert (joined.text, joined.char_boxes, joined.meta) == (
+        parsed.text,
+        parsed.char_boxes,
+        parsed.meta,
+    )

@@ -454,7 +454,7 @@ def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(
 
 
 def test_the_resolver_version_was_bumped_for_changed_results():
-    assert RESOLVER_VERSION == "1.3"
+    assert RESOLVER_VERSION == "1.4"
 
 
 # -- resolver 1.3 ---------------------------------------------------------------------------
@@ -520,6 +520,59 @@ def test_an_occurrence_of_numbers_only_among_refolded_copies_is_ambiguous():
     text = "a b\nc and a\nb c again a b\nc"
     r = resolve(text, "a b c", occurrence=1, page_hint=1, page_starts=[0])
     assert r.status == NORMALISED and r.start == text.index("a\nb c")
+
+
+# -- resolver 1.4 ---------------------------------------------------------------------------
+
+
+def test_copies_laid_out_like_the_quote_are_counted_as_the_highlight_counted_them():
+    # the same command output three times; the Markdown parse indents every copy, so none is
+    # verbatim, but each holds the quote's words and line breaks: the highlight's count of
+    # verbatim copies is the count here
+    block = "0 to remove and 0 not upgraded.\n    Need to get 3200kB of archives."
+    text = f"First:\n\n    {block}\n\nSecond:\n\n    {block}\n\nThird:\n\n    {block}\n"
+    quote = "not upgraded.\nNeed to get"
+    kw = {"prefix": "0 to remove and 0 ", "suffix": " 3200kB of archives."}
+    for occurrence in (0, 1, 2):
+        r = resolve(text, quote, occurrence=occurrence, **kw)  # type: ignore[arg-type]
+        assert r.status == NORMALISED and r.reason == "occurrence"
+        assert (
+            r.start
+            == [m for m in range(len(text)) if text.startswith("not upgraded", m)][occurrence]
+        )
+    # a line break where the quote has none (prose re-wrapped by the other parse): the
+    # highlight's parse may have wrapped the other copies elsewhere and not counted them
+    prose = "For more on manually and automatically installed packages, see below. " * 2
+    r = resolve(
+        prose.replace("automatically installed", "automatically\ninstalled"),
+        "automatically installed packages",
+        prefix="on manually and ",
+        suffix=", see below.",
+    )
+    assert r.status == AMBIGUOUS
+    # without context (a typed quote) occurrence 0 is only the default: nothing is counted
+    assert resolve(text, quote).status == AMBIGUOUS
+
+
+def test_copies_keeping_the_quotes_no_break_space_are_the_ones_the_highlight_counted():
+    # a contents entry typed with a plain space, and the heading with a no-break space that
+    # this parse keeps: the entry never had it, so the highlight (occurrence 0) did not count it
+    text = (
+        "[3.2.1. The hostname](#hostname)\n[3.2.2. The filesystem](#fs)\n\n"
+        "### 3.2.1.\u00a0The hostname\n\nThe kernel maintains the hostname.\n"
+    )
+    quote = "1.\u00a0The hostname"
+    kw = {"prefix": "\n      3.2.", "suffix": "\n\n   "}
+    r = resolve(text, quote, **kw)  # type: ignore[arg-type]
+    assert r.status == EXACT and r.reason == "occurrence"
+    assert r.start == text.index(quote)
+    # a parse that turned every no-break space into a space keeps nothing to count by
+    plain = text.replace("\u00a0", " ")
+    assert resolve(plain, quote, **kw).status == AMBIGUOUS  # type: ignore[arg-type]
+    # a copy that only differs by a line break still has the character: no evidence that it
+    # lacked it where highlighted, so the counts are not trusted
+    wrapped = text.replace("[3.2.1. The hostname]", "[3.2.1.\u00a0The\nhostname]")
+    assert resolve(wrapped, quote, **kw).status == AMBIGUOUS  # type: ignore[arg-type]
 
 
 MOSTLY_ABSENT_TEXT = (
@@ -633,6 +686,10 @@ FINGERPRINT_PAGES = [
     "Thecommitteereviewedtheannualbudget. Remote work is allowed two days a week\n"
     "for staff whose role permits it, with the agreement of their manager.\n",
     "Grid: 1 0\n1 and 0\n1 0 1 and 0 1.\n",
+    "Contents: [3.2.1. The hostname](#h)\n\n### 3.2.1.\u00a0The hostname\nOutput:\n"
+    "    not upgraded.\n    Need to get it. Again:\n    not upgraded.\n    Need to get it.\n"
+    "This toric basis is computed by\n4ti2-groebner 4coins\nand gives the file. "
+    "Purge (****\\_****) now.\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -655,11 +712,18 @@ FINGERPRINT_ANCHORS = [
         "quote": "The comittee reviewd the anual budgett and aproved the proposall to expnd "
         "the comunity libary, subjct to a finall inspecton by the councill."
     },
+    # 1.4: the copy keeping the quote's no-break space, copies laid out alike counted, lines
+    # with a command inserted between them fixed by the context, a trailing Markdown mark
+    {"quote": "1.\u00a0The hostname", "prefix": "3.2.", "suffix": "\n"},
+    {"quote": "not upgraded.\nNeed to get", "occurrence": 1, "prefix": "x ", "suffix": " it."},
+    {"quote": "is computed by\nand", "prefix": "This toric basis ", "suffix": " gives the file"},
+    {"quote": "Purge (_"},
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
     "1.2": "ba2a2df41f7a37cd68574744ae86a01d34b10af56ba76045945ee3179af77952",
     "1.3": "726c022c891ed80047b7d4e56cde710c63381055dc725bd70e0552a55f372ab8",
+    "1.4": "0eba2dc17b4c1f0dce4c18448879ee34b134de43315c9357615938bd834a9b35",
 }
 
 
@@ -688,3 +752,87 @@ def test_resolutions_change_only_with_a_new_resolver_version():
         "corpus: bump RESOLVER_VERSION (stored resolutions must be redone) and record the new "
         "fingerprint under it"
     )
+
+
+def test_glyph_placeholders_are_not_counted_as_words_a_fuzzy_match_lost():
+    # pdfminer writes "(cid:19)" where pypdf writes a control character: neither is a word,
+    # so a fuzzy match keeping the real words is not refused as mostly absent
+    text = (
+        "we find the basis of the lattice\n\x13\x12\n1 0\n\x13\x12\n2 0\n\x13\x1b, for all x here"
+    )
+    quote = (
+        "find the basis of the latice\n(cid:19)(cid:18)\n1 0\n(cid:19)(cid:18)\n2 0\n"
+        "(cid:19)(cid:27)(cid:18)(cid:18), for all x"
+    )
+    r = resolve(text, quote)
+    assert r.status == FUZZY and r.kept > FUZZY_MIN_WORDS_KEPT
+    assert text[r.start : r.end] == text[text.index("find") : text.index(" here")]
+
+
+def test_lines_with_text_inserted_between_them_are_found_when_the_context_fits_both_ends():
+    # the other parse put a command line between two lines of the passage
+    page = "Then this toric basis is computed by\n4ti2-groebner 4coins\nand gives the output file."
+
+    def highlight(text: str, before: str = "this toric basis ", after: str = " gives the"):
+        return resolve(text, "is computed by\nand", prefix=before, suffix=after)
+
+    r = highlight(page)
+    assert (r.status, r.reason) == (FUZZY, "pieces_in_context")
+    assert page[r.start : r.end] == "is computed by\n4ti2-groebner 4coins\nand"
+    # a typed quote has no context to fix the ends: too short to match approximately
+    assert highlight(page, "", "").status == NOT_FOUND
+    # context that does not fit the ends fixes nothing
+    assert highlight(page, "Some other words here ", " and something else").status == NOT_FOUND
+    # two placements the context fits equally: neither is taken
+    assert highlight(page + "\n" + page).status == NOT_FOUND
+
+
+def test_markdown_images_with_nested_brackets_one_column_table_rules_and_list_markers_fold_away():
+    # markitdown: "![[Note]](images/note.png)", a one-column table's "| --- |"; html2text
+    # wraps long alt text; nested and definition list items start "+ " and ":   "
+    assert fold("end.\n\n| --- |\n| ![[Note]](images/note.png) | Note |") == fold("end. Note")
+    assert fold(
+        "remove sound-\njuicer:\n\n![\\[package view, broken sound-\njuicer\\]](a.png)"
+    ) == (fold("remove sound-juicer:"))
+    assert fold("the system.\n\n  + Access NIS\n:   [3.1 Boot") == fold(
+        "the system. Access NIS 3.1 Boot"
+    )
+    # ... but not a plus or colon inside a line, or a rule of dashes inside one
+    assert fold("a + b: c --- d") == "a+b:c---d"
+    text = "Remove it.\n\n| --- |\n| ![[Tip]](images/tip.png) | Tip |\n| You can undo it."
+    r = resolve(text, "Remove it.\n  Tip\n  You can undo")
+    assert r.status == NORMALISED
+    assert text[r.start : r.end] == text[: text.index(" it.", 60)]
+
+
+def test_a_quote_beginning_or_ending_with_a_markdown_mark_keeps_it_in_the_span():
+    # folding drops "_", so the match ends on "(": the highlight took the underscore too,
+    # which this parse writes bold and escaped
+    text = "Package → Purge (****\\_****) | Flag the package. Package → Keep (****:****)"
+    r = resolve(text, "Package → Purge (_")
+    assert r.found and text[r.start : r.end] == "Package → Purge (****\\_"
+    r = resolve(text, "_)\nFlag the package")
+    assert r.found and text[r.start : r.end] == "_****) | Flag the package"
+    # a mark the text does not hold next to the span leaves the span as it was
+    r = resolve("ident ::= (A...Z | a...z) more", "(A . . . Z | a . . . z | _")
+    assert r.found and r.end == len("ident ::= (A...Z | a...z")
+
+
+def test_a_fuzzy_span_not_ending_on_the_quotes_last_character_is_offered_not_found():
+    # pdfminer reads the matrix column by column, pypdf row by row: the alignment stops
+    # somewhere inside the matrix, and where is a guess, so the span is only offered
+    text = (
+        "and\n4ti2-graver ppi3\nThis call will create an output file ppi3.gra that looks like:"
+        "\nppi3.gra\n5 3\n3 0 \u22121\n2 \u22121 0\n0 3 \u22122\n1 1 \u22121\n1 \u22122 1\n"
+        "Thus, there are 5 identities."
+    )
+    quote = (
+        "4ti2-graver ppi3\nThis call will create an output file ppi3.gra that looks like:\n"
+        "ppi3.gra\n3\n0 \u22121\n0\n3 \u22122\n1 \u22121\n1\n5\n3\n2"
+    )
+    r = resolve(text, quote)
+    assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
+    assert r.offered is not None and text[r.offered_start : r.offered_end].startswith("4ti2")
+    # the same quote running on to the words after the matrix ends where it ends: found
+    r = resolve(text, quote + "\n1\nThus")
+    assert r.status == FUZZY and text[r.start : r.end].endswith("\u22122 1\nThus")

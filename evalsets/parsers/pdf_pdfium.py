@@ -14,6 +14,8 @@ one page (tests, the benchmark).
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from . import charboxes
 from .base import (
@@ -22,6 +24,7 @@ from .base import (
     ProgressFn,
     check_page_count,
     error_detail,
+    join_page_ranges,
     join_pages,
     library_version,
     report,
@@ -144,69 +147,85 @@ def _tidy(chars: list[tuple[str, charboxes.Box]]) -> tuple[str, bytes]:
 
 
 class PdfiumParser:
+    """Reads the whole file (``parse``) or a range of its pages (``parse_pages``, so one
+    document's parse can be shared by several workers: ``base.PageRangeParser``); the
+    ranges' texts join with ``PAGE_SEPARATOR`` and their boxes with ``charboxes.concat``."""
+
     name = "pdfium"
     kind = "pdf"
     version = library_version("pypdfium2")
-    #: ``parse`` can read a range of pages alone (``first_page``/``last_page``), so a long PDF
-    #: can be read in pieces; the pieces' texts join with ``PAGE_SEPARATOR`` and their boxes
-    #: with ``charboxes.concat``.
-    reads_page_ranges = True
+    #: A range's worth of pages (``PageRangeParser``): about 10 ms of one core a dense page
+    #: (text and a box per character), and pdfium opens a page by its number, so a range
+    #: costs only a child process and the file's opening besides its pages
+    #: (bench/parse_scaling_bench.py).
+    pages_per_range = 250
 
     def parse(
+        self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
+    ) -> ParsedText:
+        with _opened(data, max_pages) as (document, total):
+            part = self._read(document, 0, total, total, progress)
+        return self.join_ranges([part])
+
+    def parse_pages(
         self,
         data: bytes,
         *,
+        start: int,
+        stop: int | None,
         max_pages: int = 2000,
         progress: ProgressFn | None = None,
-        first_page: int = 1,
-        last_page: int | None = None,
     ) -> ParsedText:
-        require_pdf_magic(data)
-        check_streams(data)  # a decompression bomb is refused before the library unpacks it
-        import pypdfium2 as pdfium
-        import pypdfium2.raw as raw
+        with _opened(data, max_pages) as (document, total):
+            start = min(start, total)
+            stop = total if stop is None else min(stop, total)
+            report(progress, start, total)
+            return self._read(document, start, stop, total, progress)
 
-        try:
-            document = pdfium.PdfDocument(data)
-        except pdfium.PdfiumError as exc:
-            if exc.err_code in (raw.FPDF_ERR_PASSWORD, raw.FPDF_ERR_SECURITY):
-                raise ParseError("encrypted", ENCRYPTED_REASON, error_detail(exc)) from None
-            raise ParseError("corrupt", CORRUPT_REASON, error_detail(exc)) from None
-        try:
-            total = len(document)
-            if total == 0:
-                raise ParseError("empty", "This PDF has no pages.")
-            check_page_count(total, max_pages)
-            last = total if last_page is None else min(last_page, total)
-            if not 1 <= first_page <= last:
-                raise ValueError(f"pages {first_page}..{last_page} are not in 1..{total}")
-            pages: list[str] = []
-            boxes: list[tuple[float, float, bytes]] = []
-            failed: list[int] = []
-            for index in range(first_page - 1, last):
-                text, packed, size = self._page(document, index)
-                if size is None:
-                    failed.append(index + 1)
-                    size = (0.0, 0.0)
-                pages.append(text)
-                boxes.append((size[0], size[1], packed))
-                report(progress, len(pages), last - first_page + 1)
-        finally:
-            document.close()
-        if len(failed) == len(pages):
+    def join_ranges(self, parts: list[ParsedText]) -> ParsedText:
+        text, starts, meta = join_page_ranges(parts)
+        if not meta["pages"] or len(meta["failed_pages"]) >= meta["pages"]:
             raise ParseError("corrupt", CORRUPT_REASON, "every page failed to load")
-        text, starts = join_pages(pages)
-        if not text.strip() and len(pages) == total:  # a range may be blank; a document not
+        if not text.strip():
             raise ParseError("no_text", NO_TEXT_REASON)
         return ParsedText(
             text=text,
             page_starts=starts,
             parser=self.name,
             parser_version=self.version,
+            meta=meta,
+            char_boxes=charboxes.concat([part.char_boxes or b"" for part in parts]),
+        )
+
+    def _read(
+        self, document, start: int, stop: int, total: int, progress: ProgressFn | None
+    ) -> ParsedText:
+        """Pages ``start`` .. ``stop`` of an open document, as one range
+        (``PageRangeParser``): a blank range is no reason to refuse the document."""
+        import pypdfium2 as pdfium
+
+        pages: list[str] = []
+        boxes: list[tuple[float, float, bytes]] = []
+        failed: list[int] = []
+        for index in range(start, stop):
+            text, packed, size = self._page(document, index)
+            if size is None:
+                failed.append(index + 1)
+                size = (0.0, 0.0)
+            pages.append(text)
+            boxes.append((size[0], size[1], packed))
+            report(progress, index + 1, total)
+        text, starts = join_pages(pages)
+        return ParsedText(
+            text=text,
+            page_starts=starts,
+            parser=self.name,
+            parser_version=self.version,
             meta={
-                "pages": total,
-                "page_range": [first_page, last],
-                "empty_pages": [first_page + i for i, page in enumerate(pages) if not page],
+                "document_pages": total,
+                "first_page": start + 1,
+                "pages": len(pages),
+                "empty_pages": [start + i + 1 for i, page in enumerate(pages) if not page],
                 "failed_pages": failed,
                 "pdfium": pdfium.PDFIUM_INFO.build if hasattr(pdfium, "PDFIUM_INFO") else "",
             },
@@ -231,6 +250,31 @@ class PdfiumParser:
             return "", b"", None
         finally:
             page.close()
+
+
+@contextmanager
+def _opened(data: bytes, max_pages: int) -> Iterator[tuple[object, int]]:
+    """The open document and its page count, or the refusal a whole file earns; closed
+    after use (pdfium holds native memory)."""
+    require_pdf_magic(data)
+    check_streams(data)  # a decompression bomb is refused before the library unpacks it
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as raw
+
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if exc.err_code in (raw.FPDF_ERR_PASSWORD, raw.FPDF_ERR_SECURITY):
+            raise ParseError("encrypted", ENCRYPTED_REASON, error_detail(exc)) from None
+        raise ParseError("corrupt", CORRUPT_REASON, error_detail(exc)) from None
+    try:
+        total = len(document)
+        if total == 0:
+            raise ParseError("empty", "This PDF has no pages.")
+        check_page_count(total, max_pages)
+        yield document, total
+    finally:
+        document.close()
 
 
 PARSER = PdfiumParser()
