@@ -6,8 +6,8 @@ middleware, DRF, the services), each on a random sentence of the reference parse
 users in turn. Prints the CPU and wall time per create and the time each kind of statement
 took per create (an ``execute_wrapper``). Tasks are queued to a filesystem broker nobody reads.
 
-Run: ``.venv/bin/python bench/create_cost.py [--n 300] [--root DIR]`` (``--root``: another
-checkout's code, e.g. an older commit unpacked with ``git archive``, on the same data).
+Run: ``.venv/bin/python bench/create_cost.py [--n 300] [--fresh]``. To measure an older commit,
+unpack it (``git archive REV | tar -x -C DIR``) and run this file from there.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ HERE = Path(__file__).resolve().parent
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=300, help="anchors to create and time")
-    parser.add_argument("--root", type=Path, default=HERE.parent, help="the code to measure")
     parser.add_argument("--fresh", action="store_true", help="seed the database again")
     args = parser.parse_args()
     var = HERE / ".cache" / "create-cost"
@@ -47,8 +46,8 @@ def main() -> None:
         shutil.rmtree(var, ignore_errors=True)
         (var / "media").mkdir(parents=True)
         manage = [sys.executable, "manage.py", "migrate", "--noinput"]
-        subprocess.run(manage, cwd=args.root, check=True, stdout=subprocess.DEVNULL)
-    sys.path[:0] = [str(args.root), str(HERE)]
+        subprocess.run(manage, cwd=HERE.parent, check=True, stdout=subprocess.DEVNULL)
+    sys.path[:0] = [str(HERE.parent), str(HERE)]
     import django
 
     django.setup()
@@ -96,7 +95,7 @@ def main() -> None:
         wall = (time.perf_counter() - wall) / args.n * 1000
         cpu = (time.process_time() - cpu) / args.n * 1000
     sql = sum(spent.values()) / args.n * 1000
-    print(f"code: {args.root}; load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"code: {HERE.parent}; load average {' / '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"per create ({args.n}): CPU {cpu:.2f} ms, wall {wall:.2f} ms, SQL {sql:.2f} ms")
     print(f"statements per create: {sum(counted.values()) / args.n:.1f}")
     for text, seconds in sorted(spent.items(), key=lambda kv: -kv[1])[:8]:
