@@ -836,3 +836,33 @@ def test_a_fuzzy_span_not_ending_on_the_quotes_last_character_is_offered_not_fou
     # the same quote running on to the words after the matrix ends where it ends: found
     r = resolve(text, quote + "\n1\nThus")
     assert r.status == FUZZY and text[r.start : r.end].endswith("\u22122 1\nThus")
+
+
+def test_a_fuzzy_span_beginning_or_ending_inside_a_longer_word_is_offered_not_found():
+    # pdfminer read "residues to increase the score." elsewhere: the quote's last word "In"
+    # aligned to the start of "increase", whose last character is the quote's last one
+    text = (
+        "one of the effects of annotation\u2014substitution of variant\n"
+        "residues to increase the score. In this case, the query sequence gets"
+    )
+    quote = "of annotation\u2014substitution of variant\nIn"
+    r = resolve(text, quote, prefix="one of the effects ", suffix=" this case, the query")
+    assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
+    assert r.offered is not None
+    # a table's other column read in between: the quote's last word "int" is the end of
+    # "nativeint", a word that is not the quote's
+    text = (
+        "IDL type ty Caml type [[ty]]\nbyte, short int\nint, long with [camlint] attribute int\n"
+        "int, long with [nativeint] attribute nativeint\nint, long with [int32] attribute int32"
+    )
+    quote = (
+        "IDL type ty\nbyte, short\nint, long with [camlint] attribute\n"
+        "int, long with [nativeint] attribute\nint"
+    )
+    r = resolve(text, quote, suffix=", long with [int32] attribute")
+    assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
+    # the highlight itself cut the word (its suffix goes on with letters): the span may too
+    text = "effects of annotation: substitution of variant\nresidues to increase the score."
+    quote = "effects of anotation: substitution of variant\nresidues to in"
+    r = resolve(text, quote, prefix="one of the ", suffix="crease the score.")
+    assert r.status == FUZZY and text[r.start : r.end].endswith("residues to in")
