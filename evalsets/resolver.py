@@ -50,7 +50,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.4"
+RESOLVER_VERSION = "1.5"
 
 EXACT = "exact"
 NORMALISED = "normalised"
