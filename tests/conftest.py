@@ -73,8 +73,10 @@ def _eager_tasks(request, settings, tmp_path):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Each test starts with no parse prepared in this process (ids repeat across tests).
     from evalsets.resolution import prepared_parses
+    from evalsets.services import highlight_texts
 
     prepared_parses.clear()
+    highlight_texts.clear()
     if "services" in request.keywords or "e2e" in request.keywords:
         yield
         return

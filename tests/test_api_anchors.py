@@ -5,6 +5,8 @@ from __future__ import annotations
 import bisect
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from evalsets import services
@@ -259,6 +261,74 @@ def test_a_highlight_reads_only_its_part_of_the_parse_and_makes_the_same_anchor(
         (3, 0),
         (3, 0),
     ]
+
+
+def _text_reads(captured) -> list[str]:
+    """The queries that read a parse's text, whole or a slice of it."""
+    return [q["sql"] for q in captured.captured_queries if '"text"' in q["sql"]]
+
+
+def test_highlights_in_a_parse_read_its_text_once_per_process_and_make_the_same_anchors(
+    client_for, item, annotator, reference
+):
+    """The web process keeps the texts highlighted in most recently: on SQLite a slice of a
+    2 MB text costs the database reading and decoding all of it, every time (issue 18)."""
+    client = client_for(annotator)
+    quotes = ["Remote work is limited", "Employees accrue 1.5 days of leave per month."]
+    made = []
+    for n, quote in enumerate(quotes):
+        start = HANDBOOK.index(quote)
+        with CaptureQueriesContext(connection) as captured:
+            response = _highlight(client, reference, start, start + len(quote))
+        assert response.status_code == 201, response.json()
+        assert bool(_text_reads(captured)) == (n == 0), _text_reads(captured)
+        made.append(response.json())
+    assert [body["quote"] for body in made] == quotes
+    start = HANDBOOK.index(quotes[1])
+    assert made[1]["prefix"] == HANDBOOK[max(0, start - 32) : start]
+    assert made[1]["suffix"] == HANDBOOK[start + len(quotes[1]) :][:32]
+
+
+def test_a_parse_written_again_is_highlighted_in_its_new_text(
+    client_for, item, annotator, reference
+):
+    from evalsets.models import ParseVersion
+
+    client = client_for(annotator)
+    quote = "Remote work is limited"
+    start = HANDBOOK.index(quote)
+    assert _highlight(client, reference, start, start + len(quote)).json()["quote"] == quote
+    moved = "Preface.\n" + HANDBOOK
+    ParseVersion.objects.filter(pk=reference.pk).update(
+        text=moved, text_length=len(moved), updated_at=timezone.now()
+    )
+    body = _highlight(client, reference, start, start + len(quote)).json()
+    assert body["quote"] == moved[start : start + len(quote)] != quote
+
+
+def test_the_new_anchor_is_answered_as_a_read_of_it_shows_it(
+    client_for, item, annotator, reference, django_capture_on_commit_callbacks
+):
+    """The answer is built from the anchor just written (no second read of it and its
+    reference parse), with its resolutions when they are already there."""
+    from evalsets import selectors
+
+    client = client_for(annotator)
+    quote = "Remote work is limited"
+    start = HANDBOOK.index(quote)
+    made = _highlight(client, reference, start, start + len(quote)).json()
+    typed = client.post(
+        ANCHORS, {"source_id": "handbook.txt", "quote": "Leave may be"}, format="json"
+    ).json()
+    for body in (made, typed):
+        assert body == client.get(f"{ANCHORS}{body['id']}/").json()
+    assert made["highlight"]["start"] == start and typed["highlight"] is None
+    with django_capture_on_commit_callbacks(execute=True):
+        anchor = services.anchor_create_from_highlight(
+            item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
+        )
+    shown = selectors.with_resolutions(anchor).prefetched_resolutions
+    assert [(r.parse_id, r.status) for r in shown] == [(reference.pk, "exact")]
 
 
 def test_a_new_anchor_reuses_the_parses_this_worker_already_prepared(
