@@ -138,27 +138,6 @@ class PreparedCache:
 
 prepared_parses = PreparedCache()
 
-#: Parse texts a web process cut highlights from (``text_window``).
-highlighted_texts = PreparedCache(budget="GROUNDWORK_HIGHLIGHT_CACHE_CHARS", size=len)
-
-
-def text_window(parse: ParseVersion, start: int, end: int) -> str:
-    """``parse.text[start:end]`` for a highlight, from this process's copy of the text.
-
-    Annotators highlight in the same few documents all day, and a window cut by the database
-    is not cheap there: PostgreSQL decompresses and counts, in code points, the whole text
-    before the window (13 ms of its CPU at the end of a 2 MB parse, issue 18). So the first
-    highlight in a parse reads its whole text once and keeps it (least recently used out
-    first past ``GROUNDWORK_HIGHLIGHT_CACHE_CHARS``); a parse written again is read again.
-    """
-    if "text" not in parse.get_deferred_fields():
-        return parse.text[start:end]
-    text = highlighted_texts.get(parse)
-    if text is None:
-        text = ParseVersion.objects.filter(pk=parse.pk).values_list("text", flat=True).get()
-        highlighted_texts.put(parse, text)
-    return text[start:end]
-
 
 def prepared(parse: ParseVersion) -> resolver.PreparedText:
     """``parse`` ready for the resolver, from this process's cache when it is there."""

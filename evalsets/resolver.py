@@ -50,7 +50,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.4"
+RESOLVER_VERSION = "1.5"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -690,7 +690,7 @@ class PreparedText:
             )
             if res is not None and res.found:
                 picked = next(c for c in accepted if (c.start, c.end) == (res.start, res.end))
-                if not self._ends_fixed(picked, qf):
+                if not self._ends_fixed(picked, qf, q, context):
                     return self._ends_not_fixed(q, picked)
                 return self._calibrated(q, res)
             if res is not None:
@@ -798,12 +798,41 @@ class PreparedText:
             kept=_words_kept(q, ftext[fa:fb]),
         )
 
-    def _ends_fixed(self, c: _Candidate, qf: str) -> bool:
+    def _ends_fixed(self, c: _Candidate, qf: str, q: str, context: _Context) -> bool:
         """Whether a fuzzy span begins with the quote's first character and ends with its
-        last: otherwise the alignment guessed where the passage starts or stops (a table or
-        a matrix this parse reads in another order)."""
+        last, and neither end falls inside a word or on the end of a longer word that only
+        ends (begins) like the quote's edge word: otherwise the alignment guessed where the
+        passage starts or stops (a table or a matrix this parse reads in another order, a
+        line it put elsewhere: the quote's last word "In" aligned to the start of "increase",
+        its "int" to the end of "nativeint"). A word the highlight itself cut (its recorded
+        prefix ends, or suffix begins, with a letter or digit) may be cut here too."""
         ftext = self.folded.text
-        return ftext[c.fa] == qf[0] and ftext[c.fb - 1] == qf[-1]
+        if ftext[c.fa] != qf[0] or ftext[c.fb - 1] != qf[-1]:
+            return False
+        words = _WORD.findall(q)
+        if len(words) < 2:
+            return True
+        prefix, suffix = context.raw
+        text = self.text
+        if q[0].isalnum() and not (prefix and prefix[-1].isalnum()):
+            a = c.start
+            while a < c.end and not text[a].isalnum():
+                a += 1
+            if a > 0 and text[a - 1].isalnum():
+                return False
+            word, first = fold(_word_at(text, a)), fold(words[0])
+            if len(word) > len(first) and word.startswith(first):
+                return False
+        if q[-1].isalnum() and not (suffix and suffix[0].isalnum()):
+            b = c.end
+            while b > c.start and not text[b - 1].isalnum():
+                b -= 1
+            if b < len(text) and text[b].isalnum():
+                return False
+            word, last = fold(_word_at(text, b - 1)), fold(words[-1])
+            if len(word) > len(last) and word.endswith(last):
+                return False
+        return True
 
     def _ends_not_fixed(self, q: str, c: _Candidate) -> Resolution:
         """`not_found` for a fuzzy span whose ends are a guess, the span offered instead."""
@@ -1556,6 +1585,16 @@ def _layout(text: str) -> str:
         text = _MARKDOWN_NOISE.sub("", text)
     text = text.translate(_MARKS).strip(_ASCII_SPACE)
     return _SPACE_RUN.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
+
+
+def _word_at(text: str, i: int) -> str:
+    """The run of letters and digits around `text[i]` (empty if that is neither)."""
+    a = b = i
+    while a > 0 and text[a - 1].isalnum():
+        a -= 1
+    while b < len(text) and text[b].isalnum():
+        b += 1
+    return text[a:b]
 
 
 def _letterless(quote: str) -> bool:

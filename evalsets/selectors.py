@@ -153,25 +153,35 @@ def evalsets(workspace) -> QuerySet[EvalSet]:
 PARSE_BULK = ("text", "page_starts", "error")
 
 
-def anchors_with_resolutions() -> QuerySet[GoldAnchor]:
-    """Anchors with their rows in every parse as the list ``prefetched_resolutions``.
+def _resolutions_prefetch() -> Prefetch:
+    """An anchor's rows in every parse, as the list ``prefetched_resolutions``.
 
     A plain list (``to_attr``), not the related manager's cache: Django builds a filtered
     queryset per parent object for the latter, which costs more than the query itself.
     """
+    return Prefetch(
+        "resolutions",
+        queryset=AnchorResolution.objects.select_related("parse").defer(
+            *(f"parse__{name}" for name in PARSE_BULK)
+        ),
+        to_attr="prefetched_resolutions",
+    )
+
+
+def anchors_with_resolutions() -> QuerySet[GoldAnchor]:
+    """Anchors with their rows in every parse as the list ``prefetched_resolutions``."""
     return (
         GoldAnchor.objects.select_related("reference_parse")
         .defer(*(f"reference_parse__{name}" for name in PARSE_BULK))
-        .prefetch_related(
-            Prefetch(
-                "resolutions",
-                queryset=AnchorResolution.objects.select_related("parse").defer(
-                    *(f"parse__{name}" for name in PARSE_BULK)
-                ),
-                to_attr="prefetched_resolutions",
-            )
-        )
+        .prefetch_related(_resolutions_prefetch())
     )
+
+
+def with_resolutions(anchor: GoldAnchor) -> GoldAnchor:
+    """An anchor just written, as ``anchors_with_resolutions`` would read it, without reading
+    it again: only its rows in every parse are read (none yet unless tasks run in-process)."""
+    prefetch_related_objects([anchor], _resolutions_prefetch())
+    return anchor
 
 
 def _user_columns_not_shown(*relations: str) -> list[str]:

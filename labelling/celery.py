@@ -9,9 +9,11 @@ import os
 from celery import Celery
 from kombu.transport import TRANSPORT_ALIASES
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "labelling.settings")
-# ``filesystem://`` (the embedded default) is kombu's transport with whole-message writes.
+# "filesystem://" (the embedded default) is kombu's transport with each message renamed into
+# place once written, in every process: producers and workers alike (labelling/fsbroker.py).
 TRANSPORT_ALIASES["filesystem"] = "labelling.fsbroker:Transport"
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "labelling.settings")
 
 app = Celery("groundwork")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -72,10 +72,11 @@ def _eager_tasks(request, settings, tmp_path):
     # Hashing passwords properly costs ~0.4 s a user; tests need users, not security.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # Each test starts with no parse prepared in this process (ids repeat across tests).
-    from evalsets.resolution import highlighted_texts, prepared_parses
+    from evalsets.resolution import prepared_parses
+    from evalsets.services import highlight_texts
 
     prepared_parses.clear()
-    highlighted_texts.clear()
+    highlight_texts.clear()
     if "services" in request.keywords or "e2e" in request.keywords:
         yield
         return

@@ -221,11 +221,11 @@ def _anchor_from_whole_text(text: str, starts: list[int], start: int, end: int) 
     }
 
 
-def test_a_highlight_works_on_its_part_of_the_parse_and_makes_the_same_anchor(
+def test_a_highlight_reads_only_its_part_of_the_parse_and_makes_the_same_anchor(
     client_for, item, annotator, document
 ):
-    """The API works on a window of the text (page start or prefix to just past the end);
-    the anchor must be what the whole text gives, at the edges too."""
+    """The API reads a window of the text (page start or prefix to just past the end); the
+    anchor must be what the whole text gives, at the edges too."""
     page_one = "Leave is accrued. " * 3 + "\n"
     page_two = "Leave is accrued monthly. Leave is accrued monthly again.   \n"
     page_three = "  Leave is accrued last."
@@ -263,28 +263,33 @@ def test_a_highlight_works_on_its_part_of_the_parse_and_makes_the_same_anchor(
     ]
 
 
-def test_highlights_in_one_parse_read_its_text_from_the_database_once_per_process(
+def _text_reads(captured) -> list[str]:
+    """The queries that read a parse's text, whole or a slice of it."""
+    return [q["sql"] for q in captured.captured_queries if '"text"' in q["sql"]]
+
+
+def test_highlights_in_a_parse_read_its_text_once_per_process_and_make_the_same_anchors(
     client_for, item, annotator, reference
 ):
-    """A window cut by the database costs PostgreSQL the whole text before it (decompressed
-    and counted in code points: 13 ms at the end of 2 MB); a web process keeps the texts it
-    highlighted in instead (issue 18)."""
+    """The web process keeps the texts highlighted in most recently: on SQLite a slice of a
+    2 MB text costs the database reading and decoding all of it, every time (issue 18)."""
     client = client_for(annotator)
-    quotes = ["Employees accrue 1.5 days of leave per month.", "Remote work is limited"]
-    read_text = []
-    for quote in quotes:
+    quotes = ["Remote work is limited", "Employees accrue 1.5 days of leave per month."]
+    made = []
+    for n, quote in enumerate(quotes):
         start = HANDBOOK.index(quote)
-        with CaptureQueriesContext(connection) as queries:
+        with CaptureQueriesContext(connection) as captured:
             response = _highlight(client, reference, start, start + len(quote))
-        assert response.status_code == 201 and response.json()["quote"] == quote
-        read_text.append(
-            [q for q in queries.captured_queries if '"evalsets_parseversion"."text"' in q["sql"]]
-        )
-    assert len(read_text[0]) == 1, "the first highlight reads the text"
-    assert read_text[1] == [], "the second one finds it in the process"
+        assert response.status_code == 201, response.json()
+        assert bool(_text_reads(captured)) == (n == 0), _text_reads(captured)
+        made.append(response.json())
+    assert [body["quote"] for body in made] == quotes
+    start = HANDBOOK.index(quotes[1])
+    assert made[1]["prefix"] == HANDBOOK[max(0, start - 32) : start]
+    assert made[1]["suffix"] == HANDBOOK[start + len(quotes[1]) :][:32]
 
 
-def test_a_highlight_in_a_parse_written_again_quotes_its_new_text(
+def test_a_parse_written_again_is_highlighted_in_its_new_text(
     client_for, item, annotator, reference
 ):
     from evalsets.models import ParseVersion
@@ -292,14 +297,38 @@ def test_a_highlight_in_a_parse_written_again_quotes_its_new_text(
     client = client_for(annotator)
     quote = "Remote work is limited"
     start = HANDBOOK.index(quote)
-    assert _highlight(client, reference, start, start + len(quote)).status_code == 201
+    assert _highlight(client, reference, start, start + len(quote)).json()["quote"] == quote
     moved = "Preface.\n" + HANDBOOK
     ParseVersion.objects.filter(pk=reference.pk).update(
         text=moved, text_length=len(moved), updated_at=timezone.now()
     )
-    response = _highlight(client, reference, start, start + len(quote))
-    assert response.json()["quote"] == moved[start : start + len(quote)].strip()
-    assert response.json()["quote"] != quote
+    body = _highlight(client, reference, start, start + len(quote)).json()
+    assert body["quote"] == moved[start : start + len(quote)] != quote
+
+
+def test_the_new_anchor_is_answered_as_a_read_of_it_shows_it(
+    client_for, item, annotator, reference, django_capture_on_commit_callbacks
+):
+    """The answer is built from the anchor just written (no second read of it and its
+    reference parse), with its resolutions when they are already there."""
+    from evalsets import selectors
+
+    client = client_for(annotator)
+    quote = "Remote work is limited"
+    start = HANDBOOK.index(quote)
+    made = _highlight(client, reference, start, start + len(quote)).json()
+    typed = client.post(
+        ANCHORS, {"source_id": "handbook.txt", "quote": "Leave may be"}, format="json"
+    ).json()
+    for body in (made, typed):
+        assert body == client.get(f"{ANCHORS}{body['id']}/").json()
+    assert made["highlight"]["start"] == start and typed["highlight"] is None
+    with django_capture_on_commit_callbacks(execute=True):
+        anchor = services.anchor_create_from_highlight(
+            item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
+        )
+    shown = selectors.with_resolutions(anchor).prefetched_resolutions
+    assert [(r.parse_id, r.status) for r in shown] == [(reference.pk, "exact")]
 
 
 def test_a_new_anchor_reuses_the_parses_this_worker_already_prepared(

@@ -7,23 +7,44 @@ reports it; the tasks run in-process once it is "back" (the quick suite's eager 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from datetime import timedelta
+from pathlib import Path
+from queue import Empty
 
 import pytest
 from celery.app.task import Task
 from celery.exceptions import NotRegistered
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import transaction
+from kombu import Connection
 from kombu.exceptions import OperationalError as BrokerUnreachable
+from kombu.utils.json import dumps
 
 from evalsets import queue, services, sweep
 from evalsets.management.commands import rundev
 from evalsets.models import GoldAnchor, ParseVersion, PendingImportLabel
+from labelling import fsbroker
 from labelling.celery import app as celery_app
+from labelling.settings import filesystem_broker_options
 
 CONTRACT = "This agreement starts today. Either party may terminate it."
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -162,6 +183,98 @@ def test_a_worker_started_without_a_queue_option_consumes_every_queue(settings):
     assert len({q.routing_key for q in settings.CELERY_TASK_QUEUES}) == len(declared)
 
 
+def test_a_message_on_the_filesystem_broker_is_never_seen_half_written(tmp_path, monkeypatch):
+    """kombu's own transport creates the file, then writes it: a worker polling meanwhile
+    took an empty file and its consumer died (JSONDecodeError), leaving the queue unread."""
+    connection = Connection("filesystem://", transport_options=filesystem_broker_options(tmp_path))
+    assert isinstance(connection.transport, fsbroker.Transport), "every filesystem:// URL"
+    channel = connection.channel()
+    seen_while_writing = []
+
+    def serialise_while_a_worker_polls(payload):
+        with contextlib.suppress(Empty):
+            seen_while_writing.append(channel._get("celery.resolve"))
+        return dumps(payload)
+
+    monkeypatch.setattr(fsbroker, "dumps", serialise_while_a_worker_polls)
+    channel._put("celery.resolve", {"body": "resolve_document(1)"})
+
+    assert seen_while_writing == []
+    assert channel._get("celery.resolve") == {"body": "resolve_document(1)"}
+    assert channel._size("celery.resolve") == 0
+    connection.release()
+
+
+def test_rundev_serves_the_web_side_from_several_processes_of_reused_threads():
+    """One process runs one request at a time, threads or not: runserver's queued 20
+    annotators' anchor creations behind each other (issue 18)."""
+    command = rundev.web_command("127.0.0.1:8000", processes=2, threads=8, reload=False)
+
+    assert command[1:4] == ["-m", "gunicorn", "labelling.wsgi"]
+    assert {"--bind=127.0.0.1:8000", "--workers=2", "--worker-class=gthread", "--threads=8"} <= set(
+        command
+    )
+    assert "--reload" not in command
+    assert "--reload" in rundev.web_command("x:1", processes=1, threads=1, reload=True)
+    assert rundev.default_web_processes() >= 2
+
+
+def _group(pgid: int) -> list[str]:
+    """The command lines of the live processes in a process group."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                found.append((stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue
+    return found
+
+
+def test_rundev_answers_from_its_web_processes_and_stops_every_child_when_stopped(tmp_path):
+    """``make run``'s command: one line says where to go, the web answers, and stopping the
+    command (Ctrl-C, or SIGTERM as a benchmark or a supervisor sends it to it alone) leaves
+    no web process or worker behind."""
+    port = _free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "GROUNDWORK_VAR_DIR": str(tmp_path),
+        "DJANGO_MEDIA_ROOT": str(tmp_path / "media"),
+        "CELERY_BROKER_URL": "filesystem://",
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+    }
+    command = [sys.executable, "manage.py", "rundev", f"127.0.0.1:{port}", "--web-processes=2"]
+    out = open(tmp_path / "rundev.log", "w+")  # noqa: SIM115
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                answer = urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/static/css/groundwork.css"
+                )
+                break
+            except OSError:
+                assert time.monotonic() < deadline, (tmp_path / "rundev.log").read_text()
+                time.sleep(0.3)
+        assert answer.status == 200
+        running = _group(process.pid)
+        assert sum("gunicorn: worker" in line for line in running) == 2, running
+        assert sum("celery" in line for line in running) >= 2, running
+        assert f"Open      http://127.0.0.1:{port}/" in (tmp_path / "rundev.log").read_text()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=40)
+        assert _group(process.pid) == []
+    finally:
+        if process.poll() is None or _group(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 def test_rundev_consumes_every_queue_with_parsing_and_resolution_in_separate_workers(settings):
     commands = rundev.worker_commands(1, 1)
     consumed = [
@@ -177,32 +290,3 @@ def test_rundev_consumes_every_queue_with_parsing_and_resolution_in_separate_wor
     )
     parse_worker = next(q for q in consumed if f"{prefix}.parse" in q)
     assert f"{prefix}.resolve" not in parse_worker
-
-
-def test_a_filesystem_broker_message_appears_in_its_queue_only_once_written_whole(
-    tmp_path, monkeypatch
-):
-    """kombu's own filesystem transport creates the message file, then writes it: a worker
-    polling the folder in between read an empty file and died ("Unrecoverable error:
-    JSONDecodeError"), its resolve worker gone for good under 40 anchors/s on ``make run``."""
-    from kombu import Connection
-    from kombu.transport import filesystem
-
-    from labelling.settings import filesystem_broker_options
-
-    folder = tmp_path / "broker"
-    seen_while_writing = []
-    real_dumps = filesystem.dumps
-
-    def dumps_and_look(payload):
-        # the moment the message is being written: may a reader of the queue see it yet?
-        seen_while_writing.append([p.name for p in (folder / "queue").glob("*.jobs.msg")])
-        return real_dumps(payload)
-
-    monkeypatch.setattr(filesystem, "dumps", dumps_and_look)
-    with Connection("filesystem://", transport_options=filesystem_broker_options(folder)) as c:
-        queue = c.SimpleQueue("jobs")
-        queue.put({"n": 1})
-        assert seen_while_writing and all(names == [] for names in seen_while_writing)
-        assert queue.get(timeout=1).payload == {"n": 1}
-        queue.close()

@@ -454,7 +454,7 @@ def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(
 
 
 def test_the_resolver_version_was_bumped_for_changed_results():
-    assert RESOLVER_VERSION == "1.4"
+    assert RESOLVER_VERSION == "1.5"
 
 
 # -- resolver 1.3 ---------------------------------------------------------------------------
@@ -690,6 +690,8 @@ FINGERPRINT_PAGES = [
     "    not upgraded.\n    Need to get it. Again:\n    not upgraded.\n    Need to get it.\n"
     "This toric basis is computed by\n4ti2-groebner 4coins\nand gives the file. "
     "Purge (****\\_****) now.\n",
+    "One of the effects of annotation: substitution of variant\n"
+    "residues to increase the score. In this case, the query gets a higher score.\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -718,12 +720,15 @@ FINGERPRINT_ANCHORS = [
     {"quote": "not upgraded.\nNeed to get", "occurrence": 1, "prefix": "x ", "suffix": " it."},
     {"quote": "is computed by\nand", "prefix": "This toric basis ", "suffix": " gives the file"},
     {"quote": "Purge (_"},
+    # 1.5: a fuzzy span ending inside a longer word ("In" as the start of "increase")
+    {"quote": "of annotation: substitution of variant\nIn", "suffix": " this case"},
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
     "1.2": "ba2a2df41f7a37cd68574744ae86a01d34b10af56ba76045945ee3179af77952",
     "1.3": "726c022c891ed80047b7d4e56cde710c63381055dc725bd70e0552a55f372ab8",
     "1.4": "0eba2dc17b4c1f0dce4c18448879ee34b134de43315c9357615938bd834a9b35",
+    "1.5": "9db3eca57848e29b8f99db718752718738c8fabf4ab334125031a05645b63be8",
 }
 
 
@@ -836,3 +841,33 @@ def test_a_fuzzy_span_not_ending_on_the_quotes_last_character_is_offered_not_fou
     # the same quote running on to the words after the matrix ends where it ends: found
     r = resolve(text, quote + "\n1\nThus")
     assert r.status == FUZZY and text[r.start : r.end].endswith("\u22122 1\nThus")
+
+
+def test_a_fuzzy_span_beginning_or_ending_inside_a_longer_word_is_offered_not_found():
+    # pdfminer read "residues to increase the score." elsewhere: the quote's last word "In"
+    # aligned to the start of "increase", whose last character is the quote's last one
+    text = (
+        "one of the effects of annotation\u2014substitution of variant\n"
+        "residues to increase the score. In this case, the query sequence gets"
+    )
+    quote = "of annotation\u2014substitution of variant\nIn"
+    r = resolve(text, quote, prefix="one of the effects ", suffix=" this case, the query")
+    assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
+    assert r.offered is not None
+    # a table's other column read in between: the quote's last word "int" is the end of
+    # "nativeint", a word that is not the quote's
+    text = (
+        "IDL type ty Caml type [[ty]]\nbyte, short int\nint, long with [camlint] attribute int\n"
+        "int, long with [nativeint] attribute nativeint\nint, long with [int32] attribute int32"
+    )
+    quote = (
+        "IDL type ty\nbyte, short\nint, long with [camlint] attribute\n"
+        "int, long with [nativeint] attribute\nint"
+    )
+    r = resolve(text, quote, suffix=", long with [int32] attribute")
+    assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
+    # the highlight itself cut the word (its suffix goes on with letters): the span may too
+    text = "effects of annotation: substitution of variant\nresidues to increase the score."
+    quote = "effects of anotation: substitution of variant\nresidues to in"
+    r = resolve(text, quote, prefix="one of the ", suffix="crease the score.")
+    assert r.status == FUZZY and text[r.start : r.end].endswith("residues to in")

@@ -92,3 +92,30 @@ def test_a_bad_proxy_count_stops_start_up_and_says_so(value, message):
     result = _manage("check", GROUNDWORK_PROXY_COUNT=value)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def _conn_max_age(**env: str) -> str:
+    shown = "from django.conf import settings; print(settings.DATABASES['default']['CONN_MAX_AGE'])"
+    result = _manage("shell", "-c", shown, **env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_the_embedded_sqlite_keeps_its_connections_between_requests_other_databases_do_not():
+    """A new SQLite connection costs a third of an anchor-create's CPU (issue 18); a server
+    database's connections are a shared resource, kept only when the deployment says so."""
+    assert _conn_max_age() == "600"
+    assert _conn_max_age(DATABASE_CONN_MAX_AGE="0") == "0"
+    assert _conn_max_age(DATABASE_URL="postgres://u@127.0.0.1:5432/groundwork") == "0"
+
+
+def test_the_embedded_sqlite_reads_its_file_memory_mapped(tmp_path):
+    """Columns after a parse's text of megabytes are reached by walking its overflow pages:
+    mapped, that costs microseconds instead of a read() call a page (issue 18)."""
+    shown = (
+        "from django.db import connection; "
+        "print(connection.cursor().execute('PRAGMA mmap_size').fetchone()[0])"
+    )
+    result = _manage("shell", "-c", shown, DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.strip().splitlines()[-1]) >= 64 * 1024 * 1024

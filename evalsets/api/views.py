@@ -552,7 +552,7 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
                 occurrence=fields["occurrence"],
             )
         return Response(
-            s.AnchorSerializer(self.get_queryset().get(pk=anchor.pk)).data,
+            s.AnchorSerializer(selectors.with_resolutions(anchor)).data,
             status=status.HTTP_201_CREATED,
         )
 
