@@ -153,23 +153,32 @@ class Stack:
         raise RuntimeError(f"nothing answered on {base} within 60 s")
 
     def cpu_seconds(self, kind: str | None = None) -> float:
-        """CPU time used so far by every live process this stack started (and their
-        children: each was started in a session, hence a process group, of its own);
-        ``kind`` ("web" or "workers") counts only those."""
-        groups = {
-            process.pid
-            for process in self.processes
-            if process.poll() is None and kind in (None, self.kinds[process.pid])
-        }
-        ticks = 0
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
+        """CPU time used so far by every live process this stack started and all their
+        descendants (those reaped included: a parent's counters hold its reaped children's);
+        ``kind`` ("web", "workers", "load") counts only those."""
+        by_kind = self.cpu_by_kind()
+        return sum(by_kind.values()) if kind is None else by_kind.get(kind, 0.0)
+
+    def cpu_by_kind(self) -> dict[str, float]:
+        """CPU seconds so far by kind, over each started process's whole tree. A Celery
+        worker and everything under it counts as "workers" whoever started it: ``rundev`` is
+        the web server, but the two workers it starts (and their prefork children) are not."""
+        table = _process_table()
+        children: dict[int, list[int]] = {}
+        for pid, (parent, _) in table.items():
+            children.setdefault(parent, []).append(pid)
+        totals: dict[str, float] = {}
+        for process in self.processes:
+            if process.pid not in table:
                 continue
-            if int(fields[2]) in groups:  # pgrp
-                ticks += int(fields[11]) + int(fields[12])  # utime + stime
-        return ticks / os.sysconf("SC_CLK_TCK")
+            todo = [(process.pid, self.kinds[process.pid])]
+            while todo:
+                pid, kind = todo.pop()
+                if kind != "workers" and _is_celery_worker(pid):
+                    kind = "workers"
+                totals[kind] = totals.get(kind, 0.0) + table[pid][1]
+                todo.extend((child, kind) for child in children.get(pid, []))
+        return totals
 
     def stop(self) -> None:
         for process in self.processes:
@@ -195,21 +204,92 @@ def load_average() -> str:
     return " / ".join(f"{x:.2f}" for x in os.getloadavg()) + f" on {os.cpu_count()} cores"
 
 
-class CpuMeter:
-    """How busy the whole machine and this process were between ``start`` and ``stop``."""
+def _process_table() -> dict[int, tuple[int, float]]:
+    """Every process: pid -> (parent pid, CPU seconds used by it and by the children it has
+    reaped: utime + stime + cutime + cstime)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    table = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        table[int(stat.parent.name)] = (int(fields[1]), sum(map(int, fields[11:15])) / tick)
+    return table
 
-    def __init__(self, stack: Stack | None = None) -> None:
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _is_celery_worker(pid: int) -> bool:
+    """``python -m celery ... worker``, or the same once it has renamed itself
+    (``[celeryd: name@host:MainProcess] ...``, its pool's ``...:ForkPoolWorker-1]``)."""
+    title = _cmdline(pid)
+    words = title.split()
+    return title.startswith("[celeryd") or ("celery" in words and "worker" in words)
+
+
+def _servers(database: str | None) -> dict[int, str]:
+    """The server processes a benchmark's work lands on: PostgreSQL's backends for
+    ``database`` (their title names it) and Redis (shared with anything else using it)."""
+    found = {}
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        pid = int(cmdline.parent.name)
+        title = _cmdline(pid)
+        if database and title.startswith("postgres: ") and f" {database} " in title:
+            found[pid] = f"PostgreSQL ({database})"
+        elif title.startswith("redis-server"):
+            found[pid] = "Redis server"
+    return found
+
+
+class CpuMeter:
+    """How busy the whole machine and this process were between ``start`` and ``stop``; with
+    a stack, its processes by kind; with ``database``, that database's PostgreSQL backends
+    and the Redis server (a backend that ended meanwhile is not counted)."""
+
+    KINDS = {"web": "web server", "workers": "Celery workers", "load": "load processes"}
+
+    def __init__(self, stack: Stack | None = None, database: str | None = None) -> None:
         self.stack = stack
+        self.database = database
 
     def start(self) -> None:
-        self._stack = (
-            {kind: self.stack.cpu_seconds(kind) for kind in ("web", "workers")}
-            if self.stack
-            else {}
-        )
+        self._stack = self.stack.cpu_by_kind() if self.stack else {}
+        self._servers = self._server_cpu()
         self._machine = _proc_stat()
         self._self = os.times()
         self._wall = time.monotonic()
+
+    def _server_cpu(self) -> dict[int, tuple[str, float]]:
+        if not self.database:
+            return {}
+        table = _process_table()
+        return {
+            pid: (label, table[pid][1])
+            for pid, label in _servers(self.database).items()
+            if pid in table
+        }
+
+    def shares(self) -> dict[str, float]:
+        """Cores used since ``start`` (1.0 = one core busy throughout), by part."""
+        wall = time.monotonic() - self._wall
+        shares = {}
+        if self.stack:
+            now = self.stack.cpu_by_kind()
+            for kind, label in self.KINDS.items():
+                if kind in now or kind in self._stack:
+                    used = now.get(kind, 0.0) - self._stack.get(kind, 0.0)
+                    shares[label] = used / wall
+        before = self._servers
+        for pid, (label, seconds) in self._server_cpu().items():
+            used = seconds - (before[pid][1] if pid in before else 0.0)
+            shares[label] = shares.get(label, 0.0) + used / wall
+        return shares
 
     def stop(self) -> str:
         busy0, total0 = self._machine
@@ -218,16 +298,10 @@ class CpuMeter:
         wall = time.monotonic() - self._wall
         client = (mine.user + mine.system - self._self.user - self._self.system) / wall
         machine = (busy1 - busy0) / max(1, total1 - total0)
-        stack = ""
-        if self.stack:
-            web, workers = (
-                (self.stack.cpu_seconds(kind) - self._stack[kind]) / wall
-                for kind in ("web", "workers")
-            )
-            stack = f"; web server {web:.0%} and Celery workers {workers:.0%} of one core"
+        parts = "".join(f"; {label} {share:.0%}" for label, share in self.shares().items())
         return (
             f"machine CPU busy {machine:.0%} of {os.cpu_count()} cores; "
-            f"this load generator {client:.0%} of one core{stack}"
+            f"this load generator {client:.0%}{parts} (each of one core)"
         )
 
 

@@ -8,18 +8,27 @@ have answered), prints the backlog every few seconds, uploads a document half-wa
 times until its parses are ready, and after the load times until every anchor is resolved
 in every parse of its document.
 
-Two stacks, each started here and stopped afterwards, on 127.0.0.1:
+Three stacks, each started here and stopped afterwards, on 127.0.0.1:
   default   ``manage.py rundev`` as ``make run`` starts it: runserver, SQLite (a file of its
             own under bench/.cache), the filesystem broker, a parse+release worker and a
             resolve worker;
-  services  gunicorn + PostgreSQL (database ``gw_coalesce_bench``, created afresh) + Redis
-            (db 1, emptied) + 4 Celery worker processes.
+  services  gunicorn + PostgreSQL (``--database``, created afresh) + Redis (``--redis-db``,
+            emptied) + 4 Celery worker processes, each consuming every queue;
+  inject    the services stack's background side alone (PostgreSQL + Redis + 4 workers, no
+            web server): ``--inject-processes`` load processes (processes, not threads: the
+            GIL) call the very service the API's anchor-create view calls
+            (``services.anchor_create_from_highlight``, after the lookups the view makes:
+            workspace, eval set, item, parse), at a fixed open-loop rate, so the same flag
+            claim and task queueing run after each commit. It measures whether the workers
+            keep up with a rate the web side of this machine cannot deliver.
 Each runs twice in the same invocation: the coalesced path, and as the peer the path before
 it, one task per anchor (``GROUNDWORK_RESOLVE_PER_ANCHOR=true``).
 
 Run: ``.venv/bin/python bench/sustained_bench.py [--duration 60] [--rate 40]
-[--services-rate 500] [--users 20] [--only default|services] [--skip-peer]``.
-The load generator runs on the same cores as the servers; its CPU share is printed.
+[--services-rate 500] [--inject-rate 500] [--inject-processes 4] [--users 20]
+[--only default|services|inject] [--skip-peer] [--database NAME] [--redis-db N]``.
+The load generator runs on the same cores as the servers; its CPU share is printed, and for
+the PostgreSQL stacks that of the database's backends and of the Redis server.
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -42,8 +52,10 @@ from load_bench import page_sentences, seed_parses
 
 DATABASE = "gw_coalesce_bench"
 REDIS_DB = 1
+SEEDED = svc.CACHE / "sustained-seeded.json"
 WS = "sustained"
 SET = "sustained"
+MODES = ["default", "services", "inject", "drain"]
 PATHS = {"coalesced": {}, "per-anchor": {"GROUNDWORK_RESOLVE_PER_ANCHOR": "true"}}
 LATE = b"A document uploaded while the team was busy.\n\nIts parse should not wait.\n"
 
@@ -103,7 +115,9 @@ def seed(args) -> dict:
             EvalItem(evalset=evalset, item_id=i, question=f"{i}?", author=user, assignee=user)
             for i in items
         )
-        people.append({"token": Token.objects.create(user=user).key, "items": items})
+        people.append(
+            {"token": Token.objects.create(user=user).key, "items": items, "user": user.username}
+        )
     return {"docs": docs, "people": people, "owner": Token.objects.create(user=owner).key}
 
 
@@ -124,12 +138,34 @@ def backlog() -> tuple[int, int]:
     return expected, rows
 
 
+def anchors_made() -> int:
+    from evalsets.models import GoldAnchor
+
+    return GoldAnchor.objects.count()
+
+
 def messages_waiting(mode: str, env: dict[str, str]) -> int:
     if mode == "default":
         folder = Path(env["GROUNDWORK_VAR_DIR"]) / "broker" / "queue"
         return sum(1 for _ in folder.iterdir()) if folder.exists() else 0
-    client = svc.redis.Redis(host="127.0.0.1", port=6379, db=REDIS_DB)
+    db = int(env["CELERY_BROKER_URL"].rsplit("/", 1)[1])
+    client = svc.redis.Redis(host="127.0.0.1", port=6379, db=db)
     return sum(client.llen(name) for name in client.keys("celery*") if client.type(name) == b"list")
+
+
+def make_plan(seeded: dict, total: int) -> list[tuple[int, str, dict]]:
+    """Every anchor to create, in order: (user index, item id, highlight); the same list in
+    every process that reads the same seed."""
+    rng = random.Random(40)
+    people = seeded["people"]
+    plan = []
+    for n in range(total):
+        u = n % len(people)
+        doc = rng.choice(seeded["docs"])
+        start, end = rng.choice(doc["spans"])
+        item = people[u]["items"][(n // len(people)) % len(people[u]["items"])]
+        plan.append((u, item, {"parse": doc["reference"], "start": start, "end": end}))
+    return plan
 
 
 def child(args) -> None:
@@ -139,10 +175,15 @@ def child(args) -> None:
         svc.manage(env, "migrate", "--noinput")
         svc.setup_django(env)
     else:
-        env = {**svc.prepare(DATABASE, REDIS_DB), **PATHS[path]}
+        env = {**svc.prepare(args.database, args.redis_db), **PATHS[path]}
         os.environ.update(PATHS[path])
     seeded = seed(args)
-    rate = args.rate if mode == "default" else args.services_rate
+    rate = {
+        "default": args.rate,
+        "services": args.services_rate,
+        "inject": args.inject_rate,
+        "drain": 0,
+    }[mode]
     with svc.Stack(env) as stack:
         if mode == "default":
             port = svc.free_port()
@@ -159,11 +200,20 @@ def child(args) -> None:
             stack.kinds[process.pid] = "web"
             base = stack._wait_http(port)
             time.sleep(5)  # the two workers start beside the server
-        else:
+        elif mode == "services":
             base = stack.gunicorn(workers=args.gunicorn_workers)
             stack.celery_workers(4)
-        warm_up(base, seeded, args)
-        result = drive(base, seeded, rate, args, mode, env, stack)
+        if mode == "inject":
+            stack.celery_workers(4)
+            warm_up_direct(seeded, args)
+            load = InjectedLoad(seeded, rate, args, env, stack)
+        elif mode == "drain":
+            load = backlog_made_beforehand(seeded, args, env, stack)
+        else:
+            warm_up(base, seeded, args)
+            load = HttpLoad(base, seeded, rate, args)
+        database = None if mode == "default" else args.database
+        result = drive(load, args, mode, env, stack, database)
     result.update(mode=mode, path=path, rate=rate)
     print("RESULT " + json.dumps(result), flush=True)
 
@@ -185,76 +235,340 @@ def warm_up(base: str, seeded: dict, args) -> None:
         json={"parse": doc["reference"], "start": start, "end": end},
         headers=headers,
     ).raise_for_status()
+    wait_until_warm(args)
+
+
+def warm_up_direct(seeded: dict, args) -> None:
+    """``warm_up`` through the services, for the stack with no web server."""
+    from django.contrib.auth import get_user_model
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from evalsets import selectors, services
+    from evalsets.models import Workspace
+
+    workspace = Workspace.objects.get(slug=WS)
+    users = get_user_model().objects
+    upload = SimpleUploadedFile("warm-up.txt", b"Warm up.\n")
+    services.document_upload(workspace=workspace, user=users.get(username="owner"), upload=upload)
+    person, doc = seeded["people"][0], seeded["docs"][0]
+    start, end = doc["spans"][0]
+    services.anchor_create_from_highlight(
+        item=selectors.evalset_in(workspace, SET).items.get(item_id=person["items"][0]),
+        user=users.get(username=person["user"]),
+        parse=selectors.parse_in_workspace(workspace, doc["reference"]),
+        start=start,
+        end=end,
+    )
+    wait_until_warm(args)
+
+
+def wait_until_warm(args) -> None:
+    from evalsets.models import ParseVersion
+
+    parses = ParseVersion.objects.filter(document__source_id="warm-up.txt")
     deadline = time.monotonic() + args.drain_timeout
     while time.monotonic() < deadline:
-        parses = requests.get(f"{api}/documents/warm-up.txt/", headers=owner).json()["parses"]
         expected, rows = backlog()
-        if rows >= expected and all(p["status"] == "ready" for p in parses):
+        statuses = list(parses.values_list("status", flat=True))
+        if rows >= expected and statuses and all(s == "ready" for s in statuses):
             return
         time.sleep(0.2)
     raise RuntimeError("the workers did not warm up")
 
 
-def drive(base, seeded, rate, args, mode, env, stack) -> dict:
-    api = f"{base}/api/workspaces/{WS}"
-    lock = threading.Lock()
+class HttpLoad:
+    """Anchors created over HTTP by a pool of threads, one request leaving on schedule."""
+
+    def __init__(self, base: str, seeded: dict, rate: float, args) -> None:
+        self.api = f"{base}/api/workspaces/{WS}"
+        self.seeded, self.rate, self.args = seeded, rate, args
+        self.latencies: list[float] = []
+        self.errors: dict[str, int] = {}
+
+    def run(self, began: float, tick: Callable[[], None]) -> None:
+        args, seeded, rate = self.args, self.seeded, self.rate
+        lock = threading.Lock()
+        sessions = [requests.Session() for _ in seeded["people"]]
+        plan = make_plan(seeded, int(rate * args.duration))
+
+        def create(n: int) -> None:
+            if time.monotonic() > began + args.duration + 5:
+                with lock:  # the server fell so far behind that this one was never sent
+                    self.errors["not sent"] = self.errors.get("not sent", 0) + 1
+                return
+            u, item, body = plan[n]
+            headers = {"Authorization": f"Token {seeded['people'][u]['token']}"}
+            started = time.perf_counter()
+            try:
+                url = f"{self.api}/evalsets/{SET}/items/{item}/anchors/"
+                answer = sessions[u].post(url, json=body, headers=headers, timeout=60)
+                outcome = None if answer.status_code == 201 else str(answer.status_code)
+            except requests.RequestException as exc:
+                outcome = type(exc).__name__
+            took = (time.perf_counter() - started) * 1000
+            with lock:
+                if outcome is None:
+                    self.latencies.append(took)
+                else:
+                    self.errors[outcome] = self.errors.get(outcome, 0) + 1
+
+        with ThreadPoolExecutor(max_workers=args.users * 2) as pool:
+            for n in range(len(plan)):
+                due = began + n / rate
+                while (now := time.monotonic()) < due:
+                    tick()
+                    time.sleep(min(due - now, 0.01))
+                pool.submit(create, n)
+
+    def upload(self) -> object:
+        headers = {"Authorization": f"Token {self.seeded['owner']}"}
+        try:
+            answer = requests.post(
+                f"{self.api}/documents/",
+                files={"file": ("late-upload.txt", LATE)},
+                headers=headers,
+                timeout=120,
+            )
+        except requests.RequestException as exc:
+            return type(exc).__name__
+        return answer.status_code
+
+
+class InjectedLoad:
+    """Anchors created by ``--inject-processes`` processes calling the service directly,
+    each taking every K-th anchor of the plan on its schedule (``inject_load``)."""
+
+    def __init__(
+        self, seeded: dict, rate: float, args, env: dict[str, str], stack, *extra: str
+    ) -> None:
+        self.seeded, self.rate, self.args, self.env, self.stack = seeded, rate, args, env, stack
+        self.latencies: list[float] = []
+        self.errors: dict[str, int] = {}
+        self.behind_s = 0.0
+        SEEDED.write_text(json.dumps(seeded))
+        count = args.inject_processes
+        self.outputs = [svc.CACHE / f"sustained-load-{k}.json" for k in range(count)]
+        self.processes = []
+        for k, output in enumerate(self.outputs):
+            output.unlink(missing_ok=True)
+            command = [sys.executable, __file__, *sys.argv[1:]]
+            command = command[: command.index("--child")] if "--child" in command else command
+            process = subprocess.Popen(
+                [*command, *extra, "--inject-load", str(k), str(count), str(output)],
+                cwd=svc.ROOT,
+                env=env,
+                start_new_session=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            stack.processes.append(process)
+            stack.kinds[process.pid] = "load"
+            self.processes.append(process)
+        for process in self.processes:  # each has Django set up and a connection open
+            if process.stdout.readline().strip() != "READY":
+                raise RuntimeError("a load process did not start")
+
+    def run(self, began: float, tick: Callable[[], None]) -> None:
+        for process in self.processes:
+            process.stdin.write(f"{began!r}\n")
+            process.stdin.flush()
+        # Each writes its figures, then waits (alive, so the CPU meter still sees it) until
+        # the stack stops it.
+        while not all(output.exists() for output in self.outputs):
+            if any(process.poll() not in (None, 0) for process in self.processes):
+                raise RuntimeError("a load process failed")
+            tick()
+            time.sleep(0.05)
+        for output in self.outputs:
+            found = json.loads(output.read_text())
+            self.latencies.extend(found["latencies"])
+            for key, n in found["errors"].items():
+                self.errors[key] = self.errors.get(key, 0) + n
+            self.behind_s = max(self.behind_s, found["behind_s"])
+
+    def upload(self) -> object:
+        from django.contrib.auth import get_user_model
+        from django.core.files.uploadedfile import SimpleUploadedFile
+
+        from evalsets import services
+        from evalsets.models import Workspace
+
+        services.document_upload(
+            workspace=Workspace.objects.get(slug=WS),
+            user=get_user_model().objects.get(username="owner"),
+            upload=SimpleUploadedFile("late-upload.txt", LATE),
+        )
+        return 201
+
+
+def backlog_made_beforehand(seeded: dict, args, env: dict[str, str], stack) -> DrainLoad:
+    """``--drain-anchors`` anchors made through the service with no worker running (one
+    ``resolve_document`` message queued, the flag claimed), then a ``DrainLoad``."""
+    maker = InjectedLoad(seeded, 0, args, env, stack, "--inject-unpaced")
+    started = time.monotonic()
+    maker.run(started, lambda: None)
+    took = time.monotonic() - started
+    made = len(maker.latencies)
+    print(
+        f"  backlog: {made:,} anchors made with no worker running in {took:.1f} s "
+        f"({made / took:.0f}/s by {args.inject_processes} processes; errors {maker.errors})",
+        flush=True,
+    )
+    return DrainLoad(args, stack)
+
+
+class DrainLoad:
+    """The drain stack's "load": the 4 workers started on a backlog made beforehand, timed
+    until every resolution is written (a document is uploaded as they start)."""
+
+    upload_after = 0.0
+
+    def __init__(self, args, stack) -> None:
+        self.args, self.stack = args, stack
+        self.latencies: list[float] = []
+        self.errors: dict[str, int] = {}
+
+    def run(self, began: float, tick: Callable[[], None]) -> None:
+        self.stack.celery_workers(4)
+        while time.monotonic() - began < self.args.drain_timeout:
+            expected, rows = backlog()
+            if rows >= expected:
+                return
+            tick()
+            time.sleep(0.2)
+
+    upload = InjectedLoad.upload
+
+
+def create_through_service(user, item_id: str, body: dict) -> None:
+    """What the API's anchor-create view does past authentication and its role check: its
+    lookups (workspace, eval set, item, parse), then the service. No response is built."""
+    from evalsets import selectors, services
+    from evalsets.models import Workspace
+
+    workspace = Workspace.objects.get(slug=WS)
+    item = selectors.evalset_in(workspace, SET).items.get(item_id=item_id)
+    services.anchor_create_from_highlight(
+        item=item,
+        user=user,
+        parse=selectors.parse_in_workspace(workspace, body["parse"]),
+        start=body["start"],
+        end=body["end"],
+    )
+
+
+def cost(args) -> None:
+    """Where an anchor's CPU goes, in this one process against PostgreSQL (no worker runs):
+    the create path (statements, this process's and its database backend's CPU per create)
+    and the worker's ``resolve_document`` task after bursts of several sizes."""
+    svc.prepare(args.database, args.redis_db)  # Django is set up from here on
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from evalsets import resolution
+    from evalsets.models import Document, GoldAnchor
+
+    seeded = seed(args)
+    names = [person["user"] for person in seeded["people"]]
+    users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}
+    plan = iter(make_plan(seeded, 10 * args.cost + 1000))
+    tick = os.sysconf("SC_CLK_TCK")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = Path(f"/proc/{cursor.fetchone()[0]}/stat")
+
+    def cpu() -> tuple[float, float]:
+        fields = backend.read_text().rsplit(")", 1)[1].split()
+        return time.process_time(), (int(fields[11]) + int(fields[12])) / tick
+
+    def create(count: int) -> None:
+        for _ in range(count):
+            u, item_id, body = next(plan)
+            create_through_service(users[names[u]], item_id, body)
+
+    create(20)  # this process has read the parse's text once
+    with CaptureQueriesContext(connection) as one:
+        create(1)
+    print(f"one anchor create: {len(one.captured_queries)} statements")
+    for query in one.captured_queries:
+        print(f"    {query['sql'][:96]}")
+    (c0, p0), _, (c1, p1) = cpu(), create(args.cost), cpu()
+    print(
+        f"per create ({args.cost:,}): this process {(c1 - c0) / args.cost * 1000:.2f} ms CPU, "
+        f"its PostgreSQL backend {(p1 - p0) / args.cost * 1000:.2f} ms"
+    )
+    document = Document.objects.get(source_id="doc-1.pdf").pk
+    resolution.resolve_pending(document)  # prepares the 3 parses, as a warm worker has them
+    for burst in (1, 20, 100):
+        runs, client, server, statements = max(3, 300 // burst), 0.0, 0.0, 0
+        for _ in range(runs):
+            create(burst)
+            (c0, p0) = cpu()
+            with CaptureQueriesContext(connection) as task:
+                resolution.resolve_pending(document)
+            (c1, p1) = cpu()
+            client, server = client + c1 - c0, server + p1 - p0
+            statements += len(task.captured_queries)
+        print(
+            f"resolve_document after a burst of {burst:3}: {statements / runs:.0f} statements, "
+            f"{client / runs * 1000:6.1f} ms worker CPU + {server / runs * 1000:5.1f} ms "
+            f"PostgreSQL a task; {(client + server) / runs / burst * 1000:5.2f} ms an anchor "
+            f"({GoldAnchor.objects.filter(document=document).count():,} anchors on the document)"
+        )
+    svc.empty_broker(args.redis_db)  # the messages queued meanwhile: no worker ran
+
+
+def inject_load(args) -> None:
+    """One load process of the inject stack: its share of the plan, on schedule."""
+    k, count, output = int(args.inject_load[0]), int(args.inject_load[1]), args.inject_load[2]
+    svc.setup_django(os.environ)
+    from django.contrib.auth import get_user_model
+
+    seeded = json.loads(SEEDED.read_text())
+    unpaced = args.inject_unpaced  # the drain stack's backlog: as fast as they go
+    plan = make_plan(
+        seeded, args.drain_anchors if unpaced else int(args.inject_rate * args.duration)
+    )
+    names = [person["user"] for person in seeded["people"]]
+    users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}
+    print("READY", flush=True)
+    began = float(sys.stdin.readline())
     latencies: list[float] = []
     errors: dict[str, int] = {}
-    sessions = [requests.Session() for _ in seeded["people"]]
-    rng = random.Random(40)
-    total = int(rate * args.duration)
-    plan = []
-    for n in range(total):
-        u = n % len(seeded["people"])
-        person = seeded["people"][u]
-        doc = rng.choice(seeded["docs"])
-        start, end = rng.choice(doc["spans"])
-        item = person["items"][(n // len(seeded["people"])) % len(person["items"])]
-        body = {"parse": doc["reference"], "start": start, "end": end}
-        plan.append((u, item, body))
-
-    def create(n: int) -> None:
-        if time.monotonic() > clock["began"] + args.duration + 5:
-            with lock:  # the server fell so far behind that this one was never sent
-                errors["not sent"] = errors.get("not sent", 0) + 1
-            return
-        u, item, body = plan[n]
-        headers = {"Authorization": f"Token {seeded['people'][u]['token']}"}
-        began = time.perf_counter()
+    for n in range(k, len(plan), count):
+        due = began + (0 if unpaced else n / args.inject_rate)
+        if (wait := due - time.monotonic()) > 0:
+            time.sleep(wait)
+        if not unpaced and time.monotonic() > began + args.duration + 5:
+            errors["not sent"] = errors.get("not sent", 0) + 1
+            continue
+        u, item_id, body = plan[n]
+        started = time.perf_counter()
         try:
-            url = f"{api}/evalsets/{SET}/items/{item}/anchors/"
-            answer = sessions[u].post(url, json=body, headers=headers, timeout=60)
-            outcome = None if answer.status_code == 201 else str(answer.status_code)
-        except requests.RequestException as exc:
-            outcome = type(exc).__name__
-        took = (time.perf_counter() - began) * 1000
-        with lock:
-            if outcome is None:
-                latencies.append(took)
-            else:
-                errors[outcome] = errors.get(outcome, 0) + 1
+            create_through_service(users[names[u]], item_id, body)
+        except Exception as exc:  # counted and shown, as HTTP errors are
+            errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+            continue
+        latencies.append((time.perf_counter() - started) * 1000)
+    behind = max(0.0, time.monotonic() - (began + args.duration))
+    written = Path(f"{output}.part")
+    written.write_text(json.dumps({"latencies": latencies, "errors": errors, "behind_s": behind}))
+    written.rename(output)
+    sys.stdin.readline()  # until the stack stops this process
 
+
+def drive(load, args, mode, env, stack, database) -> dict:
     upload = {}
-    clock = {}
 
     def upload_mid_run() -> None:
         """Upload half-way; "ready" is when its last parse was written, from the database's
         timestamps (polling over HTTP would add the loaded server's latency to it)."""
         from evalsets.models import ParseVersion
 
-        time.sleep(args.duration / 2)
-        headers = {"Authorization": f"Token {seeded['owner']}"}
-        try:
-            answer = requests.post(
-                f"{api}/documents/",
-                files={"file": ("late-upload.txt", LATE)},
-                headers=headers,
-                timeout=120,
-            )
-        except requests.RequestException as exc:
-            upload["status"] = type(exc).__name__
-            return
-        upload["status"] = answer.status_code
+        time.sleep(getattr(load, "upload_after", args.duration / 2))
+        upload["status"] = load.upload()
         parses = ParseVersion.objects.filter(document__source_id="late-upload.txt")
         deadline = time.monotonic() + args.duration + args.drain_timeout
         while time.monotonic() < deadline:
@@ -266,12 +580,15 @@ def drive(base, seeded, rate, args, mode, env, stack) -> dict:
                 return
             time.sleep(0.1)
 
-    meter = svc.CpuMeter(stack)
+    meter = svc.CpuMeter(stack, database)
+    made_before = anchors_made()
+    rows_before = backlog()[1]
     meter.start()
-    began = clock["began"] = time.monotonic()
+    began = time.monotonic()
     uploader = threading.Thread(target=upload_mid_run, daemon=True)
     uploader.start()
     samples: list[tuple[float, int]] = []
+    next_sample = [began + args.every]
 
     def sample(label: str) -> int:
         expected, rows = backlog()
@@ -280,25 +597,23 @@ def drive(base, seeded, rate, args, mode, env, stack) -> dict:
         elapsed = time.monotonic() - began
         samples.append((elapsed, missing))
         print(
-            f"  {label:>6} t={elapsed:5.1f}s  anchors made {len(latencies):6,}  resolutions "
-            f"written {rows:7,} of {expected:7,}  missing {missing:6,}  messages queued "
-            f"{waiting:6,}",
+            f"  {label:>6} t={elapsed:5.1f}s  anchors made {anchors_made() - made_before:6,}  "
+            f"resolutions written {rows:7,} of {expected:7,}  missing {missing:6,}  "
+            f"messages queued {waiting:6,}",
             flush=True,
         )
         return missing
 
-    with ThreadPoolExecutor(max_workers=args.users * 2) as pool:
-        next_sample = began + args.every
-        for n in range(total):
-            due = began + n / rate
-            while (now := time.monotonic()) < due:
-                if now >= next_sample:
-                    sample("load")
-                    next_sample += args.every
-                time.sleep(min(due - now, 0.01))
-            pool.submit(create, n)
+    def tick() -> None:
+        if time.monotonic() >= next_sample[0]:
+            sample("load")
+            next_sample[0] += args.every
+
+    load.run(began, tick)
     load_s = time.monotonic() - began
     cpu = meter.stop()
+    shares = meter.shares()
+    written = backlog()[1] - rows_before
     at_end = sample("end")
     drained_at = None
     while time.monotonic() - began - load_s < args.drain_timeout:
@@ -307,12 +622,15 @@ def drive(base, seeded, rate, args, mode, env, stack) -> dict:
             break
         time.sleep(args.every)
     uploader.join(timeout=args.duration + args.drain_timeout)
-    lat = latencies or [0.0]
+    lat = load.latencies or [0.0]
     third = [m for t, m in samples if t <= load_s]
     return {
-        "created": len(latencies),
-        "errors": errors,
-        "achieved_rate": len(latencies) / load_s,
+        "created": len(load.latencies),
+        "errors": load.errors,
+        "load_s": load_s,
+        "achieved_rate": len(load.latencies) / load_s,
+        "resolved_rate": written / load_s,
+        "behind_s": getattr(load, "behind_s", None),
         "p50_ms": svc.percentile(lat, 50),
         "p95_ms": svc.percentile(lat, 95),
         "p99_ms": svc.percentile(lat, 99),
@@ -323,6 +641,7 @@ def drive(base, seeded, rate, args, mode, env, stack) -> dict:
         "upload_ready_s": upload.get("ready_s"),
         "upload": upload.get("statuses") or upload.get("status"),
         "cpu": cpu,
+        "cpu_shares": shares,
         "load_average": svc.load_average(),
     }
 
@@ -340,19 +659,37 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=1)
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--page-chars", type=int, default=2000)
+    parser.add_argument("--inject-rate", type=float, default=500, help="anchors/s, inject")
+    parser.add_argument("--inject-processes", type=int, default=4, help="load processes, inject")
+    parser.add_argument("--database", default=DATABASE, help="PostgreSQL database (recreated)")
+    parser.add_argument("--redis-db", type=int, default=REDIS_DB, help="Redis db (emptied)")
     parser.add_argument("--gunicorn-workers", type=int, default=4)
     parser.add_argument("--every", type=float, default=5, help="seconds between backlog lines")
     parser.add_argument("--drain-timeout", type=float, default=180)
-    parser.add_argument("--only", choices=["default", "services"])
+    parser.add_argument("--only", choices=MODES)
     parser.add_argument("--skip-peer", action="store_true")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--inject-load", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--inject-unpaced", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--cost", type=int, default=0, help="N: profile N creates and the resolve task instead"
+    )
+    parser.add_argument(
+        "--drain-anchors", type=int, default=10_000, help="the drain stack's backlog"
+    )
     args = parser.parse_args()
+    if args.inject_load:
+        inject_load(args)
+        return
+    if args.cost:
+        cost(args)
+        return
     if args.child:
         child(args)
         return
     print(f"load average before: {svc.load_average()}", flush=True)
     results = []
-    modes = [args.only] if args.only else ["default", "services"]
+    modes = [args.only] if args.only else MODES
     for mode in modes:
         for path in ["coalesced"] if args.skip_peer else list(PATHS):
             print(f"\n== {mode} stack, {path} resolution ==", flush=True)
@@ -388,6 +725,7 @@ def report(results: list[dict], args) -> None:
         "errors",
         "p50 ms",
         "p95 ms",
+        "resolved/s",
         "backlog mid",
         "backlog end",
         "all resolved s",
@@ -401,21 +739,36 @@ def report(results: list[dict], args) -> None:
             sum(r["errors"].values()),
             r["p50_ms"],
             r["p95_ms"],
+            r["resolved_rate"],
             r["backlog_mid"],
             r["backlog_end"],
             _s(r["all_resolved_s"]),
             _s(r["upload_ready_s"]),
+            r["load_average"].split(" / ")[0],
         ]
         for r in results
     ]
-    print(svc.table(headers, rows))
+    print(svc.table([*headers, "load avg"], rows))
     print(
-        "\n'backlog' = anchor x parse resolutions not written yet (mid-load and when the load "
-        "stops); 'all resolved' = seconds from the start until none is missing; 'upload ready' "
-        "= from the document's row to its last parse written (database timestamps)."
+        "\n'resolved/s' = resolution rows written during the load (the drain stack: from the "
+        "workers' start until none is missing); 'backlog' = anchor x parse resolutions not "
+        "written yet (mid-load and when the load stops); 'all resolved' = seconds from the "
+        "start until none is missing; 'upload ready' = from the document's row to its last "
+        "parse written (database timestamps)."
     )
     for r in results:
-        print(f"  {r['mode']} / {r['path']}: mid-run upload {r['upload']}; {r['cpu']}")
+        behind = "" if r["behind_s"] is None else f"; the load ended {r['behind_s']:.1f} s late"
+        print(
+            f"  {r['mode']} / {r['path']}: {r['created']:,} anchors in {r['load_s']:.1f} s"
+            f"{behind}; mid-run upload {r['upload']}"
+        )
+    parts = sorted({part for r in results for part in r["cpu_shares"]})
+    print("\nCPU during the load, in cores (1.0 = one core busy throughout):\n")
+    rows = [
+        [f"{r['mode']} / {r['path']}", *(f"{r['cpu_shares'].get(p, 0.0):.2f}" for p in parts)]
+        for r in results
+    ]
+    print(svc.table(["stack / resolution", *parts], rows))
 
 
 if __name__ == "__main__":

@@ -681,7 +681,8 @@ def anchor_create_from_highlight(
         if placed is not None:
             highlighted_in, highlighted = placed
     with transaction.atomic():
-        workflow.check_editable(item)  # locks the item's row: an approval waits for us
+        # locks the item's row (an approval waits for us), so its version is ours to bump
+        version = workflow.check_editable(item)
         anchor = GoldAnchor.objects.create(
             item=item,
             source_id=parse.document.source_id,
@@ -692,7 +693,13 @@ def anchor_create_from_highlight(
             **highlighted,
         )
         item_touch(item=item)
-        audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
+        audit.record_anchor(
+            anchor=anchor,
+            kind="anchor_created",
+            user=user,
+            grade=grade,
+            row_version=None if version is None else version + 1,
+        )
         resolution.resolution_request(anchor=anchor)
     return anchor
 
@@ -710,7 +717,7 @@ def anchor_create_typed(
     allow_pending: bool = False,
 ) -> GoldAnchor:
     """An anchor typed in (or imported): a quote and the file it comes from."""
-    workflow.check_editable(item)
+    version = workflow.check_editable(item)  # locked: its version is ours to bump
     quote = validation.check_quote(quote)
     validation.check_grade(grade)
     validation.check_occurrence(occurrence)
@@ -738,7 +745,13 @@ def anchor_create_typed(
         created_by=user,
     )
     item_touch(item=item)
-    audit.record_anchor(anchor=anchor, kind="anchor_created", user=user, grade=grade)
+    audit.record_anchor(
+        anchor=anchor,
+        kind="anchor_created",
+        user=user,
+        grade=grade,
+        row_version=None if version is None else version + 1,
+    )
     if document is not None:
         resolution.resolution_request(anchor=anchor)
     return anchor

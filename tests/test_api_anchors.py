@@ -416,6 +416,29 @@ def test_changing_anchors_bumps_the_items_row_version(client_for, item, annotato
     assert item.row_version == 2
 
 
+def test_an_anchor_created_event_holds_the_row_version_without_reading_it_back(
+    client_for, item, annotator, reference
+):
+    from evalsets.models import ItemEvent
+
+    quote = "Remote work is limited"
+    start = HANDBOOK.index(quote)
+    services.anchor_create_typed(item=item, user=annotator, source_id="handbook.txt", quote="Leave")
+    with CaptureQueriesContext(connection) as queries:
+        response = _highlight(client_for(annotator), reference, start, start + len(quote))
+    assert response.status_code == 201
+    item.refresh_from_db()
+    events = ItemEvent.objects.filter(item=item, kind="anchor_created").order_by("pk")
+    assert [e.data["row_version"] for e in events] == [2, 3] == [2, item.row_version]
+    # the row was locked and bumped by one in the same transaction: nothing to read back
+    read_back = [
+        q
+        for q in queries.captured_queries
+        if q["sql"].startswith('SELECT "evalsets_evalitem"."row_version"')
+    ]
+    assert read_back == []
+
+
 def test_the_item_says_in_how_many_parses_its_anchors_were_found(
     client_for, item, annotator, document, django_capture_on_commit_callbacks
 ):

@@ -124,11 +124,16 @@ def record_item_deleted(*, item: EvalItem, user) -> None:
     )
 
 
-def record_anchor(*, anchor: GoldAnchor, kind: str, user, **data: Any) -> None:
+def record_anchor(
+    *, anchor: GoldAnchor, kind: str, user, row_version: int | None = None, **data: Any
+) -> None:
+    """``row_version``: the item's version after the change, when the caller knows it (it
+    locked the row); read back otherwise."""
     record(
         item=anchor.item,
         kind=kind,
         actor=user,
         anchor_uuid=anchor.public_id,
         data={"source_id": anchor.source_id, "quote": anchor.quote, **data},
+        row_version=row_version,
     )

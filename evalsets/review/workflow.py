@@ -37,17 +37,20 @@ from evalsets.review.inbox import notify
 # -- editing rules -----------------------------------------------------------------------------
 
 
-def check_editable(item: EvalItem, change: str = "edited") -> None:
+def check_editable(item: EvalItem, change: str = "edited") -> int | None:
     """Refuse (409) to change or delete an approved item, whoever asks; lock its row so an
-    approval waits for us. ``change`` says what was refused ("edited", "deleted")."""
-    state = (
+    approval waits for us. ``change`` says what was refused ("edited", "deleted"). Returns
+    the locked row's version (None if the row is gone): nobody else changes it until the
+    caller's transaction ends."""
+    state, row_version = (
         EvalItem.objects.select_for_update()
         .filter(pk=item.pk)
-        .values_list("state", flat=True)
+        .values_list("state", "row_version")
         .first()
-    )
+    ) or (None, None)
     if state == ItemState.APPROVED:
         raise Conflict(locked_message(item.item_id, change), field="state", extra={"state": state})
+    return row_version
 
 
 def locked_message(item_id: str, change: str = "edited") -> str:
