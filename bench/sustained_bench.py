@@ -9,7 +9,7 @@ times until its parses are ready, and after the load times until every anchor is
 in every parse of its document.
 
 Three stacks, each started here and stopped afterwards, on 127.0.0.1:
-  default   ``manage.py rundev`` as ``make run`` starts it: runserver, SQLite (a file of its
+  default   ``manage.py rundev`` as ``make run`` starts it: gunicorn, SQLite (a file of its
             own under bench/.cache), the filesystem broker, a parse+release worker and a
             resolve worker;
   services  gunicorn + PostgreSQL (``--database``, created afresh) + Redis (``--redis-db``,
