@@ -292,22 +292,9 @@ def run_parse(lease: ParseLease) -> ParseVersion:
         if split is not None and split.first is not None:
             return _range_failed(split.first, "crashed", _crashed(parse))
         return _fail(lease, "crashed", _crashed(parse))
-    total = len(result.page_starts)
     # Stored before the row says ready, so a reader never sees a ready parse without them.
     boxes = _store_boxes(parse, result.char_boxes)
-    held = _held(lease).update(
-        text=result.text,
-        text_length=len(result.text),
-        page_starts=result.page_starts,
-        diagnostics=result.meta,  # failed and empty pages, the encoding: kept, and shown
-        status=ParseStatus.READY,
-        error="",
-        error_code="",
-        progress_done=total,
-        progress_total=total,
-        char_boxes=boxes,
-        updated_at=timezone.now(),
-    )
+    held = _held(lease).update(**_ready(result, boxes, timezone.now()))
     if boxes and not held:  # the lease went to another worker: its run stores its own
         parse.char_boxes.storage.delete(boxes)
     parse.refresh_from_db()
@@ -540,6 +527,25 @@ def _range_finished(lease: RangeLease, part: parsers.ParsedText) -> ParseVersion
     return ParseVersion.objects.select_related("document").get(pk=parse_id)
 
 
+def _ready(result: parsers.ParsedText, boxes: str, now) -> dict:
+    """The fields of a parse that is ready with ``result``, whether one task read it all or
+    ranges were joined; the failed and empty pages and the encoding are kept, and shown."""
+    total = len(result.page_starts)
+    return {
+        "text": result.text,
+        "text_length": len(result.text),
+        "page_starts": result.page_starts,
+        "diagnostics": result.meta,
+        "status": ParseStatus.READY,
+        "error": "",
+        "error_code": "",
+        "progress_done": total,
+        "progress_total": total,
+        "char_boxes": boxes,
+        "updated_at": now,
+    }
+
+
 def _join(parse: ParseVersion, ranges: list[ParseRange], now) -> None:
     """Every range is read: the parse becomes their join, or fails as a whole file would."""
     parts = [
@@ -561,20 +567,7 @@ def _join(parse: ParseVersion, ranges: list[ParseRange], now) -> None:
     owner = ParseVersion.objects.select_related("document__workspace").get(pk=parse.pk)
     boxes = _store_boxes(owner, whole.char_boxes)
     try:
-        total = len(whole.page_starts)
-        ParseVersion.objects.filter(pk=parse.pk).update(
-            text=whole.text,
-            text_length=len(whole.text),
-            page_starts=whole.page_starts,
-            diagnostics=whole.meta,
-            status=ParseStatus.READY,
-            error="",
-            error_code="",
-            progress_done=total,
-            progress_total=total,
-            char_boxes=boxes,
-            updated_at=now,
-        )
+        ParseVersion.objects.filter(pk=parse.pk).update(**_ready(whole, boxes, now))
         _forget_parts(parse.pk)
     except BaseException:
         if boxes:  # not recorded: no file without its row

@@ -692,15 +692,7 @@ def anchor_create_from_highlight(
             created_by=user,
             **highlighted,
         )
-        item_touch(item=item)
-        audit.record_anchor(
-            anchor=anchor,
-            kind="anchor_created",
-            user=user,
-            grade=grade,
-            row_version=None if version is None else version + 1,
-        )
-        resolution.resolution_request(anchor=anchor)
+        _anchor_created(anchor, user=user, version=version)
     return anchor
 
 
@@ -744,17 +736,23 @@ def anchor_create_typed(
         occurrence=occurrence,
         created_by=user,
     )
-    item_touch(item=item)
+    _anchor_created(anchor, user=user, version=version)
+    return anchor
+
+
+def _anchor_created(anchor: GoldAnchor, *, user, version: int | None) -> None:
+    """What follows every new anchor, inside its transaction: the item is touched, the event
+    recorded with the item's row version (``version``, locked by ``check_editable``, plus
+    one), and the anchor queued for resolution once this commits (if it names a document)."""
+    item_touch(item=anchor.item)
     audit.record_anchor(
         anchor=anchor,
         kind="anchor_created",
         user=user,
-        grade=grade,
+        grade=anchor.grade,
         row_version=None if version is None else version + 1,
     )
-    if document is not None:
-        resolution.resolution_request(anchor=anchor)
-    return anchor
+    resolution.resolution_request(anchor=anchor)
 
 
 @transaction.atomic
