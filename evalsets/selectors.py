@@ -229,7 +229,7 @@ def parse_in_workspace(workspace, public_id) -> ParseVersion:
     """A parse of one of the workspace's documents, or a 400 naming the field."""
     parse = (
         ParseVersion.objects.select_related("document")
-        .defer("text")  # megabytes; a highlight reads the part it needs (text_between)
+        .defer("text")  # megabytes; a highlight cuts its part from the process's copy (services)
         .filter(public_id=public_id, document__workspace=workspace)
         .first()
     )
