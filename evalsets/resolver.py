@@ -50,7 +50,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.5"
+RESOLVER_VERSION = "1.6"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -108,6 +108,17 @@ PIECES_MAX_HITS = 64
 #: ... and the recorded prefix and suffix must fit its two ends within one edit per this
 #: many of their characters, in all.
 PIECES_CONTEXT_SLACK = 8
+#: When that context does not fit (a table whose other column this parse reads into the same
+#: rows: its cells sit inside the prefix and suffix too), the quote is still taken line by
+#: line if each of its lines after the first begins a line here (the other column read after
+#: it on the row, or a whole line between), at most this many characters are inserted per
+#: folded character of the quote, and ...
+PIECES_ROW_INSERT = 2.5
+#: ... the recorded prefix and suffix are here line by line too: the line next to the quote
+#: right at its end, each further one in order within `PIECES_ROW_REACH` characters of the
+#: last, together at least this share of each side's characters.
+PIECES_ROW_CONTEXT = 0.6
+PIECES_ROW_REACH = 48
 #: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
 KEPT_WORD_MIN = 3
 #: A candidate below the fuzzy bar is still offered for confirmation when it is at least
@@ -691,6 +702,13 @@ class PreparedText:
             if res is not None and res.found:
                 picked = next(c for c in accepted if (c.start, c.end) == (res.start, res.end))
                 if not self._ends_fixed(picked, qf, q, context):
+                    # the alignment guessed an end; line by line, lines with letters at both
+                    # ends may still fix them (a slice of a matrix never does)
+                    edges = _LINE_BREAK.split(q)
+                    if not (_letterless(edges[0]) or _letterless(edges[-1])):
+                        res = self._by_pieces(q, qf, context)
+                        if res is not None:
+                            return res
                     return self._ends_not_fixed(q, picked)
                 return self._calibrated(q, res)
             if res is not None:
@@ -741,6 +759,12 @@ class PreparedText:
         may not even try). With the recorded context on both sides fitting right at the ends,
         and at most as much inserted as a fuzzy span may stretch, the span is taken; if more
         than one placement fits, none is (the quote stays not found).
+
+        A two-column table read column by column where it was highlighted and row by row here
+        interleaves the context as much as the quote, so the context cannot fit as a whole.
+        Such a placement is taken when it is laid out as rows (`_place_rows`) and the
+        context's lines are here around it in order (`_lines_fit`, `PIECES_ROW_CONTEXT`).
+        Quotes without letters never are: a slice of a matrix has a copy in every row.
         """
         lines = _LINE_BREAK.split(q)
         if len(lines) < 2 or not context:
@@ -760,7 +784,9 @@ class PreparedText:
         if len(hits) > PIECES_MAX_HITS:
             return None
         prefix, suffix = context.prefix, context.suffix
-        fits: dict[tuple[int, int], int] = {}
+        raw_prefix, raw_suffix = context.raw
+        rows_budget = 0 if _letterless(q) else min(budget, int(len(qf) * PIECES_ROW_INSERT))
+        fits: dict[tuple[int, int], tuple[int, bool]] = {}
         for hit in hits:
             placed = _place_pieces(ftext, pieces, k, hit, budget)
             if placed is None:
@@ -773,15 +799,34 @@ class PreparedText:
             dp = _anchored_distance(prefix, ftext, fa, before=True)
             ds = _anchored_distance(suffix, ftext, fb, before=False)
             if dp + ds <= (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK:
-                fits[(fa, fb)] = inserted
+                fits[(fa, fb)] = (inserted, False)
+                continue
+            rows = self._place_rows(pieces, k, hit, rows_budget) if rows_budget else None
+            if rows is None:
+                continue
+            fa, fb, inserted = rows
+            if (
+                min(
+                    _lines_fit(raw_prefix, ftext, fa, before=True),
+                    _lines_fit(raw_suffix, ftext, fb, before=False),
+                )
+                >= PIECES_ROW_CONTEXT
+            ):
+                fits[(fa, fb)] = (inserted, True)
         if len(fits) != 1:
             return None
-        (fa, fb), inserted = next(iter(fits.items()))
+        (fa, fb), (inserted, as_rows) = next(iter(fits.items()))
         span = fb - fa - len(qf)
         if span <= 0:
             return None
         s, e = self.folded.original_span(fa, fb)
         score = len(qf) / (fb - fa)
+        how = (
+            "each beginning a line here (a table's other column read into its rows), and "
+            "the lines of the prefix/suffix recorded with the quote are here around it in order"
+            if as_rows
+            else "and the prefix/suffix recorded with the quote fit both ends"
+        )
         return Resolution(
             FUZZY,
             start=s,
@@ -791,12 +836,50 @@ class PreparedText:
             reason="pieces_in_context",
             detail=(
                 f"found approximately: its {len(pieces)} lines are all here in order with "
-                f"{span} characters inserted between them, and the prefix/suffix recorded "
-                "with the quote fit both ends"
+                f"{span} characters inserted between them, {how}"
             ),
             page=self.page_at(s),
             kept=_words_kept(q, ftext[fa:fb]),
         )
+
+    def _line_start(self, fa: int) -> bool:
+        """Whether folded offset `fa` begins a line of the text (only whitespace or marks
+        folding drops before it: `[string]` begins its line)."""
+        text = self.text
+        start = self.folded.original_span(fa, fa + 1)[0]
+        return not fold(text[text.rfind("\n", 0, start) + 1 : start])
+
+    def _place_rows(
+        self, pieces: list[str], k: int, hit: int, budget: int
+    ) -> tuple[int, int, int] | None:
+        """Lay the pieces out in order around piece `k` found at `hit`, as rows of a table:
+        each piece after the first right after the one before it, or else beginning a line,
+        with at most `budget` characters between them in all. The span's folded start and
+        end and what was spent, or None."""
+        ftext = self.folded.text
+        spent = 0
+        pos = hit + len(pieces[k])
+        for piece in pieces[k + 1 :]:
+            limit = pos + budget - spent + len(piece)
+            at = ftext.find(piece, pos, limit)
+            while at > pos and not self._line_start(at):
+                at = ftext.find(piece, at + 1, limit)
+            if at < 0:
+                return None
+            spent += at - pos
+            pos = at + len(piece)
+        end = pos
+        pos = hit
+        for piece in reversed(pieces[:k]):
+            if self._line_start(pos):
+                at = ftext.rfind(piece, max(0, pos - (budget - spent) - len(piece)), pos)
+            else:
+                at = pos - len(piece) if ftext.startswith(piece, pos - len(piece)) else -1
+            if at < 0:
+                return None
+            spent += pos - (at + len(piece))
+            pos = at
+        return pos, end, spent
 
     def _ends_fixed(self, c: _Candidate, qf: str, q: str, context: _Context) -> bool:
         """Whether a fuzzy span begins with the quote's first character and ends with its
@@ -1654,6 +1737,36 @@ def _anchored_distance(context: str, ftext: str, at: int, *, before: bool) -> in
     if not seg:
         return len(context)
     return int(edlib.align(context, seg, mode="SHW", task="distance")["editDistance"])
+
+
+def _lines_fit(context: str, ftext: str, at: int, *, before: bool) -> float:
+    """The share of the recorded prefix (`before`) or suffix found line by line at `at`: its
+    line next to the quote exactly there, each further line the nearest copy in order within
+    `PIECES_ROW_REACH` characters of the one before (0.0 if the next line is not there)."""
+    lines = [fold(line) for line in _LINE_BREAK.split(context)]
+    if before:
+        lines.reverse()
+    total = sum(map(len, lines))
+    if not total:
+        return 1.0
+    matched = 0
+    pos = at
+    for i, line in enumerate(lines):
+        if not line:
+            continue
+        if i == 0:
+            # folded on its own, the line may end differently ("fun-" keeps its hyphen)
+            if _anchored_distance(line, ftext, pos, before=before) > len(line) // 8:
+                return 0.0
+            found = pos - len(line) if before else pos
+        elif before:
+            found = ftext.rfind(line, max(0, pos - PIECES_ROW_REACH - len(line)), pos)
+        else:
+            found = ftext.find(line, pos, pos + PIECES_ROW_REACH + len(line))
+        if found >= 0:
+            matched += len(line)
+            pos = found if before else found + len(line)
+    return matched / total
 
 
 def _words_kept(quote: str, folded_span: str) -> float:

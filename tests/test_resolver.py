@@ -454,7 +454,7 @@ def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(
 
 
 def test_the_resolver_version_was_bumped_for_changed_results():
-    assert RESOLVER_VERSION == "1.5"
+    assert RESOLVER_VERSION == "1.6"
 
 
 # -- resolver 1.3 ---------------------------------------------------------------------------
@@ -692,6 +692,9 @@ FINGERPRINT_PAGES = [
     "Purge (****\\_****) now.\n",
     "One of the effects of annotation: substitution of variant\n"
     "residues to increase the score. In this case, the query gets a higher score.\n",
+    "finalize ( fun-name ) typedef\nfortran array type with bigarray attribute\n"
+    "hash ( fun-name ) typedef\nignore any pointer type\nin function parameter\n"
+    "int_default ( camlint | nativeint | int32 | int64 ) interface\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -722,6 +725,18 @@ FINGERPRINT_ANCHORS = [
     {"quote": "Purge (_"},
     # 1.5: a fuzzy span ending inside a longer word ("In" as the start of "increase")
     {"quote": "of annotation: substitution of variant\nIn", "suffix": " this case"},
+    # 1.6: ... found line by line when the context fits both ends; a table column read as
+    # rows, its context in rows too
+    {
+        "quote": "of annotation: substitution of variant\nIn",
+        "prefix": "One of the effects ",
+        "suffix": " this case",
+    },
+    {
+        "quote": "fun-name )\nignore\nin\nint_default ( camlint",
+        "prefix": "ize ( fun-name )\nfortran\nhash ( ",
+        "suffix": " | nativeint | int32 | int64 )\ni",
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
@@ -729,6 +744,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.3": "726c022c891ed80047b7d4e56cde710c63381055dc725bd70e0552a55f372ab8",
     "1.4": "0eba2dc17b4c1f0dce4c18448879ee34b134de43315c9357615938bd834a9b35",
     "1.5": "9db3eca57848e29b8f99db718752718738c8fabf4ab334125031a05645b63be8",
+    "1.6": "31f881277b4d6400a8fa8d5c2eda45d7f896cdf5780df5fc7e0c280056e93b20",
 }
 
 
@@ -851,9 +867,14 @@ def test_a_fuzzy_span_beginning_or_ending_inside_a_longer_word_is_offered_not_fo
         "residues to increase the score. In this case, the query sequence gets"
     )
     quote = "of annotation\u2014substitution of variant\nIn"
-    r = resolve(text, quote, prefix="one of the effects ", suffix=" this case, the query")
+    r = resolve(text, quote, prefix="one of the effects ")
     assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
     assert r.offered is not None
+    # since 1.6 the context recorded on both sides, fitting the quote's two lines with a line
+    # put between them, fixes both ends (see the line-by-line tests)
+    r = resolve(text, quote, prefix="one of the effects ", suffix=" this case, the query")
+    assert (r.status, r.reason) == (FUZZY, "pieces_in_context")
+    assert text[r.start : r.end].endswith("variant\nresidues to increase the score. In")
     # a table's other column read in between: the quote's last word "int" is the end of
     # "nativeint", a word that is not the quote's
     text = (
@@ -871,3 +892,96 @@ def test_a_fuzzy_span_beginning_or_ending_inside_a_longer_word_is_offered_not_fo
     quote = "effects of anotation: substitution of variant\nresidues to in"
     r = resolve(text, quote, prefix="one of the ", suffix="crease the score.")
     assert r.status == FUZZY and text[r.start : r.end].endswith("residues to in")
+
+
+#: An IDL attribute table as pypdf reads it, row by row: attribute, then meaning.
+IDL_ROWS = (
+    "Attribute Meaning\n"
+    "finalize ( fun-name ) typedef\n"
+    "fortran array type with bigarray attribute\n"
+    "hash ( fun-name ) typedef\n"
+    "ignore any pointer type\n"
+    "in function parameter\n"
+    "int_default ( camlint | nativeint | int32 | int64 ) interface\n"
+    "int32 int or long integer type\n"
+)
+
+
+def test_a_table_column_read_as_rows_here_is_found_line_by_line_with_its_context_in_rows():
+    # pdfminer read the attribute column whole, then the meanings: the quote's lines and its
+    # recorded context are each here, in order, every line beginning a row
+    prefix, suffix = "ize ( fun-name )\nfortran\nhash ( ", " | nativeint | int32 | int64 )\ni"
+    r = resolve(
+        IDL_ROWS, "fun-name )\nignore\nin\nint_default ( camlint", prefix=prefix, suffix=suffix
+    )
+    assert (r.status, r.reason) == (FUZZY, "pieces_in_context")
+    assert IDL_ROWS[r.start : r.end] == (
+        "fun-name ) typedef\nignore any pointer type\nin function parameter\nint_default ( camlint"
+    )
+    assert "table's other column" in r.detail
+    # the line next to the quote, folded on its own, keeps a hyphen the text folds away
+    r = resolve(
+        IDL_ROWS,
+        "name )\nignore\nin",
+        prefix="( fun-name )\nfortran\nhash ( fun-",
+        suffix=" function parameter\nint_default",
+    )
+    assert r.found and IDL_ROWS[r.start : r.end] == "name ) typedef\nignore any pointer type\nin"
+    # a line that does not begin a row here ("any pointer type" after "ignore") is not taken
+    # as one: the meanings column's own lines are interleaved with the other column
+    r = resolve(
+        IDL_ROWS,
+        "typedef\nany pointer type\nfunction parameter",
+        prefix="array type with bigarray attribute\n",
+        suffix="\ninterface\nint or long integer type",
+    )
+    assert r.status == NOT_FOUND
+    # context whose lines are not here around the quote fixes nothing
+    r = resolve(
+        IDL_ROWS,
+        "fun-name )\nignore\nin\nint_default ( camlint",
+        prefix="some other words, in a different paragraph\n",
+        suffix=" and still more words that are nowhere",
+    )
+    assert r.status == NOT_FOUND
+
+
+def test_a_contents_entry_whose_page_numbers_moved_to_its_lines_is_found_line_by_line():
+    # pdfminer put the page numbers in a column after the entries; pypdf keeps them on
+    # the entries' lines, so the recorded suffix is the numbers, not what follows here
+    text = (
+        "5 README: Instructions on configuring and building 4ti2 43\n"
+        "6 NEWS: Changes to 4ti2 since version 1.2 47\nAUTHORS: The 4ti2 team 53\n"
+        "THANKS 54\nBibliography 56\n\x0cChapter 1\nBeginner's guide"
+    )
+    quote = "version 1.2\nAUTHORS: The 4ti2 team\nTHANKS"
+    prefix, suffix = (
+        "2\n6 NEWS: Changes to 4ti2 since ",
+        "\nBibliography\n43\n47\n53\n54\n56\n\n\x0cC",
+    )
+    r = resolve(text, quote, prefix=prefix, suffix=suffix)
+    assert (r.status, r.reason) == (FUZZY, "pieces_in_context")
+    assert text[r.start : r.end] == "version 1.2 47\nAUTHORS: The 4ti2 team 53\nTHANKS"
+
+
+def test_a_line_beginning_with_a_mark_folding_drops_still_begins_its_row():
+    # "[string]" begins its row although folding drops the bracket
+    text = (
+        "IDL type ty Caml type [[ty]]\n[string] char [] a Caml string\n"
+        "[string] unsigned char [] a Caml string\n[string] signed char [] a Caml string\n"
+        "[string] byte [] a Caml string\nCaml string values are"
+    )
+    quote = "string] char []\n[string] unsigned char []\n[string] signed char []\n[string] byte"
+    r = resolve(text, quote, prefix="IDL type ty\n[", suffix=" []\nCaml string values are")
+    assert (r.status, r.reason) == (FUZZY, "pieces_in_context")
+    assert (
+        text[r.start : r.end] == text[text.index("string]") : text.index(" [] a Caml string\nCaml")]
+    )
+
+
+def test_a_quote_of_numbers_only_is_never_found_as_rows():
+    # a matrix's first column read whole: each line begins a row and the context's lines are
+    # around, but a slice of a matrix has a copy in every row, so nothing fixes its ends
+    text = "4ti2 reads\n7 9\n1 1 1 -1 -1 -1 0 0 0\n1 1 1 0 0 0 -1 -1 -1\n0 1 1 -1 0 0 -1 0 0\n"
+    r = resolve(text, "1 1 1\n1 1 1\n0 1 1", prefix="4ti2 reads\n7 9\n", suffix="\n1 0 1")
+    assert r.status == NOT_FOUND
