@@ -108,6 +108,10 @@ PIECES_MAX_HITS = 64
 #: ... and the recorded prefix and suffix must fit its two ends within one edit per this
 #: many of their characters, in all.
 PIECES_CONTEXT_SLACK = 8
+#: A fuzzy span's end moves to another copy of the quote's edge line nearby when the recorded
+#: context, at least this many characters folded, fits exactly there and not at the end
+#: the alignment found (`PreparedText._refit_ends`).
+REFIT_CONTEXT_MIN = 12
 #: When that context does not fit (a table whose other column this parse reads into the same
 #: rows: its cells sit inside the prefix and suffix too), the quote is still taken line by
 #: line if each of its lines after the first begins a line here (the other column read after
@@ -701,6 +705,16 @@ class PreparedText:
             )
             if res is not None and res.found:
                 picked = next(c for c in accepted if (c.start, c.end) == (res.start, res.end))
+                refit = self._refit_ends(picked, q, context)
+                if refit is not picked:
+                    picked = refit
+                    res = replace(
+                        res,
+                        start=refit.start,
+                        end=refit.end,
+                        page=self.page_at(refit.start),
+                        detail=res.detail + "; an end moved to where the recorded context fits",
+                    )
                 if not self._ends_fixed(picked, qf, q, context):
                     # the alignment guessed an end; line by line, lines with letters at both
                     # ends may still fix them (a slice of a matrix never does)
@@ -916,6 +930,51 @@ class PreparedText:
             if len(word) > len(last) and word.endswith(last):
                 return False
         return True
+
+    def _refit_ends(self, c: _Candidate, q: str, context: _Context) -> _Candidate:
+        """The fuzzy span with an end moved to where the recorded context fits it exactly.
+
+        In a grammar or a list whose lines all begin or end alike ("| lexpr"), the alignment
+        may close the span on the wrong copy of the quote's last line, a line short of the
+        right one. When the recorded suffix (at least `REFIT_CONTEXT_MIN` characters folded)
+        does not fit at the span's end but fits exactly right after one -- and only one --
+        other copy of the quote's last line within `MAX_SPAN_EXTRA` characters, the end
+        moves there; the start likewise with the prefix and the first line.
+        """
+        ftext = self.folded.text
+        lines = [line for line in map(fold, _LINE_BREAK.split(q)) if line]
+        if not lines:
+            return c
+        fa, fb = c.fa, c.fb
+        prefix, suffix = context.prefix, context.suffix
+        if len(prefix) >= REFIT_CONTEXT_MIN and _anchored_distance(prefix, ftext, fa, before=True):
+            first = lines[0]
+            starts = [
+                a
+                for a in find_all(
+                    ftext[: fa + MAX_SPAN_EXTRA + len(first)], first, max(0, fa - MAX_SPAN_EXTRA)
+                )
+                if a != fa and a < fb and not _anchored_distance(prefix, ftext, a, before=True)
+            ]
+            if len(starts) == 1:
+                fa = starts[0]
+        if len(suffix) >= REFIT_CONTEXT_MIN and _anchored_distance(suffix, ftext, fb, before=False):
+            last = lines[-1]
+            ends = [
+                a + len(last)
+                for a in find_all(
+                    ftext[: fb + MAX_SPAN_EXTRA], last, max(0, fb - MAX_SPAN_EXTRA - len(last))
+                )
+                if a + len(last) != fb
+                and a + len(last) > fa
+                and not _anchored_distance(suffix, ftext, a + len(last), before=False)
+            ]
+            if len(ends) == 1:
+                fb = ends[0]
+        if (fa, fb) == (c.fa, c.fb):
+            return c
+        start, end = self.folded.original_span(fa, fb)
+        return replace(c, start=start, end=end, fa=fa, fb=fb)
 
     def _ends_not_fixed(self, q: str, c: _Candidate) -> Resolution:
         """`not_found` for a fuzzy span whose ends are a guess, the span offered instead."""

@@ -695,6 +695,9 @@ FINGERPRINT_PAGES = [
     "finalize ( fun-name ) typedef\nfortran array type with bigarray attribute\n"
     "hash ( fun-name ) typedef\nignore any pointer type\nin function parameter\n"
     "int_default ( camlint | nativeint | int32 | int64 ) interface\n",
+    "Operators are listed below in decreasing priority order.\nlexpr ::= ident\n| integer\n"
+    "| lexpr (+ | -) lexpr\n| lexpr (<< | >>\n| >>>) lexpr\n| lexpr (== | != | >= | <)\n"
+    "| lexpr (& | ^ | |) lexpr\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -737,6 +740,12 @@ FINGERPRINT_ANCHORS = [
         "prefix": "ize ( fun-name )\nfortran\nhash ( ",
         "suffix": " | nativeint | int32 | int64 )\ni",
     },
+    # 1.6: a fuzzy span's end moved to the copy of its last line the suffix fits
+    {
+        "quote": "Operators are listed below in decreasing priority order.\nlexpr\n::= ident\n"
+        "integer\nlexpr (+ | -) lexpr\nlexpr (<< | >>\nlexpr",
+        "suffix": " (== | != | >= | <)\n| lexpr (&",
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
@@ -744,7 +753,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.3": "726c022c891ed80047b7d4e56cde710c63381055dc725bd70e0552a55f372ab8",
     "1.4": "0eba2dc17b4c1f0dce4c18448879ee34b134de43315c9357615938bd834a9b35",
     "1.5": "9db3eca57848e29b8f99db718752718738c8fabf4ab334125031a05645b63be8",
-    "1.6": "31f881277b4d6400a8fa8d5c2eda45d7f896cdf5780df5fc7e0c280056e93b20",
+    "1.6": "d2455987e50782db0e7700fb4fa4650c14eb557693676411db6cd9957531def1",
 }
 
 
@@ -870,10 +879,10 @@ def test_a_fuzzy_span_beginning_or_ending_inside_a_longer_word_is_offered_not_fo
     r = resolve(text, quote, prefix="one of the effects ")
     assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
     assert r.offered is not None
-    # since 1.6 the context recorded on both sides, fitting the quote's two lines with a line
-    # put between them, fixes both ends (see the line-by-line tests)
+    # since 1.6 the suffix recorded with it, fitting right after the next "In", moves the end
+    # there (see the test of ends moved where the context fits)
     r = resolve(text, quote, prefix="one of the effects ", suffix=" this case, the query")
-    assert (r.status, r.reason) == (FUZZY, "pieces_in_context")
+    assert r.status == FUZZY and "context fits" in r.detail
     assert text[r.start : r.end].endswith("variant\nresidues to increase the score. In")
     # a table's other column read in between: the quote's last word "int" is the end of
     # "nativeint", a word that is not the quote's
@@ -885,8 +894,11 @@ def test_a_fuzzy_span_beginning_or_ending_inside_a_longer_word_is_offered_not_fo
         "IDL type ty\nbyte, short\nint, long with [camlint] attribute\n"
         "int, long with [nativeint] attribute\nint"
     )
-    r = resolve(text, quote, suffix=", long with [int32] attribute")
+    r = resolve(text, quote)
     assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
+    # since 1.6 the recorded suffix, fitting right after the next line's "int", moves the end
+    r = resolve(text, quote, suffix=", long with [int32] attribute")
+    assert r.status == FUZZY and text[r.start : r.end].endswith("attribute nativeint\nint")
     # the highlight itself cut the word (its suffix goes on with letters): the span may too
     text = "effects of annotation: substitution of variant\nresidues to increase the score."
     quote = "effects of anotation: substitution of variant\nresidues to in"
@@ -985,3 +997,32 @@ def test_a_quote_of_numbers_only_is_never_found_as_rows():
     text = "4ti2 reads\n7 9\n1 1 1 -1 -1 -1 0 0 0\n1 1 1 0 0 0 -1 -1 -1\n0 1 1 -1 0 0 -1 0 0\n"
     r = resolve(text, "1 1 1\n1 1 1\n0 1 1", prefix="4ti2 reads\n7 9\n", suffix="\n1 0 1")
     assert r.status == NOT_FOUND
+
+
+def test_a_fuzzy_span_closing_on_the_wrong_copy_of_its_last_line_moves_where_the_context_fits():
+    # every line of the grammar ends "lexpr": the alignment closes on the first one after
+    # "(<< | >>", but the recorded suffix follows the next
+    text = (
+        "Operators have the same precedences and associativities as in C. They are listed "
+        "below.\nlexpr ::= ident\n| integer\n| character\n| lexpr (+ | -) lexpr\n"
+        "| lexpr (<< | >>\n| >>>) lexpr\n| lexpr (== | != | >= | <= | > | <)\n| lexpr (& | ^"
+    )
+    quote = (
+        "Operators have the same precedences and associativities as in C. They are listed "
+        "below.\nlexpr\n::= ident\ninteger\ncharacter\n|\n|\nlexpr (+ | -) lexpr\n"
+        "lexpr (<< | >>\nlexpr"
+    )
+    suffix = " (== | != | >= | <= | > | <)\nlex"
+    r = resolve(text, quote, suffix=suffix)
+    assert r.status == FUZZY and "context fits" in r.detail
+    assert text[r.start : r.end].endswith("(<< | >>\n| >>>) lexpr\n| lexpr")
+    # without the suffix the end stays where the alignment put it
+    r = resolve(text, quote)
+    assert r.status == FUZZY and text[r.start : r.end].endswith("(<< | >>\n| >>>) lexpr")
+    # a suffix fitting right after two other copies moves nothing
+    twice = text.replace("| lexpr (& | ^", "| lexpr (== | != | >= | <= | > | <)\n| lexpr (& | ^")
+    r = resolve(twice, quote, suffix=suffix)
+    assert r.status == FUZZY and twice[r.start : r.end].endswith("(<< | >>\n| >>>) lexpr")
+    # nor does one too short to tell (under REFIT_CONTEXT_MIN characters folded)
+    r = resolve(text, quote, suffix=" (== | !=")
+    assert r.status == FUZZY and text[r.start : r.end].endswith("(<< | >>\n| >>>) lexpr")
