@@ -112,6 +112,9 @@ PIECES_CONTEXT_SLACK = 8
 #: context, at least this many characters folded, fits exactly there and not at the end
 #: the alignment found (`PreparedText._refit_ends`).
 REFIT_CONTEXT_MIN = 12
+#: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
+#: its first and last lines at least this long, folded, to fix its two ends.
+MOVED_LINES_EDGE = 4
 #: When that context does not fit (a table whose other column this parse reads into the same
 #: rows: its cells sit inside the prefix and suffix too), the quote is still taken line by
 #: line if each of its lines after the first begins a line here (the other column read after
@@ -828,33 +831,89 @@ class PreparedText:
             ):
                 fits[(fa, fb)] = (inserted, True)
         if len(fits) != 1:
-            return None
-        (fa, fb), (inserted, as_rows) = next(iter(fits.items()))
+            # none, or more than one where a line of digits could sit: the first and last
+            # lines, with the context, may still fix both ends
+            moved = None if _letterless(q) else self._moved_lines(pieces, qf, budget, context)
+            if moved is None:
+                return None
+            (fa, fb), in_order = moved, False
+            how = (
+                "its first and last lines at its two ends and the lines between them all "
+                "inside it, some in another order, and the prefix/suffix recorded with the "
+                "quote fit both ends"
+            )
+        else:
+            (fa, fb), (_inserted, as_rows) = next(iter(fits.items()))
+            in_order = True
+            how = (
+                "its lines are all here in order, each beginning a line (a table's other "
+                "column read into its rows), and the lines of the prefix/suffix recorded with "
+                "the quote are here around it in order"
+                if as_rows
+                else "its lines are all here in order, and the prefix/suffix recorded with the "
+                "quote fit both ends"
+            )
         span = fb - fa - len(qf)
-        if span <= 0:
+        if span < 0 or (span == 0 and in_order):
             return None
         s, e = self.folded.original_span(fa, fb)
-        score = len(qf) / (fb - fa)
-        how = (
-            "each beginning a line here (a table's other column read into its rows), and "
-            "the lines of the prefix/suffix recorded with the quote are here around it in order"
-            if as_rows
-            else "and the prefix/suffix recorded with the quote fit both ends"
-        )
+        inserted = f" with {span} characters inserted" if span else ""
         return Resolution(
             FUZZY,
             start=s,
             end=e,
-            score=score,
+            score=len(qf) / (fb - fa),
             candidates=1,
             reason="pieces_in_context",
             detail=(
-                f"found approximately: its {len(pieces)} lines are all here in order with "
-                f"{span} characters inserted between them, {how}"
+                f"found approximately, line by line{inserted}: of its {len(pieces)} lines, {how}"
             ),
             page=self.page_at(s),
             kept=_words_kept(q, ftext[fa:fb]),
         )
+
+    def _moved_lines(
+        self, pieces: list[str], qf: str, budget: int, context: _Context
+    ) -> tuple[int, int] | None:
+        """The folded span from a copy of the first line to a copy of the last, with every
+        line between them inside it in any order, when exactly one such span fits the
+        recorded context at both ends.
+
+        Another parse may put a line of the passage one line further (a contents entry's
+        page number, a formula's "where", a command read before the sentence introducing
+        it): no alignment passes the bar, and the lines are not in order. The first and last
+        lines (at least `MOVED_LINES_EDGE` characters folded) fix the ends, the prefix and
+        suffix must fit them as for lines in order, and the span may stretch no more than
+        a fuzzy span.
+        """
+        if len(pieces) < 3:
+            return None
+        first, last = pieces[0], pieces[-1]
+        if len(first) < MOVED_LINES_EDGE or len(last) < MOVED_LINES_EDGE:
+            return None
+        ftext = self.folded.text
+        hits = find_all(ftext, first, limit=PIECES_MAX_HITS)
+        if len(hits) > PIECES_MAX_HITS:
+            return None
+        prefix, suffix = context.prefix, context.suffix
+        slack = (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK
+        inner = sorted(pieces[1:-1], key=len, reverse=True)
+        fits = set()
+        for fa in hits:
+            limit = fa + len(qf) + budget
+            at = ftext.find(last, fa + len(first), limit)
+            while at >= 0:
+                fb = at + len(last)
+                if _holds_all(ftext[fa:fb], inner):
+                    if fb - fa - len(qf) <= budget and (
+                        _anchored_distance(prefix, ftext, fa, before=True)
+                        + _anchored_distance(suffix, ftext, fb, before=False)
+                        <= slack
+                    ):
+                        fits.add((fa, fb))
+                    break
+                at = ftext.find(last, at + 1, limit)
+        return fits.pop() if len(fits) == 1 else None
 
     def _line_start(self, fa: int) -> bool:
         """Whether folded offset `fa` begins a line of the text (only whitespace or marks
@@ -1826,6 +1885,17 @@ def _lines_fit(context: str, ftext: str, at: int, *, before: bool) -> float:
             matched += len(line)
             pos = found if before else found + len(line)
     return matched / total
+
+
+def _holds_all(window: str, pieces: list[str]) -> bool:
+    """Whether `window` holds every piece, each at its own place (longest first), in any
+    order."""
+    for piece in pieces:
+        at = window.find(piece)
+        if at < 0:
+            return False
+        window = window[:at] + "\0" * len(piece) + window[at + len(piece) :]
+    return True
 
 
 def _words_kept(quote: str, folded_span: str) -> float:

@@ -698,6 +698,8 @@ FINGERPRINT_PAGES = [
     "Operators are listed below in decreasing priority order.\nlexpr ::= ident\n| integer\n"
     "| lexpr (+ | -) lexpr\n| lexpr (<< | >>\n| >>>) lexpr\n| lexpr (== | != | >= | <)\n"
     "| lexpr (& | ^ | |) lexpr\n",
+    "Now we call\n4ti2-rays magic3x3\nwhich creates the single file\nmagic3x3.ray\n4 9\n"
+    "0 2 1 2 1 0 1 0 2\nthat corresponds to the rays\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -746,6 +748,13 @@ FINGERPRINT_ANCHORS = [
         "integer\nlexpr (+ | -) lexpr\nlexpr (<< | >>\nlexpr",
         "suffix": " (== | != | >= | <)\n| lexpr (&",
     },
+    # 1.6: a line this parse put elsewhere inside the passage, its two ends fixed
+    {
+        "quote": "call\nwhich creates the single file\n4ti2-rays magic3x3\nmagic3x3.ray\n4 9\n"
+        "0 2 1 2 1 0 1 0 2",
+        "prefix": "Now we ",
+        "suffix": "\nthat corresponds to the",
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
@@ -753,7 +762,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.3": "726c022c891ed80047b7d4e56cde710c63381055dc725bd70e0552a55f372ab8",
     "1.4": "0eba2dc17b4c1f0dce4c18448879ee34b134de43315c9357615938bd834a9b35",
     "1.5": "9db3eca57848e29b8f99db718752718738c8fabf4ab334125031a05645b63be8",
-    "1.6": "d2455987e50782db0e7700fb4fa4650c14eb557693676411db6cd9957531def1",
+    "1.6": "97a56d3d8e819e5040e4844c04cf164f357790f4d3a8c5b4faa695877a0da2f7",
 }
 
 
@@ -1026,3 +1035,46 @@ def test_a_fuzzy_span_closing_on_the_wrong_copy_of_its_last_line_moves_where_the
     # nor does one too short to tell (under REFIT_CONTEXT_MIN characters folded)
     r = resolve(text, quote, suffix=" (== | !=")
     assert r.status == FUZZY and text[r.start : r.end].endswith("(<< | >>\n| >>>) lexpr")
+
+
+def test_a_quote_with_a_line_this_parse_put_elsewhere_inside_it_is_found_from_its_two_ends():
+    # pdfminer read the command after the sentence introducing the file it writes; pypdf
+    # keeps the command on its own line first: every line is inside, not in order
+    text = (
+        "cone:\n1 0 2\nNow we call\n4ti2-rays magic3x3\nwhich creates the single file\n"
+        "magic3x3.ray\n4 9\n0 2 1 2 1 0 1 0 2\nthat corresponds to the rays"
+    )
+    quote = (
+        "call\nwhich creates the single file\n4ti2-rays magic3x3\nmagic3x3.ray\n4 9\n"
+        "0 2 1 2 1 0 1 0 2"
+    )
+    prefix, suffix = "cone:\n1 0 2\nNow we ", "\nthat corresponds to the"
+    r = resolve(text, quote, prefix=prefix, suffix=suffix)
+    assert (r.status, r.reason) == (FUZZY, "pieces_in_context")
+    assert "another order" in r.detail
+    assert text[r.start : r.end] == text[text.index("call") : text.index("\nthat")]
+    # without the context nothing fixes the ends
+    assert resolve(text, quote).status == NOT_FOUND
+    # a line that is not here at all: not found
+    r = resolve(
+        text, quote.replace("single file", "single output file"), prefix=prefix, suffix=suffix
+    )
+    assert r.status == NOT_FOUND
+    # the same passage twice, the context fitting both: neither is taken
+    twice = text + "\n" + text
+    assert resolve(twice, quote, prefix=prefix, suffix=suffix).status != FUZZY
+
+
+def test_a_contents_entry_read_with_its_page_number_elsewhere_is_found_from_its_two_ends():
+    text = (
+        "Chapter 3. Command-line reference 27\n3.3 gensymm\n\x0c3.4. graver 28\n3.4 graver\n"
+        "\x0cChapter 3. Command-line reference 29\n3.5 groebner\n"
+    )
+    quote = "3.4. graver\n3.4\ngraver\n28\n\n\x0cChapter 3. Command"
+    prefix, suffix = (
+        "line reference\n27\n3.3\ngensymm\n\n\x0c",
+        "-line reference\n29\n3.5\ngroebner\n",
+    )
+    r = resolve(text, quote, prefix=prefix, suffix=suffix)
+    assert r.status == FUZZY
+    assert text[r.start : r.end] == "3.4. graver 28\n3.4 graver\n\x0cChapter 3. Command"
