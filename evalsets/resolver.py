@@ -114,7 +114,7 @@ PIECES_CONTEXT_SLACK = 8
 REFIT_CONTEXT_MIN = 12
 #: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
 #: its first and last lines at least this long, folded, to fix its two ends.
-MOVED_LINES_EDGE = 4
+MOVED_LINES_EDGE = 3
 #: When that context does not fit (a table whose other column this parse reads into the same
 #: rows: its cells sit inside the prefix and suffix too), the quote is still taken line by
 #: line if each of its lines after the first begins a line here (the other column read after

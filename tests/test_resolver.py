@@ -1078,3 +1078,9 @@ def test_a_contents_entry_read_with_its_page_number_elsewhere_is_found_from_its_
     r = resolve(text, quote, prefix=prefix, suffix=suffix)
     assert r.status == FUZZY
     assert text[r.start : r.end] == "3.4. graver 28\n3.4 graver\n\x0cChapter 3. Command"
+    # a section number of three characters is enough to fix an end
+    quote = "3.3\ngensymm\n\n\x0c3.4. graver\n3.4\ngraver\n28\n\n\x0cChapter 3"
+    prefix, suffix = "er 3. Command-line reference\n27\n", ". Command-line reference\n29\n3.5\n"
+    r = resolve(text, quote, prefix=prefix, suffix=suffix)
+    assert r.status == FUZZY
+    assert text[r.start : r.end] == "3.3 gensymm\n\x0c3.4. graver 28\n3.4 graver\n\x0cChapter 3"
