@@ -665,7 +665,7 @@ class PreparedText:
                 reason="empty_text",
                 detail="the parse has no text, so no quote can be found in it",
             )
-        context = _Context(prefix, suffix)
+        context = _Context(prefix, suffix, q)
         out_of_range = 0
 
         # tiers 1 and 2: verbatim and folded copies, weighed together. A verbatim copy is not
@@ -1739,16 +1739,26 @@ class _Context:
     """The recorded prefix/suffix, folded only if some choice needs them (most quotes have
     one copy and never look)."""
 
-    __slots__ = ("_folded", "_raw")
+    __slots__ = ("_edges", "_folded", "_raw")
 
-    def __init__(self, prefix: str, suffix: str) -> None:
+    def __init__(self, prefix: str, suffix: str, quote: str = "") -> None:
         self._raw = (prefix or "", suffix or "")
+        self._edges = (quote[:1], quote[-1:])
         self._folded: tuple[str, str] | None = None
 
     def _fold(self) -> tuple[str, str]:
+        """Each side folded as it reads next to the quote: a prefix ending "type-" before a
+        quote beginning "expr" folds to "type", as the text's "type-expr" does."""
         if self._folded is None:
             p, s = self._raw
-            self._folded = (fold(p)[-48:] if p else "", fold(s)[:48] if s else "")
+            head, tail = self._edges
+            fp = fold(p + head) if p else ""
+            if fp and head and fold(head):
+                fp = fp[: -len(fold(head))]
+            fs = fold(tail + s) if s else ""
+            if fs and tail and fold(tail):
+                fs = fs[len(fold(tail)) :]
+            self._folded = (fp[-48:], fs[:48])
         return self._folded
 
     @property

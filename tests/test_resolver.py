@@ -700,6 +700,10 @@ FINGERPRINT_PAGES = [
     "| lexpr (& | ^ | |) lexpr\n",
     "Now we call\n4ti2-rays magic3x3\nwhich creates the single file\nmagic3x3.ray\n4 9\n"
     "0 2 1 2 1 0 1 0 2\nthat corresponds to the rays\n",
+    "order.\nlexpr ::= ident\n| integer\n| sizeof ( type-expr )\n| ( lexpr )\n"
+    "| lexpr (. | ->) ident\n| ( type-expr ) lexpr\n| (& | * | ! | ~ | - | +) lexpr\n"
+    "| lexpr (* | / | %) lexpr\n| lexpr (+ | -) lexpr\n| lexpr (<< | >>\n| >>>) lexpr\n"
+    "| lexpr (== | != | >= | <= | > | <)\n| lexpr (& | ^ | |) lexpr\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -755,6 +759,13 @@ FINGERPRINT_ANCHORS = [
         "prefix": "Now we ",
         "suffix": "\nthat corresponds to the",
     },
+    # 1.6: a prefix ending "type-" folded as it reads before the quote's "expr"
+    {
+        "quote": "expr ) lexpr\n|\n|\n|\n|\n| >>>) lexpr\n|\n|\n|\n|\n(& | * | ! | ~ | - | +) "
+        "lexpr\nlexpr (* | / | %) lexpr\nlexpr (+ | -) lexpr\nlexpr (<< | >>\nlexpr",
+        "prefix": "|\nlexpr (. | ->) ident\n| ( type-",
+        "suffix": " (== | != | >= | <= | > | <)\nlex",
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
@@ -762,7 +773,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.3": "726c022c891ed80047b7d4e56cde710c63381055dc725bd70e0552a55f372ab8",
     "1.4": "0eba2dc17b4c1f0dce4c18448879ee34b134de43315c9357615938bd834a9b35",
     "1.5": "9db3eca57848e29b8f99db718752718738c8fabf4ab334125031a05645b63be8",
-    "1.6": "97a56d3d8e819e5040e4844c04cf164f357790f4d3a8c5b4faa695877a0da2f7",
+    "1.6": "e84da86d69ff3dabaeed8926ad884124e4358d70a22f135f26f0adf61f474696",
 }
 
 
@@ -1084,3 +1095,23 @@ def test_a_contents_entry_read_with_its_page_number_elsewhere_is_found_from_its_
     r = resolve(text, quote, prefix=prefix, suffix=suffix)
     assert r.status == FUZZY
     assert text[r.start : r.end] == "3.3 gensymm\n\x0c3.4. graver 28\n3.4 graver\n\x0cChapter 3"
+
+
+def test_a_recorded_prefix_ending_in_a_hyphen_fits_the_word_it_joins_in_the_text():
+    # the highlight began after "type-" of "type-expr": folded next to the quote, the prefix
+    # ends "type" as the text's "type-expr" folds, so it fits exactly and moves the span's
+    # start from the "expr" of "( lexpr )" the alignment chose to the right line
+    text = (
+        "order.\nlexpr ::= ident\n| integer\n| sizeof ( type-expr )\n| ( lexpr )\n"
+        "| lexpr (. | ->) ident\n| ( type-expr ) lexpr\n| (& | * | ! | ~ | - | +) lexpr\n"
+        "| lexpr (* | / | %) lexpr\n| lexpr (+ | -) lexpr\n| lexpr (<< | >>\n| >>>) lexpr\n"
+        "| lexpr (== | != | >= | <= | > | <)\n| lexpr (& | ^ | |) lexpr\n"
+    )
+    quote = (
+        "expr ) lexpr\n|\n|\n|\n|\n| >>>) lexpr\n|\n|\n|\n|\n(& | * | ! | ~ | - | +) lexpr\n"
+        "lexpr (* | / | %) lexpr\nlexpr (+ | -) lexpr\nlexpr (<< | >>\nlexpr"
+    )
+    prefix, suffix = "|\nlexpr (. | ->) ident\n| ( type-", " (== | != | >= | <= | > | <)\nlex"
+    r = resolve(text, quote, prefix=prefix, suffix=suffix)
+    assert r.status == FUZZY
+    assert text[r.start : r.end] == text[text.index("expr ) lexpr") : text.index(" (== |")]
