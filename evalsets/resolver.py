@@ -1742,7 +1742,14 @@ class _Context:
     __slots__ = ("_edges", "_folded", "_raw")
 
     def __init__(self, prefix: str, suffix: str, quote: str = "") -> None:
-        self._raw = (prefix or "", suffix or "")
+        prefix, suffix = prefix or "", suffix or ""
+        # the context was cut at a fixed length, perhaps inside a glyph placeholder
+        # ("(cid:1"): folding drops whole placeholders only, so the cut piece goes too
+        if "cid:" in prefix:
+            prefix = _CID_CUT_HEAD.sub("", prefix, count=1)
+        if "(c" in suffix:
+            suffix = _CID_CUT_TAIL.sub("", suffix, count=1)
+        self._raw = (prefix, suffix)
         self._edges = (quote[:1], quote[-1:])
         self._folded: tuple[str, str] | None = None
 
@@ -1779,6 +1786,9 @@ class _Context:
 
 _WORD = re.compile(r"\w+")
 _CID = re.compile(r"\(cid:\d{1,5}\)")
+#: What is left of a glyph placeholder cut at the start of a prefix or the end of a suffix.
+_CID_CUT_HEAD = re.compile(r"\A(?:id|d)?:\d{1,5}\)|\A\d{1,5}\)(?=.*\(cid:\d)", re.S)
+_CID_CUT_TAIL = re.compile(r"\(c(?:i(?:d(?::\d{0,5})?)?)?\Z")
 
 
 _ASCII_SPACE = " \t\n\r\f\v"

@@ -704,6 +704,8 @@ FINGERPRINT_PAGES = [
     "| lexpr (. | ->) ident\n| ( type-expr ) lexpr\n| (& | * | ! | ~ | - | +) lexpr\n"
     "| lexpr (* | / | %) lexpr\n| lexpr (+ | -) lexpr\n| lexpr (<< | >>\n| >>>) lexpr\n"
     "| lexpr (== | != | >= | <= | > | <)\n| lexpr (& | ^ | |) lexpr\n",
+    "Computed representation\ny = 3x + 1\ny = x - 2\n y = x - 2\ny = 3x + 1\n\x1a\x121\n0\n"
+    "\x13\n,\n\x122\n0\n\x13\n,\n\x120\n1\n\x13\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -766,6 +768,12 @@ FINGERPRINT_ANCHORS = [
         "prefix": "|\nlexpr (. | ->) ident\n| ( type-",
         "suffix": " (== | != | >= | <= | > | <)\nlex",
     },
+    # 1.6: a glyph placeholder cut at the end of the recorded suffix left out
+    {
+        "quote": "2\ny = x - 2\n(cid:19)\n(cid:26)(cid:18)1\n0",
+        "prefix": "presentation\ny = 3x + 1\ny = x - ",
+        "suffix": "\n,\n(cid:19)\n(cid:18)2\n0\n,\n(cid:1",
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
@@ -773,7 +781,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.3": "726c022c891ed80047b7d4e56cde710c63381055dc725bd70e0552a55f372ab8",
     "1.4": "0eba2dc17b4c1f0dce4c18448879ee34b134de43315c9357615938bd834a9b35",
     "1.5": "9db3eca57848e29b8f99db718752718738c8fabf4ab334125031a05645b63be8",
-    "1.6": "e84da86d69ff3dabaeed8926ad884124e4358d70a22f135f26f0adf61f474696",
+    "1.6": "e08108f4e574d61e5a21f131bd084753d5769ae601c0529ba918c88db8cd976b",
 }
 
 
@@ -1115,3 +1123,17 @@ def test_a_recorded_prefix_ending_in_a_hyphen_fits_the_word_it_joins_in_the_text
     r = resolve(text, quote, prefix=prefix, suffix=suffix)
     assert r.status == FUZZY
     assert text[r.start : r.end] == text[text.index("expr ) lexpr") : text.index(" (== |")]
+
+
+def test_a_glyph_placeholder_cut_at_the_edge_of_the_recorded_context_is_left_out():
+    # pdfminer writes "(cid:19)" where pypdf writes a control character; the suffix was cut
+    # after "(cid:1", a piece folding keeps, so the context's lines did not fit here
+    text = (
+        "Computed representation\ny = 3x + 1\ny = x - 2\n y = x - 2\ny = 3x + 1\n\x1a\x121\n0\n"
+        "\x13\n,\n\x122\n0\n\x13\n,\n\x120\n1\n\x13\n"
+    )
+    quote = "2\ny = x - 2\n(cid:19)\n(cid:26)(cid:18)1\n0"
+    prefix, suffix = "presentation\ny = 3x + 1\ny = x - ", "\n,\n(cid:19)\n(cid:18)2\n0\n,\n(cid:1"
+    r = resolve(text, quote, prefix=prefix, suffix=suffix)
+    assert r.status == FUZZY
+    assert text[r.start : r.end] == "2\n y = x - 2\ny = 3x + 1\n\x1a\x121\n0"
