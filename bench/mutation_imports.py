@@ -2,7 +2,9 @@
 
 Runs mutmut over the readers in `evalsets/formats/` and over `evalsets/imports.py`, with
 only the import tests (`tests/test_imports.py`, `tests/test_format_readers.py`) deciding
-whether a mutant is caught, and prints killed / total with every survivor named.
+whether a mutant is caught, and prints killed / total with every survivor named. With
+`--suite resolver` it does the same for the quote resolver's rules (`RESOLVER`), judged by
+`tests/test_resolver.py` alone.
 
 It works in a scratch copy (`var/mutation/imports/`, git-ignored) so the checkout never
 gets a `mutants/` folder and the project's own configuration is not touched: the copy gets
@@ -13,6 +15,7 @@ in (`FOCUSED`; `--all` takes every reader); `--jobs` bounds the CPU it takes (de
     .venv/bin/python bench/mutation_imports.py            # run, then print the figure
     .venv/bin/python bench/mutation_imports.py --report   # print the last run's figure
     .venv/bin/python bench/mutation_imports.py --recheck  # today's tests on its survivors
+    .venv/bin/python bench/mutation_imports.py --suite resolver --jobs 2
 """
 
 from __future__ import annotations
@@ -74,6 +77,28 @@ FOCUSED: dict[str, tuple[str, ...]] = {
     ),
 }
 TESTS = ["tests/test_imports.py", "tests/test_format_readers.py"]
+#: The resolver's rules added in 1.6 (lines laid out as rows, lines moved, ends refit, the
+#: context folded next to the quote and cut placeholders left out), with the 1.4-1.5 rules
+#: they call. About 600 mutants.
+RESOLVER: dict[str, tuple[str, ...]] = {
+    "evalsets/resolver.py": (
+        "ǁPreparedTextǁ_by_pieces",
+        "ǁPreparedTextǁ_line_start",
+        "ǁPreparedTextǁ_place_rows",
+        "ǁPreparedTextǁ_moved_lines",
+        "ǁPreparedTextǁ_refit_ends",
+        "ǁ_Contextǁ__init__",
+        "ǁ_Contextǁ_fold",
+        "_lines_fit",
+        "_holds_all",
+        "_place_pieces",
+    ),
+}
+#: Which functions and which tests, per suite: (every function, the default run, the tests).
+SUITES = {
+    "imports": (READERS, FOCUSED, TESTS),
+    "resolver": (RESOLVER, RESOLVER, ["tests/test_resolver.py"]),
+}
 
 
 def patterns(selection: dict[str, tuple[str, ...]]) -> list[str]:
@@ -91,7 +116,7 @@ def patterns(selection: dict[str, tuple[str, ...]]) -> list[str]:
     return found
 
 
-def prepare() -> None:
+def prepare(selection: dict[str, tuple[str, ...]], tests: list[str]) -> None:
     """A fresh copy of the tracked files (as they are in the working tree) plus config."""
     if WORK.exists():
         shutil.rmtree(WORK)
@@ -106,23 +131,23 @@ def prepare() -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
     (WORK / ".venv").symlink_to(ROOT / ".venv")
-    only = ", ".join(f'"{path}"' for path in READERS)
-    selection = ", ".join(f'"{arg}"' for arg in [*TESTS, "-m", "not services and not e2e"])
+    only = ", ".join(f'"{path}"' for path in selection)
+    chosen = ", ".join(f'"{arg}"' for arg in [*tests, "-m", "not services and not e2e"])
     with (WORK / "pyproject.toml").open("a", encoding="utf-8") as config:
         config.write(
             "\n[tool.mutmut]\n"
             'source_paths = ["evalsets"]\n'
             f"only_mutate = [{only}]\n"
             'also_copy = ["labelling", "templates", "static", "manage.py", "bench"]\n'
-            f"pytest_add_cli_args_test_selection = [{selection}]\n"
+            f"pytest_add_cli_args_test_selection = [{chosen}]\n"
             # Tables from the models, not the migrations: each mutant is a fresh test session.
             'pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "-x", "--tb=no", '
             '"--no-migrations"]\n'
         )
 
 
-def run(jobs: int, selection: dict[str, tuple[str, ...]]) -> int:
-    prepare()
+def run(jobs: int, selection: dict[str, tuple[str, ...]], tests: list[str]) -> int:
+    prepare(selection, tests)
     command = [str(MUTMUT), "run", "--max-children", str(jobs), *patterns(selection)]
     return subprocess.run(command, cwd=WORK, check=False).returncode
 
@@ -161,8 +186,8 @@ def report(selection: dict[str, tuple[str, ...]]) -> int:
     return 0
 
 
-def recheck(selection: dict[str, tuple[str, ...]]) -> int:
-    """Run today's import tests against each mutant the last run left alive.
+def recheck(selection: dict[str, tuple[str, ...]], tests: list[str]) -> int:
+    """Run today's tests against each mutant the last run left alive.
 
     Tests written after a run are not in mutmut's record of which tests cover what, so a
     survivor is checked again by applying it to today's source in the copy (`mutmut
@@ -183,7 +208,7 @@ def recheck(selection: dict[str, tuple[str, ...]]) -> int:
     for folder in ("evalsets", "tests"):
         shutil.copytree(ROOT / folder, WORK / folder, dirs_exist_ok=True)
     python = str(ROOT / ".venv" / "bin" / "python")
-    args = ["-m", "pytest", *TESTS, "-m", "not services and not e2e", "-x", "-q", "--tb=no"]
+    args = ["-m", "pytest", *tests, "-m", "not services and not e2e", "-x", "-q", "--tb=no"]
     args += ["-p", "no:cacheprovider", "--no-migrations"]
     if subprocess.run([python, *args], cwd=WORK, capture_output=True).returncode:
         print("the tests fail on today's code without any mutant; fix that first")
@@ -213,25 +238,26 @@ def main() -> int:
     parser.add_argument(
         "--recheck", action="store_true", help="run the current tests on the last survivors"
     )
-    parser.add_argument("--work", type=Path, help=f"scratch folder (default {WORK})")
+    parser.add_argument("--suite", choices=SUITES, default="imports", help="what to mutate")
+    parser.add_argument("--work", type=Path, help=f"scratch folder (default {WORK}, per suite)")
     parser.add_argument(
         "--only", nargs="+", metavar="MODULE:FUNCTION", help="just these, e.g. base.py:whole_number"
     )
     args = parser.parse_args()
-    selection = READERS if args.all else FOCUSED
+    every, focused, tests = SUITES[args.suite]
+    selection = every if args.all else focused
     if args.only:
         selection = {}
         for entry in args.only:
             module, _, name = entry.partition(":")
-            path = next(p for p in READERS if p.endswith("/" + module))
+            path = next(p for p in every if p.endswith("/" + module))
             selection.setdefault(path, ())
             selection[path] += (name,)
-    if args.work:
-        WORK = args.work.resolve()
+    WORK = args.work.resolve() if args.work else WORK.parent / args.suite
     if args.recheck:
-        return recheck(selection)
+        return recheck(selection, tests)
     if not args.report:
-        run(args.jobs, selection)
+        run(args.jobs, selection, tests)
     return report(selection)
 
 

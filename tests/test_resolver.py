@@ -20,8 +20,13 @@ from evalsets.resolver import (
     FUZZY_MIN_WORDS_KEPT,
     NORMALISED,
     NOT_FOUND,
+    PIECES_ROW_REACH,
+    REFIT_CONTEXT_MIN,
     RESOLVER_VERSION,
     Resolution,
+    _Context,
+    _holds_all,
+    _lines_fit,
     find_all,
     fold,
     fold_text,
@@ -1137,3 +1142,108 @@ def test_a_glyph_placeholder_cut_at_the_edge_of_the_recorded_context_is_left_out
     r = resolve(text, quote, prefix=prefix, suffix=suffix)
     assert r.status == FUZZY
     assert text[r.start : r.end] == "2\n y = x - 2\ny = 3x + 1\n\x1a\x121\n0"
+
+
+def test_the_context_lines_found_around_a_span_are_counted_nearest_first_within_reach():
+    # before the span: the line next to it right there, each further one before the last
+    assert _lines_fit("ab\ncd", "qqabyycd", 8, before=True) == 1.0
+    assert _lines_fit("ab\nzz\ncd", "abcd", 4, before=True) == 4 / 6
+    assert _lines_fit("ab\nab", "xxab", 4, before=True) == 0.5  # one copy counts once
+    assert _lines_fit("ab\ncd", "abzz", 4, before=True) == 0.0  # the next line is not there
+    assert _lines_fit("ab\ncd\nef", "cdabcdef", 8, before=True) == 1.0  # nearest copy first
+    far = "z" * (PIECES_ROW_REACH + 12)
+    assert _lines_fit("ab\ncd", "ab" + far + "cd", len(far) + 4, before=True) == 0.5
+    assert _lines_fit("ab\ncd", "ab" + far[:40] + "cd", 44, before=True) == 1.0
+    # after it, the same forwards
+    assert _lines_fit("ab\ncd", "abyycdzz", 0, before=False) == 1.0
+    assert _lines_fit("ab\nab", "abxx", 0, before=False) == 0.5
+    assert _lines_fit("ab\ncd\nef", "abcdefcd", 0, before=False) == 1.0
+    assert _lines_fit("ab\ncd", "cdabxx", 2, before=False) == 0.5  # never behind the span
+    assert _lines_fit("ab\ncd", "ab" + far + "cd", 0, before=False) == 0.5
+    # the next line may differ by one edit in eight characters (folded on its own)
+    assert _lines_fit("abcdefgh", "abcdefgx", 8, before=True) == 1.0
+    assert _lines_fit("abcdefgh", "abcdefxx", 8, before=True) == 0.0
+    # nothing recorded: nothing against the span
+    assert _lines_fit("\n", "ab", 0, before=True) == 1.0
+
+
+def test_moved_lines_are_each_found_at_their_own_place_inside_the_span():
+    assert _holds_all("abxab", ["ab", "xa"])
+    assert not _holds_all("ab", ["ab", "c"])
+    assert not _holds_all("abx", ["ab", "ab"])  # two lines need two copies
+
+
+def test_a_line_begins_a_row_when_only_whitespace_or_marks_come_before_it():
+    p = prepare("ab\nx cd\ncd\n[st] e")
+    folded = p.folded.text
+    assert folded.startswith("abxcdcdst")
+    assert p._line_start(0) and p._line_start(2) and p._line_start(5) and p._line_start(7)
+    assert not p._line_start(3)  # "cd" after "x "
+    assert not p._line_start(1)
+
+
+def test_the_recorded_context_is_folded_next_to_the_quote_and_cut_placeholders_dropped():
+    assert _Context("( type-", "", "expr").prefix == "(type"
+    assert _Context("", "-expr )", "type").suffix == "expr)"
+    assert _Context("see the ", "", "*bold").prefix == "seethe"  # "*" folds to nothing
+    assert _Context("", "x", "q").prefix == ""
+    assert _Context("a" * 60, "b" * 60, "q").prefix == "a" * 48
+    assert _Context("a" * 60, "b" * 60, "q").suffix == "b" * 48
+    assert _Context("d:18)1\n1 (cid:19)", "x (cid:1", "q").raw == ("1\n1 (cid:19)", "x ")
+    assert _Context("18)1 (cid:18)", "(ci", "q").raw == ("1 (cid:18)", "")
+    assert _Context("12) and then", "ok (cid:12) more", "q").raw == (
+        "12) and then",
+        "ok (cid:12) more",
+    )
+
+
+def test_a_context_of_exactly_the_least_length_still_moves_a_fuzzy_span_end():
+    text = (
+        "Operators have the same precedences and associativities as in C. They are listed "
+        "below.\nlexpr ::= ident\n| integer\n| character\n| lexpr (+ | -) lexpr\n"
+        "| lexpr (<< | >>\n| >>>) lexpr\n| lexpr (== | != | >= | <= | > | <)\n| lexpr (& | ^"
+    )
+    quote = (
+        "Operators have the same precedences and associativities as in C. They are listed "
+        "below.\nlexpr\n::= ident\ninteger\ncharacter\n|\n|\nlexpr (+ | -) lexpr\n"
+        "lexpr (<< | >>\nlexpr"
+    )
+    suffix = " (== | != | >= | <= | > | <)"
+    assert len(fold(suffix)) == REFIT_CONTEXT_MIN
+    r = resolve(text, quote, suffix=suffix)
+    assert r.status == FUZZY and text[r.start : r.end].endswith(">>>) lexpr\n| lexpr")
+
+
+def test_rows_with_more_of_the_other_column_between_them_than_the_quote_allows_are_not_taken():
+    # at most 2.5 characters of the other column per character of the quote
+    long_meaning = "any pointer type " + "and a very long explanation of it " * 4
+    rows = IDL_ROWS.replace("any pointer type", long_meaning)
+    prefix, suffix = "ize ( fun-name )\nfortran\nhash ( ", " | nativeint | int32 | int64 )\ni"
+    quote = "fun-name )\nignore\nin\nint_default ( camlint"
+    assert resolve(rows, quote, prefix=prefix, suffix=suffix).status == NOT_FOUND
+    assert resolve(IDL_ROWS, quote, prefix=prefix, suffix=suffix).status == FUZZY
+
+
+def test_moved_lines_end_on_the_copy_of_the_last_line_that_holds_the_rest():
+    context = {"prefix": "cone:\n1 0 2\nNow we ", "suffix": "\nthat corresponds to the"}
+    # the last line also comes right after the first: that copy holds none of the others
+    text = (
+        "cone:\n1 0 2\nNow we call\nmagic3x3.ray\n4ti2-rays magic3x3\n"
+        "which creates the single file\nmagic3x3.ray\nthat corresponds to the rays"
+    )
+    quote = "call\nwhich creates the single file\n4ti2-rays magic3x3\nmagic3x3.ray"
+    r = resolve(text, quote, **context)
+    assert r.status == FUZZY
+    assert text[r.start : r.end] == text[text.index("call") : text.index("\nthat")]
+    # more inserted than a fuzzy span may stretch: not taken
+    quote = quote + "\n4 9\n0 2 1 2 1 0 1 0 2"
+    text = (
+        "cone:\n1 0 2\nNow we call\n4ti2-rays magic3x3\nwhich creates the single file\n"
+        "magic3x3.ray\n4 9\n0 2 1 2 1 0 1 0 2\nthat corresponds to the rays"
+    )
+    assert resolve(text, quote, **context).status == FUZZY
+    padded = text.replace("magic3x3\n", "magic3x3\n" + "x" * 200 + "\n", 1)
+    assert resolve(padded, quote, **context).status == NOT_FOUND
+    # a last line of two characters fixes nothing
+    short = text.replace("\n0 2 1 2 1 0 1 0 2", "")
+    assert resolve(short, quote.removesuffix("\n0 2 1 2 1 0 1 0 2"), **context).status == NOT_FOUND
