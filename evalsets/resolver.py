@@ -108,13 +108,6 @@ PIECES_MAX_HITS = 64
 #: ... and the recorded prefix and suffix must fit its two ends within one edit per this
 #: many of their characters, in all.
 PIECES_CONTEXT_SLACK = 8
-#: A fuzzy span's end moves to another copy of the quote's edge line nearby when the recorded
-#: context, at least this many characters folded, fits exactly there and not at the end
-#: the alignment found (`PreparedText._refit_ends`).
-REFIT_CONTEXT_MIN = 12
-#: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
-#: its first and last lines at least this long, folded, to fix its two ends.
-MOVED_LINES_EDGE = 3
 #: When that context does not fit (a table whose other column this parse reads into the same
 #: rows: its cells sit inside the prefix and suffix too), the quote is still taken line by
 #: line if each of its lines after the first begins a line here (the other column read after
@@ -126,6 +119,13 @@ PIECES_ROW_INSERT = 2.5
 #: last, together at least this share of each side's characters.
 PIECES_ROW_CONTEXT = 0.6
 PIECES_ROW_REACH = 48
+#: A fuzzy span's end moves to another copy of the quote's edge line nearby when the recorded
+#: context, at least this many characters folded, fits exactly there and not at the end
+#: the alignment found (`PreparedText._refit_ends`).
+REFIT_CONTEXT_MIN = 12
+#: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
+#: its first and last lines at least this long, folded, to fix its two ends.
+MOVED_LINES_EDGE = 3
 #: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
 KEPT_WORD_MIN = 3
 #: A candidate below the fuzzy bar is still offered for confirmation when it is at least
@@ -781,7 +781,8 @@ class PreparedText:
         interleaves the context as much as the quote, so the context cannot fit as a whole.
         Such a placement is taken when it is laid out as rows (`_place_rows`) and the
         context's lines are here around it in order (`_lines_fit`, `PIECES_ROW_CONTEXT`).
-        Quotes without letters never are: a slice of a matrix has a copy in every row.
+        Quotes without letters never are: a slice of a matrix has a copy in every row. When
+        no single placement in order fits, the lines may be out of order (`_moved_lines`).
         """
         lines = _LINE_BREAK.split(q)
         if len(lines) < 2 or not context:
@@ -1879,8 +1880,9 @@ def _anchored_distance(context: str, ftext: str, at: int, *, before: bool) -> in
 
 def _lines_fit(context: str, ftext: str, at: int, *, before: bool) -> float:
     """The share of the recorded prefix (`before`) or suffix found line by line at `at`: its
-    line next to the quote exactly there, each further line the nearest copy in order within
-    `PIECES_ROW_REACH` characters of the one before (0.0 if the next line is not there)."""
+    line next to the quote right there (within one edit in eight characters), each further
+    line the nearest copy in order within `PIECES_ROW_REACH` characters of the one before
+    (0.0 if the line next to the quote is not there)."""
     lines = [fold(line) for line in _LINE_BREAK.split(context)]
     if before:
         lines.reverse()
