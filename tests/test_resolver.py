@@ -1247,3 +1247,39 @@ def test_moved_lines_end_on_the_copy_of_the_last_line_that_holds_the_rest():
     # a last line of two characters fixes nothing
     short = text.replace("\n0 2 1 2 1 0 1 0 2", "")
     assert resolve(short, quote.removesuffix("\n0 2 1 2 1 0 1 0 2"), **context).status == NOT_FOUND
+
+
+def test_a_quote_found_line_by_line_says_how_with_its_page_score_and_words_kept():
+    page = "Then this toric basis is computed by\n4ti2-groebner 4coins\nand gives the output file."
+    r = resolve(page, "is computed by\nand", prefix="this toric basis ", suffix=" gives the")
+    assert r.detail == (
+        "found approximately, line by line with 19 characters inserted: of its 2 lines, its "
+        "lines are all here in order, and the prefix/suffix recorded with the quote fit both ends"
+    )
+    assert (round(r.score, 3), r.kept) == (0.441, 1.0)
+    prefix, suffix = "ize ( fun-name )\nfortran\nhash ( ", " | nativeint | int32 | int64 )\ni"
+    quote = "fun-name )\nignore\nin\nint_default ( camlint"
+    r = resolve(IDL_ROWS, quote, prefix=prefix, suffix=suffix)
+    assert r.detail == (
+        "found approximately, line by line with 38 characters inserted: of its 4 lines, its "
+        "lines are all here in order, each beginning a line (a table's other column read into "
+        "its rows), and the lines of the prefix/suffix recorded with the quote are here around "
+        "it in order"
+    )
+    # moved lines, nothing inserted: the span holds just the quote's lines, on page 2
+    text = (
+        "cone:\n1 0 2\nNow we call\n4ti2-rays magic3x3\nwhich creates the single file\n"
+        "magic3x3.ray\n4 9\n0 2 1 2 1 0 1 0 2\nthat corresponds to the rays"
+    )
+    quote = (
+        "call\nwhich creates the single file\n4ti2-rays magic3x3\nmagic3x3.ray\n4 9\n"
+        "0 2 1 2 1 0 1 0 2"
+    )
+    prepared = prepare("first page text\n\x0c" + text, page_starts=[0, 17])
+    r = prepared.resolve(quote, prefix="cone:\n1 0 2\nNow we ", suffix="\nthat corresponds to the")
+    assert r.detail == (
+        "found approximately, line by line: of its 6 lines, its first and last lines at its two "
+        "ends and the lines between them all inside it, some in another order, and the "
+        "prefix/suffix recorded with the quote fit both ends"
+    )
+    assert (r.page, r.score, r.kept) == (2, 1.0, 1.0)
