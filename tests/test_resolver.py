@@ -1032,19 +1032,24 @@ def test_a_quote_of_numbers_only_is_never_found_as_rows():
     assert r.status == NOT_FOUND
 
 
+#: A grammar whose lines all end "lexpr", as pypdf reads it, and a quote of it as pdfminer
+#: reads it (the "|" column apart): its last line "lexpr" has a copy on every line.
+GRAMMAR = (
+    "Operators have the same precedences and associativities as in C. They are listed "
+    "below.\nlexpr ::= ident\n| integer\n| character\n| lexpr (+ | -) lexpr\n"
+    "| lexpr (<< | >>\n| >>>) lexpr\n| lexpr (== | != | >= | <= | > | <)\n| lexpr (& | ^"
+)
+GRAMMAR_QUOTE = (
+    "Operators have the same precedences and associativities as in C. They are listed "
+    "below.\nlexpr\n::= ident\ninteger\ncharacter\n|\n|\nlexpr (+ | -) lexpr\n"
+    "lexpr (<< | >>\nlexpr"
+)
+
+
 def test_a_fuzzy_span_closing_on_the_wrong_copy_of_its_last_line_moves_where_the_context_fits():
     # every line of the grammar ends "lexpr": the alignment closes on the first one after
     # "(<< | >>", but the recorded suffix follows the next
-    text = (
-        "Operators have the same precedences and associativities as in C. They are listed "
-        "below.\nlexpr ::= ident\n| integer\n| character\n| lexpr (+ | -) lexpr\n"
-        "| lexpr (<< | >>\n| >>>) lexpr\n| lexpr (== | != | >= | <= | > | <)\n| lexpr (& | ^"
-    )
-    quote = (
-        "Operators have the same precedences and associativities as in C. They are listed "
-        "below.\nlexpr\n::= ident\ninteger\ncharacter\n|\n|\nlexpr (+ | -) lexpr\n"
-        "lexpr (<< | >>\nlexpr"
-    )
+    text, quote = GRAMMAR, GRAMMAR_QUOTE
     suffix = " (== | != | >= | <= | > | <)\nlex"
     r = resolve(text, quote, suffix=suffix)
     assert r.status == FUZZY and "context fits" in r.detail
@@ -1198,16 +1203,7 @@ def test_the_recorded_context_is_folded_next_to_the_quote_and_cut_placeholders_d
 
 
 def test_a_context_of_exactly_the_least_length_still_moves_a_fuzzy_span_end():
-    text = (
-        "Operators have the same precedences and associativities as in C. They are listed "
-        "below.\nlexpr ::= ident\n| integer\n| character\n| lexpr (+ | -) lexpr\n"
-        "| lexpr (<< | >>\n| >>>) lexpr\n| lexpr (== | != | >= | <= | > | <)\n| lexpr (& | ^"
-    )
-    quote = (
-        "Operators have the same precedences and associativities as in C. They are listed "
-        "below.\nlexpr\n::= ident\ninteger\ncharacter\n|\n|\nlexpr (+ | -) lexpr\n"
-        "lexpr (<< | >>\nlexpr"
-    )
+    text, quote = GRAMMAR, GRAMMAR_QUOTE
     suffix = " (== | != | >= | <= | > | <)"
     assert len(fold(suffix)) == REFIT_CONTEXT_MIN
     r = resolve(text, quote, suffix=suffix)
