@@ -1002,13 +1002,15 @@ class PreparedText:
         moves there; the start likewise with the prefix and the first line.
         """
         ftext = self.folded.text
-        lines = [line for line in map(fold, _LINE_BREAK.split(q)) if line]
-        if not lines:
+        # only the edge lines count: fold from each end until one holds something
+        lines = _LINE_BREAK.split(q)
+        first = next((line for line in map(fold, lines) if line), "")
+        if not first:
             return c
+        last = next(line for line in map(fold, reversed(lines)) if line)
         fa, fb = c.fa, c.fb
         prefix, suffix = context.prefix, context.suffix
         if len(prefix) >= REFIT_CONTEXT_MIN and _anchored_distance(prefix, ftext, fa, before=True):
-            first = lines[0]
             starts = [
                 a
                 for a in find_all(
@@ -1019,7 +1021,6 @@ class PreparedText:
             if len(starts) == 1:
                 fa = starts[0]
         if len(suffix) >= REFIT_CONTEXT_MIN and _anchored_distance(suffix, ftext, fb, before=False):
-            last = lines[-1]
             ends = [
                 a + len(last)
                 for a in find_all(
@@ -1760,12 +1761,13 @@ class _Context:
         if self._folded is None:
             p, s = self._raw
             head, tail = self._edges
+            fhead, ftail = fold(head), fold(tail)
             fp = fold(p + head) if p else ""
-            if fp and head and fold(head):
-                fp = fp[: -len(fold(head))]
+            if fp and fhead:
+                fp = fp[: -len(fhead)]
             fs = fold(tail + s) if s else ""
-            if fs and tail and fold(tail):
-                fs = fs[len(fold(tail)) :]
+            if fs and ftail:
+                fs = fs[len(ftail) :]
             self._folded = (fp[-48:], fs[:48])
         return self._folded
 
