@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell sha1sum requirements.txt | cut -c1-12)
 ## The port `make run` serves on: `make run PORT=8001` when 8000 is taken.
 PORT ?= 8000
+## Test processes (pytest-xdist): one a core by default; `make test JOBS=0` runs in this one.
+JOBS ?= auto
 
 .PHONY: run test test-services test-e2e lint format migrate demo clean
 
@@ -26,14 +28,17 @@ run: demo
 
 ## The suite on SQLite with tasks run in-process (no services needed).
 test: $(STAMP)
-	$(PY) -m pytest -m "not services and not e2e" -q
+	$(PY) -m pytest -m "not services and not e2e" -q -n $(JOBS)
 
 ## Service-backed tests: PostgreSQL, Redis and a real Celery worker (see .ci/run). Tests that
 ## touch no database (the resolver, formats, parsers) ran in `make test` and are left out here.
+## Each test process has its own test database, worker processes and queues; a file's tests
+## stay in one process, so its workers are started once.
 test-services: $(STAMP)
-	$(PY) -m pytest -m "not e2e" --database-backed-only -q
+	$(PY) -m pytest -m "not e2e" --database-backed-only -q -n $(JOBS) --dist loadfile
 
-## Browser tests in Debian's Chromium.
+## Browser tests in Debian's Chromium, in one process: they time what a reader sees, and two
+## browsers on two cores slow each other into failing those waits.
 test-e2e: $(STAMP)
 	$(PY) -m pytest -m e2e -q
 

@@ -158,6 +158,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         ),
         "transaction_mode": "IMMEDIATE",
     }
+    # Tests keep SQLite's test database in memory, one per pytest-xdist process too:
+    # pytest-django names a file per process unless told, and knows only the stock engine.
+    DATABASES["default"]["TEST"] = {"NAME": ":memory:"}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
