@@ -79,7 +79,8 @@ FOCUSED: dict[str, tuple[str, ...]] = {
 TESTS = ["tests/test_imports.py", "tests/test_format_readers.py"]
 #: The resolver's rules added in 1.6 (lines laid out as rows, lines moved, ends refit, the
 #: context folded next to the quote and cut placeholders left out), with the 1.4-1.5 rules
-#: they call. About 600 mutants.
+#: they call, and 1.7's (lines of symbols alone, a section number at one end, a table's
+#: context counted over both sides). About 900 mutants.
 RESOLVER: dict[str, tuple[str, ...]] = {
     "evalsets/resolver.py": (
         "ǁPreparedTextǁ_by_pieces",
@@ -92,6 +93,11 @@ RESOLVER: dict[str, tuple[str, ...]] = {
         "_lines_fit",
         "_holds_all",
         "_place_pieces",
+        "ǁPreparedTextǁ_symbol_lines_moved",
+        "ǁPreparedTextǁ_by_copies",
+        "_symbol_line",
+        "_fixes_ends",
+        "_rows_context_fits",
     ),
 }
 #: Which functions and which tests, per suite: (every function, the default run, the tests).

@@ -50,7 +50,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.6"
+RESOLVER_VERSION = "1.7"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -119,6 +119,9 @@ PIECES_ROW_INSERT = 2.5
 #: last, together at least this share of each side's characters.
 PIECES_ROW_CONTEXT = 0.6
 PIECES_ROW_REACH = 48
+#: ... or, for a quote at least this long (folded), both sides' characters together
+#: (`_rows_context_fits`): a table read by columns puts its header row into the suffix.
+PIECES_ROW_POOLED_MIN = 32
 #: A fuzzy span's end moves to another copy of the quote's edge line nearby when the recorded
 #: context, at least this many characters folded, fits exactly there and not at the end
 #: the alignment found (`PreparedText._refit_ends`).
@@ -126,6 +129,9 @@ REFIT_CONTEXT_MIN = 12
 #: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
 #: its first and last lines at least this long, folded, to fix its two ends.
 MOVED_LINES_EDGE = 3
+#: Quotes not found for these reasons are tried again without their lines of symbols alone
+#: (`PreparedText._symbol_lines_moved`).
+SYMBOL_LINES_RETRY = frozenset({"not_present", "not_present_short", "ends_not_fixed"})
 #: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
 KEPT_WORD_MIN = 3
 #: A candidate below the fuzzy bar is still offered for confirmation when it is at least
@@ -603,11 +609,61 @@ class PreparedText:
     ) -> Resolution:
         """Find `quote` in this parse. See `resolve` for the meaning of the arguments."""
         res = self._resolve(quote, int(occurrence or 0), page_hint, prefix, suffix)
+        if res.reason in SYMBOL_LINES_RETRY:
+            res = (
+                self._symbol_lines_moved(quote, int(occurrence or 0), page_hint, prefix, suffix)
+                or res
+            )
         if res.start is None or res.end is None:
             return res
         q = quote.strip()
         start, end = self._with_edge_marks(q, res.start, res.end)
         return res if (start, end) == (res.start, res.end) else replace(res, start=start, end=end)
+
+    def _symbol_lines_moved(
+        self, quote: str, occurrence: int, page_hint: int | None, prefix: str, suffix: str
+    ) -> Resolution | None:
+        """The quote found without its lines of symbols alone, when they are here nearby.
+
+        A line holding no letter or digit -- the box closing a proof, a matrix's bracket
+        pieces, a bullet -- may be read elsewhere by another parse: the highlighted parse
+        read "dif-", "□", "ferent algorithms" where this one reads "dif-\nferent
+        algorithms. □", and "written as", the brackets, "x" where this one reads "written
+        as\nx =" and then the brackets. The quote is found if, without those lines, it has
+        letters, an exact or normalised copy that the usual rules pick, and every symbol
+        within `MAX_SPAN_EXTRA` characters of that copy; the span is the copy.
+        """
+        q = quote.strip()
+        lines = _LINE_BREAK.split(q)
+        marked = [_symbol_line(line) for line in lines]
+        if not any(marked):
+            return None
+        symbols = [fold(line) for line, mark in zip(lines, marked, strict=True) if mark]
+        bare = "\n".join(line for line, mark in zip(lines, marked, strict=True) if not mark)
+        if _letterless(bare) or len(fold(bare)) < FUZZY_MIN_LENGTH:
+            return None
+        res, _ = self._by_copies(
+            bare, fold(bare), occurrence, page_hint, _Context(prefix, suffix, bare)
+        )
+        if res is None or res.start is None or res.end is None:
+            return None
+        ftext = self.folded.text
+        fa, fb = self.folded.folded_index(res.start), self.folded.folded_index(res.end)
+        near = ftext[max(0, fa - MAX_SPAN_EXTRA) : fb + MAX_SPAN_EXTRA]
+        if not _holds_all(near, sorted(symbols, key=len, reverse=True)):
+            return None
+        n = len(symbols)
+        return replace(
+            res,
+            status=FUZZY,
+            score=len(fold(bare)) / len(fold(q)),
+            reason="symbol_lines_moved",
+            detail=(
+                f"found approximately: without its {n} line{'s' if n > 1 else ''} of symbols "
+                f"alone, read elsewhere nearby, the quote is here ({res.detail})"
+            ),
+            kept=_words_kept(q, ftext[fa:fb]),
+        )
 
     def _with_edge_marks(self, q: str, start: int, end: int) -> tuple[int, int]:
         """The span widened over the Markdown marks (`_`, `|`, `#`, ...) the quote begins or
@@ -666,21 +722,9 @@ class PreparedText:
                 detail="the parse has no text, so no quote can be found in it",
             )
         context = _Context(prefix, suffix, q)
-        out_of_range = 0
-
-        # tiers 1 and 2: verbatim and folded copies, weighed together. A verbatim copy is not
-        # taken on its own word while folding finds more copies: another parse may have
-        # re-wrapped the true passage and kept a verbatim copy somewhere else (a contents
-        # entry, a running header).
-        cands = [
-            c for c in self._literal_candidates(q, qf) if not self._splits_number(c, q, context)
-        ]
-        if cands:
-            tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
-            res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
-            if res is not None:
-                return res
-            out_of_range = len(cands)
+        res, out_of_range = self._by_copies(q, qf, occurrence, page_hint, context)
+        if res is not None:
+            return res
 
         # tier 3: approximate
         need = min_fuzzy_score(len(qf))
@@ -719,10 +763,11 @@ class PreparedText:
                         detail=res.detail + "; an end moved to where the recorded context fits",
                     )
                 if not self._ends_fixed(picked, qf, q, context):
-                    # the alignment guessed an end; line by line, lines with letters at both
-                    # ends may still fix them (a slice of a matrix never does)
+                    # the alignment guessed an end; line by line, its edge lines may still
+                    # fix them if one holds letters and the other letters or a number of
+                    # several characters ("2.1"): a slice of a matrix never does
                     edges = _LINE_BREAK.split(q)
-                    if not (_letterless(edges[0]) or _letterless(edges[-1])):
+                    if _fixes_ends(edges[0], edges[-1]):
                         res = self._by_pieces(q, qf, context)
                         if res is not None:
                             return res
@@ -780,7 +825,7 @@ class PreparedText:
         A two-column table read column by column where it was highlighted and row by row here
         interleaves the context as much as the quote, so the context cannot fit as a whole.
         Such a placement is taken when it is laid out as rows (`_place_rows`) and the
-        context's lines are here around it in order (`_lines_fit`, `PIECES_ROW_CONTEXT`).
+        context's lines are here around it in order (`_rows_context_fits`).
         Quotes without letters never are: a slice of a matrix has a copy in every row. When
         no single placement in order fits, the lines may be out of order (`_moved_lines`).
         """
@@ -823,12 +868,10 @@ class PreparedText:
             if rows is None:
                 continue
             fa, fb, inserted = rows
-            if (
-                min(
-                    _lines_fit(raw_prefix, ftext, fa, before=True),
-                    _lines_fit(raw_suffix, ftext, fb, before=False),
-                )
-                >= PIECES_ROW_CONTEXT
+            if _rows_context_fits(
+                len(qf),
+                _lines_fit(raw_prefix, ftext, fa, before=True),
+                _lines_fit(raw_suffix, ftext, fb, before=False),
             ):
                 fits[(fa, fb)] = (inserted, True)
         if len(fits) != 1:
@@ -1096,6 +1139,25 @@ class PreparedText:
         return (cut_before and not (prefix and prefix[-1].isdigit())) or (
             cut_after and not (suffix and suffix[0].isdigit())
         )
+
+    def _by_copies(
+        self, q: str, qf: str, occurrence: int, page_hint: int | None, context: _Context
+    ) -> tuple[Resolution | None, int]:
+        """Tiers 1 and 2: verbatim and folded copies, weighed together; the resolution, or
+        None and how many copies there are (0, or too few for `occurrence`).
+
+        A verbatim copy is not taken on its own word while folding finds more copies: another
+        parse may have re-wrapped the true passage and kept a verbatim copy somewhere else (a
+        contents entry, a running header).
+        """
+        cands = [
+            c for c in self._literal_candidates(q, qf) if not self._splits_number(c, q, context)
+        ]
+        if not cands:
+            return None, 0
+        tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
+        res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
+        return res, 0 if res is not None else len(cands)
 
     def _literal_candidates(self, q: str, qf: str) -> list[_Candidate]:
         """Verbatim copies of the quote, plus folded copies that overlap none of them."""
@@ -1821,6 +1883,23 @@ def _word_at(text: str, i: int) -> str:
     return text[a:b]
 
 
+def _symbol_line(line: str) -> bool:
+    """Whether a line holds something other than whitespace and Markdown marks, but no
+    letter or digit: "□", a matrix's bracket piece, a bullet."""
+    return not any(ch.isalnum() for ch in line) and bool(fold(line))
+
+
+def _fixes_ends(first: str, last: str) -> bool:
+    """Whether a quote's first and last lines may fix the ends of a span found line by line:
+    one holds letters, and the other letters or at least `MOVED_LINES_EDGE` characters
+    folded (a section number "2.1", not a matrix's "0", which every row has)."""
+    lettered = [not _letterless(line) for line in (first, last)]
+    return any(lettered) and all(
+        has or len(fold(line)) >= MOVED_LINES_EDGE
+        for has, line in zip(lettered, (first, last), strict=True)
+    )
+
+
 def _letterless(quote: str) -> bool:
     """Whether the quote holds no letter at all (numbers, signs, punctuation)."""
     return not any(ch.isalpha() for ch in quote)
@@ -1880,17 +1959,16 @@ def _anchored_distance(context: str, ftext: str, at: int, *, before: bool) -> in
     return int(edlib.align(context, seg, mode="SHW", task="distance")["editDistance"])
 
 
-def _lines_fit(context: str, ftext: str, at: int, *, before: bool) -> float:
-    """The share of the recorded prefix (`before`) or suffix found line by line at `at`: its
-    line next to the quote right there (within one edit in eight characters), each further
-    line the nearest copy in order within `PIECES_ROW_REACH` characters of the one before
-    (0.0 if the line next to the quote is not there)."""
+def _lines_fit(context: str, ftext: str, at: int, *, before: bool) -> tuple[int, int]:
+    """How many of the recorded prefix's (`before`) or suffix's folded characters are found
+    line by line at `at`, and how many it has: its line next to the quote right there
+    (within one edit in eight characters), each further line the nearest copy in order
+    within `PIECES_ROW_REACH` characters of the one before (none found if the line next to
+    the quote is not there)."""
     lines = [fold(line) for line in _LINE_BREAK.split(context)]
     if before:
         lines.reverse()
     total = sum(map(len, lines))
-    if not total:
-        return 1.0
     matched = 0
     pos = at
     for i, line in enumerate(lines):
@@ -1899,7 +1977,7 @@ def _lines_fit(context: str, ftext: str, at: int, *, before: bool) -> float:
         if i == 0:
             # folded on its own, the line may end differently ("fun-" keeps its hyphen)
             if _anchored_distance(line, ftext, pos, before=before) > len(line) // 8:
-                return 0.0
+                return 0, total
             found = pos - len(line) if before else pos
         elif before:
             found = ftext.rfind(line, max(0, pos - PIECES_ROW_REACH - len(line)), pos)
@@ -1908,7 +1986,28 @@ def _lines_fit(context: str, ftext: str, at: int, *, before: bool) -> float:
         if found >= 0:
             matched += len(line)
             pos = found if before else found + len(line)
-    return matched / total
+    return matched, total
+
+
+def _rows_context_fits(quote_length: int, prefix: tuple[int, int], suffix: tuple[int, int]) -> bool:
+    """Whether the recorded context's lines found around a quote laid out as rows
+    (`_lines_fit`: found, of all, for each side) are enough to take it.
+
+    Each side's share must reach `PIECES_ROW_CONTEXT`; or, for a quote of at least
+    `PIECES_ROW_POOLED_MIN` folded characters, both sides' characters together, with
+    something found on each side. A table read by columns where it was highlighted puts the
+    other column's cells into the context, and its header row (read before the rows) into
+    the suffix: the suffix then fits only in part, and the prefix all the more.
+    """
+    shares = [found / total if total else 1.0 for found, total in (prefix, suffix)]
+    if min(shares) >= PIECES_ROW_CONTEXT:
+        return True
+    found, total = prefix[0] + suffix[0], prefix[1] + suffix[1]
+    return (
+        quote_length >= PIECES_ROW_POOLED_MIN
+        and min(shares) > 0
+        and found >= PIECES_ROW_CONTEXT * total
+    )
 
 
 def _holds_all(window: str, pieces: list[str]) -> bool:

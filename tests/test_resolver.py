@@ -20,13 +20,16 @@ from evalsets.resolver import (
     FUZZY_MIN_WORDS_KEPT,
     NORMALISED,
     NOT_FOUND,
+    PIECES_ROW_POOLED_MIN,
     PIECES_ROW_REACH,
     REFIT_CONTEXT_MIN,
     RESOLVER_VERSION,
     Resolution,
     _Context,
+    _fixes_ends,
     _holds_all,
     _lines_fit,
+    _rows_context_fits,
     find_all,
     fold,
     fold_text,
@@ -459,7 +462,7 @@ def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(
 
 
 def test_the_resolver_version_was_bumped_for_changed_results():
-    assert RESOLVER_VERSION == "1.6"
+    assert RESOLVER_VERSION == "1.7"
 
 
 # -- resolver 1.3 ---------------------------------------------------------------------------
@@ -711,6 +714,11 @@ FINGERPRINT_PAGES = [
     "| lexpr (== | != | >= | <= | > | <)\n| lexpr (& | ^ | |) lexpr\n",
     "Computed representation\ny = 3x + 1\ny = x - 2\n y = x - 2\ny = 3x + 1\n\x1a\x121\n0\n"
     "\x13\n,\n\x122\n0\n\x13\n,\n\x120\n1\n\x13\n",
+    "computations in parallel, each with dif-\nferent algorithms. □\nThen we specify it.\n",
+    "1.2 Brief tutorial . . . 8\n1.2.1 Solving systems over Z . . . 8\n"
+    "1.2.2 Solving systems over Q . . . 10\n1.2.3 Computing rays . . . 10\n1.2.4 Circuits\n",
+    "type:\nIDL type ty Caml type [[ty]]\n[string] char [] string\n"
+    "[string] unsigned char [] string\n[string] byte [] string\nCaml string values\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -779,6 +787,21 @@ FINGERPRINT_ANCHORS = [
         "prefix": "presentation\ny = 3x + 1\ny = x - ",
         "suffix": "\n,\n(cid:19)\n(cid:18)2\n0\n,\n(cid:1",
     },
+    # 1.7: a line of symbols alone read after the paragraph it broke
+    {"quote": "each with dif-\n□\nferent algorithms", "suffix": ".\nThen we"},
+    # 1.7: a section number at one end, letters at the other, fixing both line by line
+    {
+        "quote": "2.1\n1.2.2\nSolving systems over Z . . .\nSolving systems over Q . . . 10\n"
+        "1.2.3 Computing rays . . . 10",
+        "prefix": ". . . 8\n1.",
+        "suffix": "\n1.2.4 Circuits",
+    },
+    # 1.7: a table read by columns, its header row in the suffix: both sides counted together
+    {
+        "quote": "string] char []\n[string] unsigned char []\n[string] byte",
+        "prefix": "type:\nIDL type ty\n[",
+        "suffix": " []\nCaml type [[ty]]\nstring\nstri",
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
@@ -787,6 +810,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.4": "0eba2dc17b4c1f0dce4c18448879ee34b134de43315c9357615938bd834a9b35",
     "1.5": "9db3eca57848e29b8f99db718752718738c8fabf4ab334125031a05645b63be8",
     "1.6": "e08108f4e574d61e5a21f131bd084753d5769ae601c0529ba918c88db8cd976b",
+    "1.7": "8db6458710eee2e6d28913ce5a6bc8ed5dd4efc2c85500fb080a60aad89efa47",
 }
 
 
@@ -1151,25 +1175,60 @@ def test_a_glyph_placeholder_cut_at_the_edge_of_the_recorded_context_is_left_out
 
 def test_the_context_lines_found_around_a_span_are_counted_nearest_first_within_reach():
     # before the span: the line next to it right there, each further one before the last
-    assert _lines_fit("ab\ncd", "qqabyycd", 8, before=True) == 1.0
-    assert _lines_fit("ab\nzz\ncd", "abcd", 4, before=True) == 4 / 6
-    assert _lines_fit("ab\nab", "xxab", 4, before=True) == 0.5  # one copy counts once
-    assert _lines_fit("ab\ncd", "abzz", 4, before=True) == 0.0  # the next line is not there
-    assert _lines_fit("ab\ncd\nef", "cdabcdef", 8, before=True) == 1.0  # nearest copy first
+    assert _lines_fit("ab\ncd", "qqabyycd", 8, before=True) == (4, 4)
+    assert _lines_fit("ab\nzz\ncd", "abcd", 4, before=True) == (4, 6)
+    assert _lines_fit("ab\nab", "xxab", 4, before=True) == (2, 4)  # one copy counts once
+    assert _lines_fit("ab\ncd", "abzz", 4, before=True) == (0, 4)  # the next line is not there
+    assert _lines_fit("ab\ncd\nef", "cdabcdef", 8, before=True) == (6, 6)  # nearest copy first
     far = "z" * (PIECES_ROW_REACH + 12)
-    assert _lines_fit("ab\ncd", "ab" + far + "cd", len(far) + 4, before=True) == 0.5
-    assert _lines_fit("ab\ncd", "ab" + far[:40] + "cd", 44, before=True) == 1.0
+    assert _lines_fit("ab\ncd", "ab" + far + "cd", len(far) + 4, before=True) == (2, 4)
+    assert _lines_fit("ab\ncd", "ab" + far[:40] + "cd", 44, before=True) == (4, 4)
     # after it, the same forwards
-    assert _lines_fit("ab\ncd", "abyycdzz", 0, before=False) == 1.0
-    assert _lines_fit("ab\nab", "abxx", 0, before=False) == 0.5
-    assert _lines_fit("ab\ncd\nef", "abcdefcd", 0, before=False) == 1.0
-    assert _lines_fit("ab\ncd", "cdabxx", 2, before=False) == 0.5  # never behind the span
-    assert _lines_fit("ab\ncd", "ab" + far + "cd", 0, before=False) == 0.5
+    assert _lines_fit("ab\ncd", "abyycdzz", 0, before=False) == (4, 4)
+    assert _lines_fit("ab\nab", "abxx", 0, before=False) == (2, 4)
+    assert _lines_fit("ab\ncd\nef", "abcdefcd", 0, before=False) == (6, 6)
+    assert _lines_fit("ab\ncd", "cdabxx", 2, before=False) == (2, 4)  # never behind the span
+    assert _lines_fit("ab\ncd", "ab" + far + "cd", 0, before=False) == (2, 4)
     # the next line may differ by one edit in eight characters (folded on its own)
-    assert _lines_fit("abcdefgh", "abcdefgx", 8, before=True) == 1.0
-    assert _lines_fit("abcdefgh", "abcdefxx", 8, before=True) == 0.0
+    assert _lines_fit("abcdefgh", "abcdefgx", 8, before=True) == (8, 8)
+    assert _lines_fit("abcdefgh", "abcdefxx", 8, before=True) == (0, 8)
     # nothing recorded: nothing against the span
-    assert _lines_fit("\n", "ab", 0, before=True) == 1.0
+    assert _lines_fit("\n", "ab", 0, before=True) == (0, 0)
+
+
+def test_rows_take_each_side_s_share_or_for_a_long_quote_both_sides_together():
+    assert _rows_context_fits(10, (6, 10), (6, 10))
+    assert not _rows_context_fits(10, (10, 10), (5, 10))  # each side alone, for a short quote
+    long = PIECES_ROW_POOLED_MIN
+    assert _rows_context_fits(long, (10, 10), (5, 10))  # 15 of 20 together
+    assert not _rows_context_fits(long - 1, (10, 10), (5, 10))
+    assert not _rows_context_fits(long, (10, 10), (0, 10))  # nothing at all on one side
+    assert not _rows_context_fits(long, (7, 10), (4, 10))  # 11 of 20: not enough together
+    # nothing recorded before: what is found after is all there is
+    assert _rows_context_fits(long, (0, 0), (6, 10))
+    assert not _rows_context_fits(long, (0, 0), (5, 10))
+
+
+STRING_TABLE = (
+    "IDL arrays of characters that carry the [string] attribute are mapped to the Caml "
+    "string type:\nIDL type ty Caml type [[ty]]\n[string] char [] string\n"
+    "[string] unsigned char [] string\n[string] signed char [] string\n[string] byte [] string\n"
+    "Caml string values are translated to standard null-terminated C strings.\n"
+)
+
+
+def test_a_table_read_by_columns_is_found_as_rows_with_its_header_in_the_suffix():
+    # the highlighted parse read the first column, then the second from its header down
+    r = prepare(STRING_TABLE).resolve(
+        "string] char []\n[string] unsigned char []\n[string] signed char []\n[string] byte",
+        prefix=" Caml string type:\nIDL type ty\n[",
+        suffix=" []\nCaml type [[ty]]\nstring\nstri",
+    )
+    assert r.status == FUZZY and r.reason == "pieces_in_context"
+    assert STRING_TABLE[r.start : r.end] == (
+        "string] char [] string\n[string] unsigned char [] string\n"
+        "[string] signed char [] string\n[string] byte"
+    )
 
 
 def test_moved_lines_are_each_found_at_their_own_place_inside_the_span():
@@ -1279,3 +1338,96 @@ def test_a_quote_found_line_by_line_says_how_with_its_page_score_and_words_kept(
         "prefix/suffix recorded with the quote fit both ends"
     )
     assert (r.page, r.score, r.kept) == (2, 1.0, 1.0)
+
+
+# -- resolver 1.7: lines of symbols alone read elsewhere ------------------------------------
+
+PROOF_BOX = (
+    "it may make sense to start several computations in parallel, each with dif-\n"
+    "ferent algorithms. □\nThen we specify our feasible solution in\n"
+)
+MATRIX_BRACKETS = (
+    "We are looking for a finite explicit sign-compatible\n"
+    "description for all x that can be written as\nx =\n\uf8eb\n\uf8ec\uf8ec\uf8ed\n"
+    "1 2\n\u22122 \u22123\n\uf8f6\n\uf8f7\uf8f8\nλ, with λ ∈ Z2.\n"
+)
+
+
+def test_a_proof_box_read_after_the_paragraph_it_broke_is_left_out_of_the_quote():
+    r = prepare(PROOF_BOX).resolve("each with dif-\n□\nferent algorithms")
+    assert r.status == FUZZY and r.reason == "symbol_lines_moved"
+    assert PROOF_BOX[r.start : r.end] == "each with dif-\nferent algorithms"
+    assert "without its 1 line of symbols alone" in r.detail
+    # the share of the quote's folded characters found (its hyphen joins nothing before "□")
+    assert r.score == len("eachwithdifferentalgorithms") / len("eachwithdif-□ferentalgorithms")
+    assert r.kept == 1.0
+
+
+def test_a_matrix_s_bracket_pieces_read_after_the_term_before_them_are_left_out():
+    r = prepare(MATRIX_BRACKETS).resolve(
+        "description for all x that can be written as\n\uf8eb\n\uf8ec\n\uf8ec\n\uf8ed\nx",
+        prefix="finite explicit sign-compatible\n",
+        suffix=" =\n\uf8f6\n\uf8f7\n\uf8f8\nλ,",
+    )
+    assert r.status == FUZZY and r.reason == "symbol_lines_moved"
+    assert MATRIX_BRACKETS[r.start : r.end] == "description for all x that can be written as\nx"
+    assert "without its 4 lines of symbols alone" in r.detail
+
+
+def test_symbols_that_are_not_near_the_rest_of_the_quote_leave_it_not_found():
+    text = PROOF_BOX + "filler words " * 10 + "□\n"
+    moved_away = text.replace("ferent algorithms. □", "ferent algorithms.")
+    r = prepare(moved_away).resolve("each with dif-\n□\nferent algorithms")
+    assert not r.found and r.reason != "symbol_lines_moved"
+
+
+def test_a_quote_that_is_numbers_and_symbols_only_is_never_found_without_its_symbols():
+    text = "The matrix\n1 2 3 4 5 6 7 8 9 10 11 12\n□\nends here.\n"
+    r = prepare(text).resolve("1 2 3 4 5 6\n□\n7 8 9 10 11 12 □", suffix="\nends")
+    assert not r.found and r.reason != "symbol_lines_moved"
+
+
+def test_a_quote_whose_symbols_are_where_it_has_them_is_found_as_it_always_was():
+    r = prepare(PROOF_BOX).resolve("ferent algorithms. □\nThen we specify")
+    assert r.status == EXACT and PROOF_BOX[r.start : r.end].endswith("specify")
+
+
+# -- resolver 1.7: a section number at one end ---------------------------------------------
+
+CONTENTS = (
+    "1.1 What do linear systems look like? . . 7\n"
+    "1.2 Brief tutorial . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . . 8\n"
+    "1.2.1 Solving linear systems over Z with zsolve . . . . . . . . . . . 8\n"
+    "1.2.2 Solving linear systems over Q with qsolve . . . . . . . . . . . 10\n"
+    "1.2.3 Computing extreme rays and Hilbert bases . . . . . . . . . . . 10\n"
+    "1.2.4 Computing circuits and Graver bases . . . . . . . . . 12\n"
+)
+#: The other parser read the section numbers and the page numbers apart from the titles.
+CONTENTS_QUOTE = (
+    "2.1\n1.2.2\nSolving linear systems over Z with zsolve . . . . . . . . . . .\n"
+    "Solving linear systems over Q with qsolve . . . . . . . . . . . 10\n"
+    "1.2.3 Computing extreme rays and Hilbert bases . . . . . . . . . . . 10"
+)
+
+
+def test_a_contents_entry_beginning_with_a_section_number_is_found_from_its_two_ends():
+    r = prepare(CONTENTS).resolve(
+        CONTENTS_QUOTE,
+        prefix=". . . . . . . . . . . . . . .\n1.",
+        suffix="\n1.2.4 Computing circuits and Gr",
+    )
+    assert r.status == FUZZY and r.reason == "pieces_in_context"
+    found = CONTENTS[r.start : r.end]
+    assert found.startswith("2.1 Solving linear systems over Z")
+    assert found.endswith("Hilbert bases . . . . . . . . . . . 10")
+
+
+def test_edge_lines_fix_the_ends_when_one_holds_letters_and_neither_is_a_lone_digit():
+    assert _fixes_ends("2.1", "1.2.3 Computing extreme rays")
+    assert _fixes_ends("Computing extreme rays", "1.2")
+    assert _fixes_ends("square cone:", "the rays")
+    # a lone digit, or two, has a copy in every row of a matrix
+    assert not _fixes_ends("square cone:", "2")
+    assert not _fixes_ends("12", "square cone:")
+    # numbers at both ends are a slice of a table
+    assert not _fixes_ends("2.1", "1 0 2")
