@@ -1204,6 +1204,8 @@ def test_rows_take_each_side_s_share_or_for_a_long_quote_both_sides_together():
     assert not _rows_context_fits(long - 1, (10, 10), (5, 10))
     assert not _rows_context_fits(long, (10, 10), (0, 10))  # nothing at all on one side
     assert not _rows_context_fits(long, (7, 10), (4, 10))  # 11 of 20: not enough together
+    assert not _rows_context_fits(long, (20, 20), (0, 10))  # 20 of 30, but none after it
+    assert _rows_context_fits(long, (10, 10), (2, 10))  # 12 of 20: exactly 60%
     # nothing recorded before: what is found after is all there is
     assert _rows_context_fits(long, (0, 0), (6, 10))
     assert not _rows_context_fits(long, (0, 0), (5, 10))
@@ -1390,6 +1392,26 @@ def test_a_quote_that_is_numbers_and_symbols_only_is_never_found_without_its_sym
 def test_a_quote_whose_symbols_are_where_it_has_them_is_found_as_it_always_was():
     r = prepare(PROOF_BOX).resolve("ferent algorithms. □\nThen we specify")
     assert r.status == EXACT and PROOF_BOX[r.start : r.end].endswith("specify")
+    assert r.detail == "found verbatim; the only copy"
+
+
+def test_without_its_symbols_a_quote_needs_the_length_a_fuzzy_match_needs():
+    text = "Say abcdefgh ijklmnop. □ and qrstuvw xyzabcde. □ end"
+    r = prepare(text).resolve("abcdefgh\n□\nijklmnop")  # 16 characters folded, without "□"
+    assert r.reason == "symbol_lines_moved" and text[r.start : r.end] == "abcdefgh ijklmnop"
+    assert not prepare(text).resolve("qrstuvw\n□\nxyzabcde").found  # 15
+
+
+def test_without_its_symbols_a_quote_s_copies_are_told_apart_as_any_quote_s_are():
+    page = "each with dif-\nferent algorithms. □ ◆\n"
+    text = "first: " + page + "second: " + page
+    quote = "each with dif-\n□\n◆\nferent algorithms"
+    assert not prepare(text).resolve(quote).found  # two copies and nothing to choose by
+    by_context = prepare(text).resolve(quote, prefix="second: ", suffix=". □ ◆")
+    assert by_context.start == text.rindex("each") and by_context.reason == "symbol_lines_moved"
+    assert "without its 2 lines of symbols alone" in by_context.detail
+    by_page = prepare(text, page_starts=[0, text.index("second")]).resolve(quote, page_hint=2)
+    assert by_page.start == text.rindex("each") and by_page.page == 2
 
 
 # -- resolver 1.7: a section number at one end ---------------------------------------------
