@@ -1376,6 +1376,11 @@ def test_a_matrix_s_bracket_pieces_read_after_the_term_before_them_are_left_out(
     assert "without its 4 lines of symbols alone" in r.detail
 
 
+def test_a_quote_not_here_without_its_symbols_either_stays_not_found():
+    r = prepare(PROOF_BOX).resolve("each with dif-\n□\nferent methods of proof")
+    assert not r.found and r.reason == "not_present"
+
+
 def test_symbols_that_are_not_near_the_rest_of_the_quote_leave_it_not_found():
     text = PROOF_BOX + "filler words " * 10 + "□\n"
     moved_away = text.replace("ferent algorithms. □", "ferent algorithms.")
@@ -1412,6 +1417,8 @@ def test_without_its_symbols_a_quote_s_copies_are_told_apart_as_any_quote_s_are(
     assert "without its 2 lines of symbols alone" in by_context.detail
     by_page = prepare(text, page_starts=[0, text.index("second")]).resolve(quote, page_hint=2)
     assert by_page.start == text.rindex("each") and by_page.page == 2
+    by_suffix = prepare(text.replace("◆\n", "◆ one\n", 1)).resolve(quote, suffix=". □ ◆ one")
+    assert by_suffix.start == text.index("each") and by_suffix.reason == "symbol_lines_moved"
 
 
 # -- resolver 1.7: a section number at one end ---------------------------------------------
