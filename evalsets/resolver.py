@@ -608,12 +608,10 @@ class PreparedText:
         suffix: str = "",
     ) -> Resolution:
         """Find `quote` in this parse. See `resolve` for the meaning of the arguments."""
-        res = self._resolve(quote, int(occurrence or 0), page_hint, prefix, suffix)
+        occurrence = int(occurrence or 0)
+        res = self._resolve(quote, occurrence, page_hint, prefix, suffix)
         if res.reason in SYMBOL_LINES_RETRY:
-            res = (
-                self._symbol_lines_moved(quote, int(occurrence or 0), page_hint, prefix, suffix)
-                or res
-            )
+            res = self._symbol_lines_moved(quote, occurrence, page_hint, prefix, suffix) or res
         if res.start is None or res.end is None:
             return res
         q = quote.strip()
@@ -640,11 +638,10 @@ class PreparedText:
             return None
         symbols = [fold(line) for line, mark in zip(lines, marked, strict=True) if mark]
         bare = "\n".join(line for line, mark in zip(lines, marked, strict=True) if not mark)
-        if _letterless(bare) or len(fold(bare)) < FUZZY_MIN_LENGTH:
+        bf = fold(bare)
+        if _letterless(bare) or len(bf) < FUZZY_MIN_LENGTH:
             return None
-        res, _ = self._by_copies(
-            bare, fold(bare), occurrence, page_hint, _Context(prefix, suffix, bare)
-        )
+        res, _ = self._by_copies(bare, bf, occurrence, page_hint, _Context(prefix, suffix, bare))
         if res is None or res.start is None or res.end is None:
             return None
         ftext = self.folded.text
@@ -656,7 +653,7 @@ class PreparedText:
         return replace(
             res,
             status=FUZZY,
-            score=len(fold(bare)) / len(fold(q)),
+            score=len(bf) / len(fold(q)),
             reason="symbol_lines_moved",
             detail=(
                 f"found approximately: without its {n} line{'s' if n > 1 else ''} of symbols "
