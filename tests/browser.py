@@ -2,6 +2,10 @@
 
 Debian's ``chromium`` is used (never a tool's own browser download), headless, with the flags
 this machine needs. Tests marked ``e2e`` skip where it is missing, except in CI.
+
+Screenshots (`shot`) are kept only when ``GROUNDWORK_SHOTS`` names a folder:
+``GROUNDWORK_SHOTS=docs make test-e2e`` redraws the README's pictures that come from these
+tests; a plain run leaves the checkout as it was.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = os.environ.get("GROUNDWORK_CHROMIUM", "/usr/bin/chromium")
+SHOTS = os.environ.get("GROUNDWORK_SHOTS")
 ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--no-first-run"]
 
 
@@ -71,3 +76,10 @@ def log_in(page, live_server, username: str, password: str) -> None:
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
+
+
+def shot(page, name: str, *, full_page: bool = False) -> None:
+    """Keep a screenshot of `page` as `name` in the ``GROUNDWORK_SHOTS`` folder, if one is set."""
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / name), full_page=full_page)

@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from evalsets import services
 from evalsets.models import Document, GoldAnchor
 from tests import services as svc
-from tests.browser import log_in
+from tests.browser import log_in, shot
 from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -67,7 +67,7 @@ def test_an_annotator_uploads_reads_highlights_a_new_question_and_submits_it(
     row = page.locator('tr[data-doc="travel.md"]')
     svc.wait_for_parses("travel.md", 2)
     expect(row.locator('[data-status="ready"]')).to_have_count(2, timeout=15_000)  # polls <= 3 s
-    page.screenshot(path="/tmp/gw-workspace.png", full_page=True)
+    shot(page, "workspace.png", full_page=True)
 
     row.get_by_role("link", name="travel.md").click()
     # Markdown opens as it looks (tests/test_e2e_rendered_view.py); this walk-through reads
@@ -85,7 +85,7 @@ def test_an_annotator_uploads_reads_highlights_a_new_question_and_submits_it(
     page.keyboard.press("1")
     expect(popover.get_by_role("radio", name="1 partly")).to_be_checked()
     page.keyboard.press("2")
-    page.screenshot(path="/tmp/gw-popover.png")
+    shot(page, "annotate-popover.png")
     popover.get_by_role("button", name="Save").click()
 
     expect(page.locator("mark.hl")).to_have_text("Flights need the written approval of a director")
@@ -96,14 +96,14 @@ def test_an_annotator_uploads_reads_highlights_a_new_question_and_submits_it(
     page.locator("mark.hl").hover()
     expect(page.get_by_role("tooltip")).to_contain_text("Who approves flights?")
     expect(page.get_by_role("tooltip").locator(".badge.exact")).to_have_count(2, timeout=60_000)
-    page.screenshot(path="/tmp/gw-document-tooltip.png")
+    shot(page, "annotate-tooltip.png")
     page.get_by_role("link", name="Open q1").click()
 
     badges = page.locator("li.anchor .badge[data-status]")
     expect(badges).to_have_count(2, timeout=60_000)
     expect(badges.filter(has_text="exact").first).to_be_visible()
     expect(page.locator("[data-resolving]")).to_be_hidden(timeout=60_000)
-    page.screenshot(path="/tmp/gw-item.png", full_page=True)
+    shot(page, "item.png", full_page=True)
 
     page.get_by_role("button", name="Submit for review").click()
     expect(page.locator("[data-state]")).to_have_text("Submitted")
@@ -113,7 +113,7 @@ def test_an_annotator_uploads_reads_highlights_a_new_question_and_submits_it(
     page.get_by_role("link", name="Home", exact=True).click()
     expect(page.get_by_role("link", name="acme/travel/q1 Who approves flights?")).to_be_visible()
     expect(page.get_by_text("0/1 approved · 1 in review")).to_be_visible()
-    page.screenshot(path="/tmp/gw-home.png", full_page=True)
+    shot(page, "home.png", full_page=True)
 
 
 def test_the_item_editor_shows_the_apis_message_beside_the_field_and_a_conflict(
@@ -178,7 +178,7 @@ def test_a_thousand_page_document_opens_at_once_and_scrolls_to_its_last_page(
     expect(last).to_be_in_viewport()
     loaded = page.evaluate("window.groundworkDocument.loaded.size")
     assert loaded < 100, f"{loaded} pages were fetched to show two ends of the document"
-    page.screenshot(path="/tmp/gw-big-last-page.png")
+    shot(page, "big-last-page.png")
 
     page.keyboard.press("g")
     page.keyboard.press("p")

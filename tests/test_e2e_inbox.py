@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from evalsets.models import Notification
 from evalsets.review import assignments
-from tests.browser import log_in
+from tests.browser import log_in, shot
 from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -28,7 +28,7 @@ def test_the_inbox_shows_a_sent_back_item_and_marking_read_clears_the_count(
     expect(note).to_contain_text("rita asked for changes on acme/quiz/q1")
     expect(note).to_contain_text("Quote the whole <b>sentence</b>, please.")
     expect(note.locator(".state")).to_have_text("Changes requested")
-    page.screenshot(path="docs/inbox.png")
+    shot(page, "inbox.png")
 
     inbox.get_by_role("button", name="Mark read").click()
     expect(count).to_have_count(0)

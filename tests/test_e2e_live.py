@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from evalsets import services
 from evalsets.models import Document, EvalItem
-from tests.browser import log_in
+from tests.browser import log_in, shot
 from tests.conftest import PASSWORD
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -86,7 +86,7 @@ def test_the_conflict_view_keeps_my_field_by_field_choices(page, second, live_se
     expect(conflict.get_by_label("Keep yours for question")).to_be_checked()
     expect(conflict.get_by_label("Keep theirs for qtype")).to_be_checked()
     conflict.get_by_label("Keep theirs for answer").check()
-    page.screenshot(path="docs/conflict.png", full_page=True)
+    shot(page, "conflict.png", full_page=True)
     conflict.get_by_role("button", name="Save my choices").click()
     expect(page.locator("[data-saved]")).to_have_text("Saved.")
     expect(conflict).to_be_hidden()

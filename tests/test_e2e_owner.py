@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -24,13 +23,11 @@ from evalsets.models import (
     Workspace,
 )
 from evalsets.review import workflow
-from tests.browser import log_in
+from tests.browser import log_in, shot
 from tests.conftest import HANDBOOK, PASSWORD
 from tests.test_e2e_annotate import select
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 @pytest.fixture
@@ -73,7 +70,7 @@ def test_an_owner_invites_changes_a_role_removes_a_member_and_withdraws_an_invit
     )
     expect(page.locator('tr[data-invitation="newbie"]')).to_contain_text("invited")
     page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(DOCS / "members.png"), full_page=True)
+    shot(page, "members.png", full_page=True)
 
     rita = page.locator('tr[data-member="rita"]')
     rita.get_by_label("Role of rita").select_option("owner")
@@ -136,7 +133,7 @@ def test_an_owner_assigns_items_with_overlap_and_sees_each_persons_queue(
     review.get_by_role("button", name="Assign to review").click()
     expect(page.locator('tr[data-queue="rita"] [data-assignment]')).to_have_count(2)
     page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(DOCS / "assignments.png"), full_page=True)
+    shot(page, "assignments.png", full_page=True)
 
     page.get_by_role("button", name="Unassign q1 from bea").click()
     expect(page.locator('tr[data-queue="bea"] [data-assignment]')).to_have_count(1)

@@ -8,8 +8,6 @@ allowed by the ``page`` fixture, which fails on any violation.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from fpdf import FPDF
@@ -18,13 +16,12 @@ from playwright.sync_api import expect
 from evalsets import services
 from evalsets.models import AnchorResolution, GoldAnchor
 from tests import services as svc
-from tests.browser import log_in
+from tests.browser import log_in, shot
 from tests.conftest import PASSWORD
 from tests.documents import UNICODE_FONT, break_page, make_pdf
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 PAGE_ONE = (
     "Travel policy\n"
@@ -180,7 +177,7 @@ def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse
     # pypdf and pdfium read the words as written; pdfminer spaces justified lines out.
     expect(tip.locator(".badge.exact")).to_have_count(2, timeout=30_000)
     expect(tip.locator(".badge.normalised")).to_have_count(1)
-    page.screenshot(path=str(DOCS / "pdf-view.png"))
+    shot(page, "pdf-view.png")
 
 
 def test_a_page_that_cannot_be_drawn_shows_a_placeholder_and_the_text_view_still_reads(

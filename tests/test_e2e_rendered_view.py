@@ -3,14 +3,10 @@ and Word becomes an anchor in the reference parse; existing anchors are drawn ov
 with their status per parse; hostile HTML stays inert; a text file's form-feed pages redraw one
 at a time.
 
-Set ``GROUNDWORK_SHOTS`` to a folder to keep screenshots of each view (docs/*-view.png come
-from here).
+docs/*-view.png come from here (``GROUNDWORK_SHOTS``, see ``tests/browser.py``).
 """
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -20,13 +16,11 @@ from evalsets import renditions, services
 from evalsets.models import GoldAnchor, ParseStatus
 from evalsets.resolver import resolve
 from tests import services as svc
-from tests.browser import log_in
+from tests.browser import log_in, shot
 from tests.conftest import PASSWORD
 from tests.documents import make_docx
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
-
-SHOTS = os.environ.get("GROUNDWORK_SHOTS")
 
 HTML_DOC = (
     "<html><head><title>Leave</title></head><body><nav>Home · Policies · Contact</nav>"
@@ -172,14 +166,8 @@ def _drag(page, phrase: str) -> str:
     return page.evaluate(FRAME_SELECTION)
 
 
-def _shot(page, name: str) -> None:
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / name))
-
-
 @pytest.mark.parametrize(
-    ("name", "data", "phrase", "shot"),
+    ("name", "data", "phrase", "picture"),
     [
         ("leave.html", HTML_DOC, "accrue 1.5 days of leave per month", "html-view.png"),
         ("travel.md", MARKDOWN_DOC, "the written approval of a director", "markdown-view.png"),
@@ -187,7 +175,7 @@ def _shot(page, name: str) -> None:
     ],
 )
 def test_a_mouse_drag_over_the_rendered_document_creates_an_anchor_in_the_reference_parse(
-    page, live_server, docs, name, data, phrase, shot
+    page, live_server, docs, name, data, phrase, picture
 ):
     document = docs(name, data)
     reference = document.parses.get(is_reference=True)
@@ -223,7 +211,7 @@ def test_a_mouse_drag_over_the_rendered_document_creates_an_anchor_in_the_refere
     page.wait_for_function(f"() => ({FRAME_MARKS})().length > 0")
     assert "".join(page.evaluate(FRAME_MARKS)) == phrase
     page.mouse.click(5, 5)
-    _shot(page, shot)
+    shot(page, picture)
 
 
 def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse(

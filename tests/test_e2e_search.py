@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from evalsets import resolution, services
 from evalsets.models import Document
-from tests.browser import log_in
+from tests.browser import log_in, shot
 from tests.conftest import HANDBOOK, PASSWORD
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -93,7 +93,7 @@ def test_search_finds_a_phrase_on_page_900_of_1000_and_jumps_to_it(
     )
     assert _current_mark(page) == "the quarterly\nzebra audit"
     _wait_until_the_marked_hit_is_in_view(page)
-    page.screenshot(path="/tmp/gw-search.png")
+    shot(page, "search-hits.png")
 
     search.press("Enter")  # the next hit
     expect(box.locator("[data-search-count]")).to_have_text("2 of 2 hits · page 950")
@@ -176,7 +176,7 @@ def test_the_comparison_panel_shows_each_parses_text_with_differences_marked(
     expect(mark).to_have_text("leaveper")
     expect(mark).to_have_attribute("title", "spaces: the reference reads “leave per”")
     expect(theirs_col.locator(".compare-summary")).to_have_text("1 \u00d7 spaces")
-    page.screenshot(path="/tmp/gw-parse-comparison.png")
+    shot(page, "parse-comparison-hyphens.png")
     page.keyboard.press("Escape")
     expect(panel).to_be_hidden()
 
@@ -247,7 +247,7 @@ def test_ligatures_hyphenation_lost_spaces_and_missing_text_are_each_marked(
     ocr = panel.locator('.compare-col[data-parser="ocr"]')
     expect(ocr.locator(".badge")).to_contain_text("fuzzy")
     expect(ocr.locator('del.diff[data-kind="missing"]')).to_have_text(" in every region")
-    page.screenshot(path="/tmp/gw-parse-comparison-kinds.png")
+    shot(page, "parse-comparison-kinds.png")
 
 
 def test_the_item_list_searches_questions_and_answers_as_you_type_and_keeps_it_in_the_url(
