@@ -80,7 +80,8 @@ TESTS = ["tests/test_imports.py", "tests/test_format_readers.py"]
 #: The resolver's rules added in 1.6 (lines laid out as rows, lines moved, ends refit, the
 #: context folded next to the quote and cut placeholders left out), with the 1.4-1.5 rules
 #: they call, and 1.7's (lines of symbols alone, a section number at one end, a table's
-#: context counted over both sides). About 900 mutants.
+#: context counted over both sides), and 1.8's (symbols between the quote's other lines, the
+#: context's lines folded next to the quote). About 950 mutants.
 RESOLVER: dict[str, tuple[str, ...]] = {
     "evalsets/resolver.py": (
         "ǁPreparedTextǁ_by_pieces",
@@ -98,6 +99,9 @@ RESOLVER: dict[str, tuple[str, ...]] = {
         "_symbol_line",
         "_fixes_ends",
         "_rows_context_fits",
+        "ǁPreparedTextǁ_with_symbols_between",
+        "ǁ_Contextǁlines",
+        "_folded_lines",
     ),
 }
 #: Which functions and which tests, per suite: (every function, the default run, the tests).

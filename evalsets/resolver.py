@@ -50,7 +50,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.7"
+RESOLVER_VERSION = "1.8"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -641,7 +641,15 @@ class PreparedText:
         bf = fold(bare)
         if _letterless(bare) or len(bf) < FUZZY_MIN_LENGTH:
             return None
-        res, _ = self._by_copies(bare, bf, occurrence, page_hint, _Context(prefix, suffix, bare))
+        context = _Context(prefix, suffix, bare)
+        res, _ = self._by_copies(bare, bf, occurrence, page_hint, context)
+        if res is None or res.start is None:
+            # the symbols may be read between two of its other lines instead ("ferent
+            # algorithms. □" for "ferent algorithms." then "□" after the next line)
+            cands = self._with_symbols_between(bare, symbols)
+            if not cands:
+                return None
+            res = self._choose(NORMALISED, cands, [], occurrence, page_hint, context, len(bf), bare)
         if res is None or res.start is None or res.end is None:
             return None
         ftext = self.folded.text
@@ -661,6 +669,22 @@ class PreparedText:
             ),
             kept=_words_kept(q, ftext[fa:fb]),
         )
+
+    def _with_symbols_between(self, bare: str, symbols: list[str]) -> list[_Candidate]:
+        """Copies of `bare` (a quote without its lines of symbols alone, folded) with one of
+        those symbols between two of its lines, at one place or more; copies without any
+        are `_by_copies`' to find."""
+        lines = [line for line in _folded_lines(bare) if line]
+        between = "|".join(map(re.escape, sorted(set(symbols), key=len, reverse=True)))
+        pattern = re.compile(f"(?:{between})?".join(map(re.escape, lines)))
+        folded = self.folded
+        length = sum(map(len, lines))
+        cands = []
+        for m in pattern.finditer(folded.text):
+            fa, fb = m.span()
+            if fb - fa > length:
+                cands.append(_Candidate(*folded.original_span(fa, fb), 1.0, fa, fb))
+        return cands
 
     def _with_edge_marks(self, q: str, start: int, end: int) -> tuple[int, int]:
         """The span widened over the Markdown marks (`_`, `|`, `#`, ...) the quote begins or
@@ -833,6 +857,8 @@ class PreparedText:
         # every line must be here: a quote from elsewhere is turned away on its longest line
         if fold(max(lines, key=len)) not in ftext:
             return None
+        # each line folded alone, unlike the context's (`_Context.lines`): a "+" a line
+        # begins with may be a sign this parse reads inside a line ("Z16 + ⟩")
         pieces = [p for p in map(fold, lines) if p]
         if len(pieces) < 2:
             return None
@@ -844,7 +870,7 @@ class PreparedText:
         if len(hits) > PIECES_MAX_HITS:
             return None
         prefix, suffix = context.prefix, context.suffix
-        raw_prefix, raw_suffix = context.raw
+        prefix_lines, suffix_lines = context.lines
         rows_budget = 0 if _letterless(q) else min(budget, int(len(qf) * PIECES_ROW_INSERT))
         fits: dict[tuple[int, int], tuple[int, bool]] = {}
         for hit in hits:
@@ -867,8 +893,8 @@ class PreparedText:
             fa, fb, inserted = rows
             if _rows_context_fits(
                 len(qf),
-                _lines_fit(raw_prefix, ftext, fa, before=True),
-                _lines_fit(raw_suffix, ftext, fb, before=False),
+                _lines_fit(prefix_lines, ftext, fa, before=True),
+                _lines_fit(suffix_lines, ftext, fb, before=False),
             ):
                 fits[(fa, fb)] = (inserted, True)
         if len(fits) != 1:
@@ -1831,6 +1857,22 @@ class _Context:
         return self._folded
 
     @property
+    def lines(self) -> tuple[list[str], list[str]]:
+        """Each side's lines folded as they read next to the quote (`_folded_lines`): the
+        suffix's "-name )" after a quote ending "fun" folds to "name)". Joined, each side is
+        what `_fold` gives before its cut to 48 characters (which folds without the map to
+        lines, for speed: most choices need the sides whole)."""
+        p, s = self._raw
+        head, tail = self._edges
+        before = _folded_lines(p + head) if p else []
+        if before and head:
+            before[-1] = before[-1][: len(before[-1]) - len(fold(head))]
+        after = _folded_lines(tail + s) if s else []
+        if after and tail:
+            after[0] = after[0][len(fold(tail)) :]
+        return before, after
+
+    @property
     def prefix(self) -> str:
         return self._fold()[0]
 
@@ -1905,6 +1947,15 @@ def _letterless(quote: str) -> bool:
 _LINE_BREAK = re.compile(r"\s*[\n\r\f\v]\s*")
 
 
+def _folded_lines(text: str) -> list[str]:
+    """Each line of `text` as it reads folded in the whole: a word hyphenated across two
+    lines ("dif-" / "ferent") loses its hyphen, a list marker at a line's start ("+ monoid")
+    goes, as they do when the whole text is folded. Their concatenation is `fold(text)`."""
+    ft = fold_text(text)
+    cuts = [ft.folded_index(m.start()) for m in _LINE_BREAK.finditer(text)]
+    return [ft.text[a:b] for a, b in pairwise([0, *cuts, len(ft.text)])]
+
+
 def _place_pieces(
     ftext: str, pieces: list[str], k: int, hit: int, budget: int
 ) -> tuple[list[int], list[int], int] | None:
@@ -1956,15 +2007,14 @@ def _anchored_distance(context: str, ftext: str, at: int, *, before: bool) -> in
     return int(edlib.align(context, seg, mode="SHW", task="distance")["editDistance"])
 
 
-def _lines_fit(context: str, ftext: str, at: int, *, before: bool) -> tuple[int, int]:
+def _lines_fit(lines: list[str], ftext: str, at: int, *, before: bool) -> tuple[int, int]:
     """How many of the recorded prefix's (`before`) or suffix's folded characters are found
     line by line at `at`, and how many it has: its line next to the quote right there
     (within one edit in eight characters), each further line the nearest copy in order
     within `PIECES_ROW_REACH` characters of the one before (none found if the line next to
-    the quote is not there)."""
-    lines = [fold(line) for line in _LINE_BREAK.split(context)]
+    the quote is not there). `lines` are the side's folded lines (`_Context.lines`)."""
     if before:
-        lines.reverse()
+        lines = lines[::-1]
     total = sum(map(len, lines))
     matched = 0
     pos = at
@@ -1972,7 +2022,6 @@ def _lines_fit(context: str, ftext: str, at: int, *, before: bool) -> tuple[int,
         if not line:
             continue
         if i == 0:
-            # folded on its own, the line may end differently ("fun-" keeps its hyphen)
             if _anchored_distance(line, ftext, pos, before=before) > len(line) // 8:
                 return 0, total
             found = pos - len(line) if before else pos

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,6 +28,7 @@ from evalsets.resolver import (
     Resolution,
     _Context,
     _fixes_ends,
+    _folded_lines,
     _holds_all,
     _lines_fit,
     _rows_context_fits,
@@ -462,7 +464,7 @@ def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(
 
 
 def test_the_resolver_version_was_bumped_for_changed_results():
-    assert RESOLVER_VERSION == "1.7"
+    assert RESOLVER_VERSION == "1.8"
 
 
 # -- resolver 1.3 ---------------------------------------------------------------------------
@@ -802,6 +804,14 @@ FINGERPRINT_ANCHORS = [
         "prefix": "type:\nIDL type ty\n[",
         "suffix": " []\nCaml type [[ty]]\nstring\nstri",
     },
+    # 1.8: a line of symbols alone read between two of the quote's other lines
+    {"quote": "dif-\n□\nferent algorithms.\nThen we", "suffix": " specify it."},
+    # 1.8: a suffix continuing the quote's last word ("-name" after "fun"), folded with it
+    {
+        "quote": "name )\nfortran\nhash ( fun",
+        "prefix": "it\nfinalize ( fun-",
+        "suffix": "-name )\nignore\nin\nint_default ( ",
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
@@ -811,6 +821,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.5": "9db3eca57848e29b8f99db718752718738c8fabf4ab334125031a05645b63be8",
     "1.6": "e08108f4e574d61e5a21f131bd084753d5769ae601c0529ba918c88db8cd976b",
     "1.7": "8db6458710eee2e6d28913ce5a6bc8ed5dd4efc2c85500fb080a60aad89efa47",
+    "1.8": "9cd85865f9d435b7428ffbc759d6987d625a251279036e8d3369d3e6bdd68330",
 }
 
 
@@ -1175,25 +1186,28 @@ def test_a_glyph_placeholder_cut_at_the_edge_of_the_recorded_context_is_left_out
 
 def test_the_context_lines_found_around_a_span_are_counted_nearest_first_within_reach():
     # before the span: the line next to it right there, each further one before the last
-    assert _lines_fit("ab\ncd", "qqabyycd", 8, before=True) == (4, 4)
-    assert _lines_fit("ab\nzz\ncd", "abcd", 4, before=True) == (4, 6)
-    assert _lines_fit("ab\nab", "xxab", 4, before=True) == (2, 4)  # one copy counts once
-    assert _lines_fit("ab\ncd", "abzz", 4, before=True) == (0, 4)  # the next line is not there
-    assert _lines_fit("ab\ncd\nef", "cdabcdef", 8, before=True) == (6, 6)  # nearest copy first
+    assert _lines_fit(["ab", "cd"], "qqabyycd", 8, before=True) == (4, 4)
+    assert _lines_fit(["ab", "zz", "cd"], "abcd", 4, before=True) == (4, 6)
+    assert _lines_fit(["ab", "ab"], "xxab", 4, before=True) == (2, 4)  # one copy counts once
+    assert _lines_fit(["ab", "cd"], "abzz", 4, before=True) == (0, 4)  # the next line is not there
+    # the nearest copy first
+    assert _lines_fit(["ab", "cd", "ef"], "cdabcdef", 8, before=True) == (6, 6)
     far = "z" * (PIECES_ROW_REACH + 12)
-    assert _lines_fit("ab\ncd", "ab" + far + "cd", len(far) + 4, before=True) == (2, 4)
-    assert _lines_fit("ab\ncd", "ab" + far[:40] + "cd", 44, before=True) == (4, 4)
+    assert _lines_fit(["ab", "cd"], "ab" + far + "cd", len(far) + 4, before=True) == (2, 4)
+    assert _lines_fit(["ab", "cd"], "ab" + far[:40] + "cd", 44, before=True) == (4, 4)
+    edge = "z" * PIECES_ROW_REACH  # the further line right at the end of reach
+    assert _lines_fit(["ab", "cd"], "ab" + edge + "cd", len(edge) + 4, before=True) == (4, 4)
     # after it, the same forwards
-    assert _lines_fit("ab\ncd", "abyycdzz", 0, before=False) == (4, 4)
-    assert _lines_fit("ab\nab", "abxx", 0, before=False) == (2, 4)
-    assert _lines_fit("ab\ncd\nef", "abcdefcd", 0, before=False) == (6, 6)
-    assert _lines_fit("ab\ncd", "cdabxx", 2, before=False) == (2, 4)  # never behind the span
-    assert _lines_fit("ab\ncd", "ab" + far + "cd", 0, before=False) == (2, 4)
-    # the next line may differ by one edit in eight characters (folded on its own)
-    assert _lines_fit("abcdefgh", "abcdefgx", 8, before=True) == (8, 8)
-    assert _lines_fit("abcdefgh", "abcdefxx", 8, before=True) == (0, 8)
+    assert _lines_fit(["ab", "cd"], "abyycdzz", 0, before=False) == (4, 4)
+    assert _lines_fit(["ab", "ab"], "abxx", 0, before=False) == (2, 4)
+    assert _lines_fit(["ab", "cd", "ef"], "abcdefcd", 0, before=False) == (6, 6)
+    assert _lines_fit(["ab", "cd"], "cdabxx", 2, before=False) == (2, 4)  # never behind the span
+    assert _lines_fit(["ab", "cd"], "ab" + far + "cd", 0, before=False) == (2, 4)
+    # the next line may differ by one edit in eight characters
+    assert _lines_fit(["abcdefgh"], "abcdefgx", 8, before=True) == (8, 8)
+    assert _lines_fit(["abcdefgh"], "abcdefxx", 8, before=True) == (0, 8)
     # nothing recorded: nothing against the span
-    assert _lines_fit("\n", "ab", 0, before=True) == (0, 0)
+    assert _lines_fit(["", ""], "ab", 0, before=True) == (0, 0)
 
 
 def test_rows_take_each_side_s_share_or_for_a_long_quote_both_sides_together():
@@ -1460,3 +1474,93 @@ def test_edge_lines_fix_the_ends_when_one_holds_letters_and_neither_is_a_lone_di
     assert not _fixes_ends("12", "square cone:")
     # numbers at both ends are a slice of a table
     assert not _fixes_ends("2.1", "1 0 2")
+
+
+# -- resolver 1.8: symbols read between the quote's other lines, context folded in place ---
+
+
+def test_a_proof_box_read_between_two_other_lines_of_the_quote_is_inside_its_span():
+    # the highlighted parse read "□" right after "dif-"; this one after "algorithms."
+    r = prepare(PROOF_BOX).resolve("dif-\n□\nferent algorithms.\nThen we", suffix=" specify")
+    assert r.status == FUZZY and r.reason == "symbol_lines_moved"
+    assert PROOF_BOX[r.start : r.end] == "dif-\nferent algorithms. □\nThen we"
+    assert r.kept == 1.0
+
+
+def test_a_symbol_the_quote_does_not_have_between_its_lines_is_not_stepped_over():
+    text = PROOF_BOX.replace("algorithms. □", "algorithms. ◆")
+    r = prepare(text).resolve("dif-\n□\nferent algorithms.\nThen we", suffix=" specify")
+    assert not r.found
+
+
+def test_copies_with_the_symbols_between_their_lines_are_told_apart_as_any_copies_are():
+    page = "with dif-\nferent algorithms. □\nThen we specify\n"
+    text = "first: " + page + "second: " + page
+    quote = "dif-\n□\nferent algorithms.\nThen we"
+    assert not prepare(text).resolve(quote).found  # two copies and nothing to choose by
+    by_context = prepare(text).resolve(quote, prefix="second: with ", suffix=" specify")
+    assert by_context.start == text.rindex("dif-") and by_context.reason == "symbol_lines_moved"
+    second = prepare(text).resolve(quote, occurrence=1)
+    assert second.start == text.rindex("dif-")
+    by_page = prepare(text, page_starts=[0, text.index("second")]).resolve(quote, page_hint=2)
+    assert by_page.start == text.rindex("dif-") and by_page.page == 2
+
+
+def test_any_of_the_quote_s_symbols_may_be_read_between_its_lines():
+    # two kinds of symbol line; this parse reads the second between two other lines
+    text = "each with dif-\nferent algorithms. ◆\nThen we specify □\n"
+    r = prepare(text).resolve("dif-\n□\nferent algorithms.\n◆\nThen we", suffix=" specify")
+    assert r.status == FUZZY and r.reason == "symbol_lines_moved"
+    assert text[r.start : r.end] == "dif-\nferent algorithms. ◆\nThen we"
+    assert "without its 2 lines of symbols alone" in r.detail
+
+
+def test_symbol_lines_are_found_nearby_longest_first_each_at_its_own_place():
+    # "□ □" and "□": placed shortest first, "□" would take half of "□ □" and leave no room
+    text = "each with dif-\nferent algorithms □ □ then □ end.\n"
+    r = prepare(text).resolve("each with dif-\n□ □\n□\nferent algorithms")
+    assert r.status == FUZZY and r.reason == "symbol_lines_moved"
+    assert text[r.start : r.end] == "each with dif-\nferent algorithms"
+    # longest first, not last in the alphabet: "□" would take the box of ". □"
+    text = "each with dif-\nferent algorithms . □ then □ end.\n"
+    r = prepare(text).resolve("each with dif-\n. □\n□\nferent algorithms")
+    assert r.reason == "symbol_lines_moved"
+
+
+#: An attribute table: names in the first column, what they apply to in the second. The
+#: highlighted parse read the first column alone; this one reads row by row.
+ATTRIBUTES = (
+    "check ( fun-name ) typedef\nerrorcode typedef\nfinalize ( fun-name ) typedef\n"
+    "fortran array type with bigarray attribute\nhash ( fun-name ) typedef\n"
+    "ignore any pointer type\nin function parameter\nint_default ( camlint ) interface\n"
+)
+
+
+def test_a_suffix_continuing_the_quote_s_last_word_is_folded_as_it_reads_after_it():
+    # the suffix "-name )" continues "fun": folded with it, its hyphen goes as the text's does
+    r = prepare(ATTRIBUTES).resolve(
+        "name )\nfortran\nhash ( fun",
+        prefix="name )\nerrorcode\nfinalize ( fun-",
+        suffix="-name )\nignore\nin\nint_default ( ",
+    )
+    assert r.status == FUZZY and r.reason == "pieces_in_context"
+    assert ATTRIBUTES[r.start : r.end] == (
+        "name ) typedef\nfortran array type with bigarray attribute\nhash ( fun"
+    )
+
+
+def test_each_side_of_the_context_is_folded_in_lines_as_it_reads_next_to_the_quote():
+    # "fun-" before "name" and "-name" after "fun" lose their hyphens; "for-" / "mat" stay two
+    # lines, each without the hyphen; a list marker at a line's start goes
+    context = _Context("a list\n+ item\ncheck ( fun-", "-name )\nfor-\nmat\nx", "name ) fun")
+    assert context.lines == (["alist", "item", "check(fun"], ["name)", "for", "mat", "x"])
+    # nothing recorded on a side: no lines there
+    assert _Context("", "", "q").lines == ([], [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab -+\n\u00ad(cid:1)ﬁ\u0301"), max_size=40))
+def test_a_text_s_folded_lines_join_to_its_fold_one_per_line(text):
+    lines = _folded_lines(text)
+    assert "".join(lines) == fold(text)
+    assert len(lines) == len(re.findall(r"\s*[\n\r\f\v]\s*", text)) + 1
