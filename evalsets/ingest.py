@@ -116,7 +116,8 @@ def abandoned() -> Q:
     return lease_expired() & Q(range_count=0)
 
 
-def _new_token() -> str:
+def new_token() -> str:
+    """Who holds a lease: this host, this process and one run of a task."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
@@ -136,7 +137,7 @@ def claim_parse(parse_id: int) -> ParseLease | None:
     expired a redelivered (or swept) task takes the parse over. None when the parse is
     gone, done or held by a live worker.
     """
-    token = _new_token()
+    token = new_token()
     now = timezone.now()
     claimed = (
         ParseVersion.objects.filter(pk=parse_id)
@@ -417,7 +418,7 @@ def claim_range(range_id: int) -> RangeLease | None:
     held by a live worker, or its parse is no longer being read (it failed, or a newer
     upload replaced it).
     """
-    token = _new_token()
+    token = new_token()
     now = timezone.now()
     claimed = (
         ParseRange.objects.filter(pk=range_id, parse__status=ParseStatus.PARSING)

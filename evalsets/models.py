@@ -138,6 +138,10 @@ class Document(models.Model):
     #: has not started yet (``evalsets.resolution``): set by a conditional update, so a burst
     #: of anchors queues one message, not one each; cleared by the task as it starts.
     resolve_queued_at = models.DateTimeField(null=True, blank=True)
+    #: The ``resolve_document`` task resolving this document now, and when it last said so: a
+    #: lease like a parse's, so one task at a time does the work (``evalsets.resolution``).
+    resolving_by = models.CharField(max_length=120, blank=True, default="")
+    resolving_heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["source_id"]

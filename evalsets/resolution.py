@@ -10,7 +10,9 @@ New anchors are resolved in bursts (issue 18): creating one only claims its docu
 queues ``resolve_document`` if no such task is waiting yet. That task clears the flag first,
 then takes every anchor of the document with no row yet in each ready parse: one prepared
 text per parse, a few bulk upserts, however many anchors arrived meanwhile. An anchor
-committed after the task read its list finds the flag clear and queues the next task.
+committed after the task read its list finds the flag clear and queues the next task. One
+such task at a time works on a document: it holds the document's resolving lease
+(``resolve_pending``), so tasks the sweeps queued beside it leave the work to it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from django.conf import settings
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
-from evalsets import queue, resolver
+from evalsets import ingest, queue, resolver
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -155,15 +157,21 @@ def _batches(anchors: Iterable[GoldAnchor]) -> Iterator[list[GoldAnchor]]:
         yield batch
 
 
-def resolve_in_parse(parse: ParseVersion, anchors: Iterable[GoldAnchor]) -> int:
+def resolve_in_parse(
+    parse: ParseVersion, anchors: Iterable[GoldAnchor], renew: Callable[[], bool] | None = None
+) -> int:
     """Resolve ``anchors`` in one parse (prepared once) and upsert their rows, a batch at a
-    time, so a worker killed part-way keeps the batches it wrote."""
+    time, so a worker killed part-way keeps the batches it wrote. ``renew``, called after
+    each batch, renews the caller's lease; when it says the lease is lost, the rest is left
+    to the task that took it over."""
     prepared_text = prepared(parse)
     count = 0
     for batch in _batches(anchors):
         found = resolver.resolve_many(prepared_text, batch)
         _upsert([_row(anchor, parse, f) for anchor, f in zip(batch, found, strict=True)])
         count += len(batch)
+        if renew is not None and not renew():
+            break
     return count
 
 
@@ -187,16 +195,58 @@ def unresolved_in(parse: ParseVersion):
 def resolve_pending(document_id: int) -> int:
     """Resolve every anchor of the document that some ready parse has no row for yet.
 
-    The flag is cleared before anything is read: an anchor committed after that either is
-    read here, or its writer finds the flag clear and queues the next task. Rows are upserts,
-    so a task run twice, or two running at once, still leave one row per anchor and parse.
+    One task at a time per document: the task takes the document's resolving lease (a
+    conditional update, renewed after each batch, taken over once its holder stops renewing
+    it, as a parse's is), and a task that finds it held leaves at once. Sweeps queue a
+    document's task without its flag, so without the lease every worker starting at once
+    would resolve the same anchors side by side.
+
+    The holder clears the flag before it reads anything: an anchor committed after that
+    either is read here, or its writer sets the flag again and queues a task. That task may
+    arrive while the lease is held and leave; so the holder, having let the lease go, goes
+    round again if the flag is set (unless that task took the lease first). Rows are
+    upserts, so a lease taken over from a dead holder still leaves one row per anchor and
+    parse.
     """
-    _release(document_id)
-    parses = ParseVersion.objects.filter(document=document_id, status=ParseStatus.READY)
-    return sum(
-        resolve_in_parse(parse, unresolved_in(parse).iterator(chunk_size=BATCH))
-        for parse in parses.defer("text")
+    token = ingest.new_token()
+    done = 0
+    while _take_resolving(document_id, token):
+        try:
+            _release(document_id)
+            parses = ParseVersion.objects.filter(document=document_id, status=ParseStatus.READY)
+            for parse in parses.defer("text"):
+                if not _renew_resolving(document_id, token):
+                    break  # taken over: the new holder does the rest
+                done += resolve_in_parse(
+                    parse,
+                    unresolved_in(parse).iterator(chunk_size=BATCH),
+                    renew=lambda: _renew_resolving(document_id, token),
+                )
+        finally:
+            _held_by(document_id, token).update(resolving_by="", resolving_heartbeat_at=None)
+        if not Document.objects.filter(pk=document_id, resolve_queued_at__isnull=False).exists():
+            break
+    return done
+
+
+def _take_resolving(document_id: int, token: str) -> bool:
+    """Take the document's resolving lease if nobody holds it, or its holder stopped
+    renewing it (``ingest.lease_length``). True when this call took it."""
+    now = timezone.now()
+    free = Q(resolving_by="") | Q(resolving_heartbeat_at__lt=now - ingest.lease_length())
+    taken = Document.objects.filter(free, pk=document_id).update(
+        resolving_by=token, resolving_heartbeat_at=now
     )
+    return taken == 1
+
+
+def _held_by(document_id: int, token: str):
+    return Document.objects.filter(pk=document_id, resolving_by=token)
+
+
+def _renew_resolving(document_id: int, token: str) -> bool:
+    """Renew the lease; False when another task has taken it over meanwhile."""
+    return _held_by(document_id, token).update(resolving_heartbeat_at=timezone.now()) == 1
 
 
 def _release(document_id: int) -> None:

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from evalsets import queue, services, sweep, tasks
+from evalsets import ingest, queue, resolution, services, sweep, tasks
 from evalsets.models import AnchorResolution, Document, GoldAnchor, ParseVersion
 from tests import services as svc
 
@@ -183,6 +183,97 @@ def test_a_burst_in_eager_mode_resolves_every_anchor_at_once(
 
     assert _one_row_per_anchor_and_ready_parse(reference.document)
     assert AnchorResolution.objects.exclude(status="pending").count() == 3
+
+
+# -- one task at a time per document ---------------------------------------------------------
+
+
+def _unresolved(reference, item) -> list[GoldAnchor]:
+    """Anchors written straight to the table: nothing is queued or resolved for them."""
+    return GoldAnchor.objects.bulk_create(
+        GoldAnchor(item=item, source_id="handbook.txt", document=reference.document, quote=q)
+        for q in QUOTES
+    )
+
+
+def test_a_task_that_finds_the_document_being_resolved_leaves_the_work_and_the_flag_to_it(
+    reference, item
+):
+    _unresolved(reference, item)
+    flagged = timezone.now()
+    Document.objects.update(
+        resolving_by="another task",
+        resolving_heartbeat_at=timezone.now(),
+        resolve_queued_at=flagged,
+    )
+
+    assert tasks.resolve_document(reference.document_id) == 0
+
+    assert not AnchorResolution.objects.exists()
+    document = Document.objects.get()
+    assert document.resolve_queued_at == flagged  # the holder goes round again for it
+    assert document.resolving_by == "another task"
+
+
+def test_a_lease_whose_holder_stopped_renewing_it_is_taken_over(reference, item):
+    _unresolved(reference, item)
+    dead = timezone.now() - ingest.lease_length() - timedelta(seconds=1)
+    Document.objects.update(resolving_by="a dead worker", resolving_heartbeat_at=dead)
+
+    assert tasks.resolve_document(reference.document_id) == 3
+
+    assert _one_row_per_anchor_and_ready_parse(reference.document)
+    document = Document.objects.get()
+    assert (document.resolving_by, document.resolving_heartbeat_at) == ("", None)
+
+
+def test_the_holder_goes_round_again_for_an_anchor_whose_task_left_while_it_ran(
+    sent, monkeypatch, reference, item, annotator, django_capture_on_commit_callbacks
+):
+    _unresolved(reference, item)
+    resolve_in_parse = resolution.resolve_in_parse
+    late: list[GoldAnchor] = []
+
+    def meanwhile(parse, anchors, renew=None):
+        if not late:
+            # while the holder works, an annotator adds an anchor: its writer flags the
+            # document and queues a task, which arrives now, finds the lease held and leaves
+            with django_capture_on_commit_callbacks(execute=True):
+                late.append(_anchor(item, annotator, "Remote work is limited"))
+            assert sent == [("resolve_document", (reference.document_id,))]
+            assert tasks.resolve_document(reference.document_id) == 0
+        return resolve_in_parse(parse, anchors, renew)
+
+    monkeypatch.setattr(resolution, "resolve_in_parse", meanwhile)
+
+    assert tasks.resolve_document(reference.document_id) == 4  # the three, then the late one
+
+    assert AnchorResolution.objects.get(anchor=late[0]).status == "exact"
+    assert _one_row_per_anchor_and_ready_parse(reference.document)
+    document = Document.objects.get()
+    assert (document.resolve_queued_at, document.resolving_by) == (None, "")
+
+
+def test_a_holder_whose_lease_was_taken_over_leaves_the_rest_to_the_new_holder(
+    monkeypatch, reference, item
+):
+    _unresolved(reference, item)
+    monkeypatch.setattr(resolution, "BATCH", 1)
+    renew = resolution._renew_resolving
+    calls = []
+
+    def taken_over(document_id, token):
+        calls.append(token)
+        if len(calls) == 2:  # renewed before the parse, then after its first batch
+            Document.objects.update(resolving_by="the new holder")
+        return renew(document_id, token)
+
+    monkeypatch.setattr(resolution, "_renew_resolving", taken_over)
+
+    assert tasks.resolve_document(reference.document_id) == 1  # one batch, then it stopped
+
+    assert AnchorResolution.objects.count() == 1
+    assert Document.objects.get().resolving_by == "the new holder"  # not let go by the old one
 
 
 # -- real workers, killed mid-batch ----------------------------------------------------------
