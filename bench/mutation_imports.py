@@ -4,7 +4,8 @@ Runs mutmut over the readers in `evalsets/formats/` and over `evalsets/imports.p
 only the import tests (`tests/test_imports.py`, `tests/test_format_readers.py`) deciding
 whether a mutant is caught, and prints killed / total with every survivor named. With
 `--suite resolver` it does the same for the quote resolver's rules (`RESOLVER`), judged by
-`tests/test_resolver.py` alone.
+`tests/test_resolver.py` alone, and with `--suite lease` for the resolving lease (`LEASE`),
+judged by `tests/test_coalesce.py`.
 
 It works in a scratch copy (`var/mutation/imports/`, git-ignored) so the checkout never
 gets a `mutants/` folder and the project's own configuration is not touched: the copy gets
@@ -104,10 +105,21 @@ RESOLVER: dict[str, tuple[str, ...]] = {
         "_folded_lines",
     ),
 }
+#: The resolving lease: one ``resolve_document`` task at a time per document.
+LEASE: dict[str, tuple[str, ...]] = {
+    "evalsets/resolution.py": (
+        "resolve_pending",
+        "_take_resolving",
+        "_held_by",
+        "_renew_resolving",
+        "resolve_in_parse",
+    ),
+}
 #: Which functions and which tests, per suite: (every function, the default run, the tests).
 SUITES = {
     "imports": (READERS, FOCUSED, TESTS),
     "resolver": (RESOLVER, RESOLVER, ["tests/test_resolver.py"]),
+    "lease": (LEASE, LEASE, ["tests/test_coalesce.py"]),
 }
 
 

@@ -230,10 +230,12 @@ def resolve_pending(document_id: int) -> int:
 
 
 def _take_resolving(document_id: int, token: str) -> bool:
-    """Take the document's resolving lease if nobody holds it, or its holder stopped
-    renewing it (``ingest.lease_length``). True when this call took it."""
+    """Take the document's resolving lease if nobody holds it (no heartbeat), or its holder
+    stopped renewing it (``ingest.lease_length``). True when this call took it."""
     now = timezone.now()
-    free = Q(resolving_by="") | Q(resolving_heartbeat_at__lt=now - ingest.lease_length())
+    free = Q(resolving_heartbeat_at__isnull=True) | Q(
+        resolving_heartbeat_at__lt=now - ingest.lease_length()
+    )
     taken = Document.objects.filter(free, pk=document_id).update(
         resolving_by=token, resolving_heartbeat_at=now
     )

@@ -215,10 +215,27 @@ def test_a_task_that_finds_the_document_being_resolved_leaves_the_work_and_the_f
     assert document.resolving_by == "another task"
 
 
-def test_a_lease_whose_holder_stopped_renewing_it_is_taken_over(reference, item):
+def test_the_lease_is_held_from_the_moment_it_is_taken(monkeypatch, reference, item):
+    _unresolved(reference, item)
+    release, others = resolution._release, []
+
+    def then_another_task_tries(document_id):
+        others.append(resolution._take_resolving(document_id, "another task"))
+        release(document_id)
+
+    monkeypatch.setattr(resolution, "_release", then_another_task_tries)
+
+    assert tasks.resolve_document(reference.document_id) == 3
+    assert others == [False]
+
+
+@pytest.mark.parametrize("renewed", ["too long ago", "never"])
+def test_a_lease_whose_holder_stopped_renewing_it_is_taken_over(reference, item, renewed):
     _unresolved(reference, item)
     dead = timezone.now() - ingest.lease_length() - timedelta(seconds=1)
-    Document.objects.update(resolving_by="a dead worker", resolving_heartbeat_at=dead)
+    Document.objects.update(
+        resolving_by="a dead worker", resolving_heartbeat_at=dead if renewed != "never" else None
+    )
 
     assert tasks.resolve_document(reference.document_id) == 3
 
@@ -274,6 +291,51 @@ def test_a_holder_whose_lease_was_taken_over_leaves_the_rest_to_the_new_holder(
 
     assert AnchorResolution.objects.count() == 1
     assert Document.objects.get().resolving_by == "the new holder"  # not let go by the old one
+
+
+def test_the_holder_resolves_its_own_document_s_anchors_in_its_ready_parses_only(
+    monkeypatch, reference, item, workspace, owner
+):
+    monkeypatch.setattr(resolution, "BATCH", 1)  # renewed after every anchor
+    _unresolved(reference, item)
+    services.parse_version_add(document=reference.document, parser="other", text=QUOTES[0])
+    queued = ParseVersion.objects.create(document=reference.document, parser="late", text="")
+    other = Document.objects.create(
+        workspace=workspace, source_id="other.txt", sha256="f" * 64, uploaded_by=owner
+    )
+    ParseVersion.objects.create(document=other, parser="plaintext", text=QUOTES[0], status="ready")
+    theirs = GoldAnchor.objects.create(
+        item=item, source_id="other.txt", document=other, quote=QUOTES[0]
+    )
+    flagged = timezone.now()
+    other.resolve_queued_at = flagged
+    other.save()
+
+    assert tasks.resolve_document(reference.document_id) == 6  # 3 anchors x 2 ready parses
+
+    assert _one_row_per_anchor_and_ready_parse(reference.document)
+    assert not AnchorResolution.objects.filter(parse=queued).exists()
+    assert not AnchorResolution.objects.filter(anchor=theirs).exists()
+    other.refresh_from_db()
+    assert (other.resolving_by, other.resolve_queued_at) == ("", flagged)
+
+
+def test_a_holder_taken_over_between_two_parses_does_not_start_the_second(
+    monkeypatch, reference, item
+):
+    _unresolved(reference, item)
+    services.parse_version_add(document=reference.document, parser="other", text=QUOTES[0])
+    resolve_in_parse = resolution.resolve_in_parse
+
+    def then_taken_over(parse, anchors, renew=None):
+        done = resolve_in_parse(parse, anchors, renew)
+        Document.objects.update(resolving_by="the new holder")
+        return done
+
+    monkeypatch.setattr(resolution, "resolve_in_parse", then_taken_over)
+
+    assert tasks.resolve_document(reference.document_id) == 3  # the first parse only
+    assert AnchorResolution.objects.count() == 3
 
 
 # -- real workers, killed mid-batch ----------------------------------------------------------
