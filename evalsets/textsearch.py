@@ -5,10 +5,16 @@ The document page loads a few pages at a time, so the browser's own find cannot 
 case, with any run of whitespace (spaces, line breaks, form feeds) where it has one, and
 with typographic quotes and dashes read as their ASCII forms ("it's" finds "it\u2019s").
 
+A PDF's text also holds words as the page drew them: "ﬁle" with the one-character ligature,
+"infor-" at the end of a line and "mation" on the next. "file" finds the first and
+"information" the second, wherever the text has such characters at all.
+
 The text is prepared once per parse (``SearchableText``): a copy with each code point
 lowered to exactly one code point, so an offset in the copy is the same offset in the
 original and no map back is needed. A search is then one compiled regular expression run
-in C over that copy, stopping after the hits it needs. Pure Python, no Django.
+in C over that copy, stopping after the hits it needs; the ligatures and line-end breaks it
+may step over are in the expression only for a text that has them, since they cost a
+plain text's search its speed (``bench/search_bench.py``). Pure Python, no Django.
 """
 
 from __future__ import annotations
@@ -61,6 +67,18 @@ class _LowerTable(dict):
 
 _LOWER = _LowerTable()
 _SPACES = re.compile(r"\s+")
+#: The ligatures a PDF's text may hold where a word has their letters, longest first.
+LIGATURES = {
+    "ffi": "\ufb03",
+    "ffl": "\ufb04",
+    "ff": "\ufb00",
+    "fi": "\ufb01",
+    "fl": "\ufb02",
+    "st": "\ufb06",
+}
+#: A word broken at the end of a line: a hyphen and the line break, or a soft hyphen.
+_BREAK = r"(?:-[ \t]*\r?\n[ \t]*|\u00ad)"
+_BREAKS = re.compile(_BREAK)
 
 
 class QueryError(ValueError):
@@ -106,9 +124,50 @@ class Found:
     next_after: int | None
 
 
-def _pattern(query: str) -> re.Pattern[str]:
+def _pattern(
+    query: str, ligatures: frozenset[str] = frozenset(), breaks: bool = False
+) -> re.Pattern[str]:
+    """The query's words, lowered, with any run of whitespace between them; each word may
+    be written with the `ligatures` given (which the text holds) and, with `breaks`, broken
+    at a line's end between two of its letters."""
     words = query.translate(_LOWER).split()
-    return re.compile(r"\s+".join(re.escape(w) for w in words))
+    return re.compile(r"\s+".join(_word(w, ligatures, breaks) for w in words))
+
+
+def _word(word: str, ligatures: frozenset[str], breaks: bool) -> str:
+    """One word's expression: its letters in turn, where a run of them is what a ligature of
+    the text stands for ("fi"), either spelling; a line-end break allowed between letters."""
+    gap = f"{_BREAK}?" if breaks else ""
+    out, i = "", 0
+    while i < len(word):
+        run = next(
+            (r for r in LIGATURES if word.startswith(r, i) and _holds_ligature(r, ligatures)),
+            word[i],
+        )
+        if i and gap and word[i - 1].isalpha() and word[i].isalpha():
+            out += gap
+        spellings = _spellings(run, ligatures, gap)
+        out += spellings[0] if len(spellings) == 1 else f"(?:{'|'.join(spellings)})"
+        i += len(run)
+    return out
+
+
+def _holds_ligature(run: str, ligatures: frozenset[str]) -> bool:
+    """Whether some ligature of the text stands for all or part of `run`."""
+    return any(LIGATURES[r] in ligatures for r in LIGATURES if r in run)
+
+
+def _spellings(letters: str, ligatures: frozenset[str], gap: str) -> list[str]:
+    """Every way the text may write `letters` (at most three): each letter, or a ligature
+    of the text for some of them, with a line-end break allowed between two pieces."""
+    found = {re.escape(letters)} if len(letters) == 1 else set()
+    if len(letters) > 1 and LIGATURES.get(letters) in ligatures:
+        found.add(LIGATURES[letters])
+    for cut in range(1, len(letters)):
+        for head in _spellings(letters[:cut], ligatures, gap):
+            for tail in _spellings(letters[cut:], ligatures, gap):
+                found.add(head + gap + tail)
+    return sorted(found, key=lambda x: (-len(x), x))
 
 
 def check_query(query: str) -> str:
@@ -127,12 +186,16 @@ def check_query(query: str) -> str:
 class SearchableText:
     """One parse's text, lowered once, ready for many searches."""
 
-    __slots__ = ("lowered", "page_starts", "text")
+    __slots__ = ("breaks", "ligatures", "lowered", "page_starts", "text")
 
     def __init__(self, text: str, page_starts: Sequence[int] | None = None) -> None:
         self.text = text
         self.page_starts = list(page_starts) if page_starts else [0]
         self.lowered = text.translate(_LOWER)
+        #: what a query may have to step over here: the ligatures the text holds, and
+        #: whether it breaks words at a line's end (any dash reads "-" in the lowered copy)
+        self.ligatures = frozenset(ch for ch in LIGATURES.values() if ch in self.lowered)
+        self.breaks = _BREAKS.search(self.lowered) is not None
 
     @property
     def size(self) -> int:
@@ -157,7 +220,7 @@ class SearchableText:
 
     def search(self, query: str, *, after: int = 0, limit: int = 50) -> Found:
         """Hits of ``query`` starting at or after code point ``after``, ``limit`` at most."""
-        pattern = _pattern(check_query(query))
+        pattern = _pattern(check_query(query), self.ligatures, self.breaks)
         counted = [m.span() for m in islice(pattern.finditer(self.lowered), COUNT_LIMIT + 1)]
         complete = len(counted) <= COUNT_LIMIT
         index = sum(1 for s, _ in counted if s < after)

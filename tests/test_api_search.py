@@ -66,6 +66,46 @@ def test_typographic_quotes_and_dashes_match_their_plain_forms(document, client_
     ]
 
 
+PDF_TEXT = (
+    "An of\ufb01cial \ufb01le and an o\ufb03cial one; the e\ufb00ect of the rule.\n"
+    "Staff read the infor-\nmation, the pre\u00adsent e-mail and an email.\n"
+)
+
+
+def test_a_word_drawn_with_a_ligature_is_found_by_its_letters(document, client_for, viewer):
+    parse = services.parse_version_add(document=document, parser="pdfish", text=PDF_TEXT)
+    ParseVersion.objects.filter(pk=parse.pk).update(status="ready")
+    body = _search(client_for(viewer), parse, q="Official").json()
+    assert [h["match"] for h in body["hits"]] == ["of\ufb01cial", "o\ufb03cial"]
+    prepared = textsearch.prepare_search(PDF_TEXT)
+    assert [h.match for h in prepared.search("file").hits] == ["\ufb01le"]
+    assert [h.match for h in prepared.search("the effect").hits] == ["the e\ufb00ect"]
+    # the ligature typed in the query finds itself, as any character does
+    assert [h.match for h in prepared.search("\ufb01le").hits] == ["\ufb01le"]
+
+
+def test_a_word_broken_at_the_end_of_a_line_is_found_whole():
+    prepared = textsearch.prepare_search(PDF_TEXT)
+    hit = prepared.search("the information").hits[0]
+    assert PDF_TEXT[hit.start : hit.end] == "the infor-\nmation"
+    assert hit.match == "the infor- mation"
+    assert [h.match for h in prepared.search("present").hits] == ["pre\u00adsent"]
+    # a typographic hyphen at the line's end is a hyphen too
+    dashed = textsearch.prepare_search("the infor\u2010\nmation")
+    assert [h.match for h in dashed.search("information").hits] == ["infor\u2010 mation"]
+    # a hyphen inside a line is the word's own: "email" is not "e-mail", nor the other way
+    assert [h.start for h in prepared.search("email").hits] == [PDF_TEXT.index("email")]
+    assert [h.start for h in prepared.search("e-mail").hits] == [PDF_TEXT.index("e-mail")]
+
+
+def test_a_text_without_ligatures_or_broken_words_is_searched_for_the_letters_alone():
+    plain = textsearch.prepare_search("An official file.\nNothing broken here.")
+    assert (plain.ligatures, plain.breaks) == (frozenset(), False)
+    pdf = textsearch.prepare_search(PDF_TEXT)
+    assert pdf.ligatures == {"\ufb00", "\ufb01", "\ufb03"} and pdf.breaks
+    assert textsearch._pattern("Official file").pattern == r"official\s+file"
+
+
 def test_hits_come_a_page_at_a_time_with_the_offset_to_ask_for_the_next(
     document, client_for, viewer
 ):
