@@ -12,8 +12,11 @@ on disk where every web process reads it:
 
 A request reads the index and the byte range of the sections it serves (at most ten), so a
 web process never holds a whole 50 MB view. A folder is written under a temporary name and
-renamed, so a reader sees a whole rendition or none. A file the sanitiser cannot draw leaves
-``broken.txt`` with the reason instead, so readers are told at once.
+renamed, so a reader sees a whole rendition or none. Reading touches the index, and the
+folder is kept within ``GROUNDWORK_RENDITIONS_MB``: after each build the least recently read
+renditions go (``prune``), and a reader of one gone is answered as before it was built. A
+file the sanitiser cannot draw leaves ``broken.txt`` with the reason instead, so readers are
+told at once.
 
 Until the rendition is stored, ``stored_sections`` raises ``Preparing`` (the API answers 202
 and the page polls) and asks a worker for it once a while (``REQUEUE_SECONDS``), which also
@@ -141,6 +144,7 @@ def rendition_build(*, parse: ParseVersion) -> int:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     _drop_others(folder)
+    prune(keep=folder)
     return count
 
 
@@ -197,6 +201,37 @@ def _drop_others(keep: Path) -> None:
             shutil.rmtree(entry, ignore_errors=True)
 
 
+def prune(budget_bytes: int | None = None, keep: Path | None = None) -> int:
+    """Delete the least recently read renditions (their index read last) until the folder
+    is within its budget (``GROUNDWORK_RENDITIONS_MB``), never ``keep``; bytes freed."""
+    if budget_bytes is None:
+        budget_bytes = settings.GROUNDWORK_RENDITIONS_MB * 1024 * 1024
+    stored = []
+    total = 0
+    for folder in rendition_root().glob("*/*/"):
+        if folder.name.startswith(".") or folder == keep:
+            continue
+        try:
+            read, size = (folder / _INDEX).stat().st_mtime, _size(folder)
+        except FileNotFoundError:  # a broken one (no index), or removed meanwhile
+            continue
+        stored.append((read, size, folder))
+        total += size
+    if keep is not None:
+        total += _size(keep)
+    freed = 0
+    for _, size, folder in sorted(stored):
+        if total - freed <= budget_bytes:
+            break
+        shutil.rmtree(folder, ignore_errors=True)
+        freed += size
+    return freed
+
+
+def _size(folder: Path) -> int:
+    return sum(entry.stat().st_size for entry in os.scandir(folder) if entry.is_file())
+
+
 def _abandoned(build: Path) -> bool:
     try:
         return time.time() - build.stat().st_mtime > _ABANDONED_SECONDS
@@ -219,6 +254,7 @@ def stored_sections(document: Document, parse: ParseVersion, first: int, last: i
     folder = parse_dir(document, parse)
     try:
         index = json.loads((folder / _INDEX).read_text(encoding="utf-8"))
+        os.utime(folder / _INDEX)  # read now: the last to go when the folder is pruned
     except FileNotFoundError:
         try:
             reason = (folder / _BROKEN).read_text(encoding="utf-8")

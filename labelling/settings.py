@@ -222,6 +222,10 @@ GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_0
 GROUNDWORK_PAGE_CACHE_DIR = env_str("GROUNDWORK_PAGE_CACHE_DIR", "")
 GROUNDWORK_PAGE_CACHE_MB = env_int("GROUNDWORK_PAGE_CACHE_MB", 1024)
 GROUNDWORK_PRERENDER_PAGES = env_int("GROUNDWORK_PRERENDER_PAGES", 3)
+# The rendered views of HTML, Markdown and Word documents (MEDIA_ROOT/renditions), kept up to
+# this size: past it the least recently read go, and a reader of one gone waits (202) while a
+# worker builds it again.
+GROUNDWORK_RENDITIONS_MB = env_int("GROUNDWORK_RENDITIONS_MB", 4096)
 # Each web process keeps the texts of the parses highlighted in most recently, to cut a new
 # anchor's quote and context from (a database slice of a long text reads all of it).
 GROUNDWORK_HIGHLIGHT_CACHE_CHARS = env_int("GROUNDWORK_HIGHLIGHT_CACHE_CHARS", 16_000_000)

@@ -287,3 +287,47 @@ def test_a_new_rendition_removes_a_build_a_dead_worker_left_but_not_one_in_progr
     renditions.forget(folder)
     tasks.render_document(_reference(document).pk)
     assert not abandoned.exists() and running.exists()
+
+
+# -- the folder's budget -------------------------------------------------------------------------
+
+
+def _index(document):
+    return renditions.parse_dir(document, _reference(document)) / "index.json"
+
+
+def test_past_the_budget_a_new_rendition_pushes_out_the_others_and_their_readers_wait(
+    upload, settings, intercept, client_for, viewer
+):
+    first = upload("first.html", HTML + b"<!-- first -->")
+    settings.GROUNDWORK_RENDITIONS_MB = 0  # room for the newest alone
+    second = upload("second.html", HTML + b"<!-- second -->")
+
+    assert _index(second).exists() and not _index(first).exists()
+    queued = intercept()
+    client = client_for(viewer)
+    assert _get(client, "second.html").status_code == 200
+    gone = _get(client, "first.html")
+    assert gone.status_code == 202 and gone.json()["preparing"] is True
+    assert queued == [_reference(first).pk]  # a worker is asked to build it again
+    tasks.render_document(_reference(first).pk)
+    assert _get(client, "first.html").status_code == 200
+
+
+def test_the_least_recently_read_renditions_go_first_and_reading_one_keeps_it(
+    upload, client_for, viewer
+):
+    documents = [upload(f"{name}.html", HTML + name.encode()) for name in ("a", "b", "c")]
+    for age, document in enumerate(documents):  # built in turn, read in that order since
+        os.utime(_index(document), (1000 + age, 1000 + age))
+    assert _get(client_for(viewer), "a.html").status_code == 200  # a is read now
+    sizes = {
+        d.source_id: sum(f.stat().st_size for f in _index(d).parent.iterdir()) for d in documents
+    }
+
+    freed = renditions.prune(budget_bytes=sizes["a.html"] + sizes["c.html"])
+
+    assert freed == sizes["b.html"]
+    assert [_index(d).exists() for d in documents] == [True, False, True]
+    assert renditions.prune(budget_bytes=0, keep=_index(documents[2]).parent) == sizes["a.html"]
+    assert _index(documents[2]).exists()  # the one just built is never pushed out
