@@ -7,23 +7,26 @@ with typographic quotes and dashes read as their ASCII forms ("it's" finds "it\u
 
 A PDF's text also holds words as the page drew them: "ﬁle" with the one-character ligature,
 "infor-" at the end of a line and "mation" on the next. "file" finds the first and
-"information" the second, wherever the text has such characters at all.
+"information" the second.
 
 The text is prepared once per parse (``SearchableText``): a copy with each code point
 lowered to exactly one code point, so an offset in the copy is the same offset in the
-original and no map back is needed. A search is then one compiled regular expression run
-in C over that copy, stopping after the hits it needs; the ligatures and line-end breaks it
-may step over are in the expression only for a text that has them, since they cost a
-plain text's search its speed (``bench/search_bench.py``). Pure Python, no Django.
+original. In a text that holds ligatures or words broken at a line's end, the copy also has
+each ligature written out and each break taken out, and the few places that changed are
+kept (``_Edits``) to map a hit's offsets back. A search is then one compiled regular
+expression of the query's words run in C over that copy, stopping after the hits it needs.
+Pure Python, no Django.
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import accumulate, chain, islice, repeat
+from operator import add
 
 __all__ = ["MAX_QUERY", "Found", "Hit", "QueryError", "SearchableText", "prepare_search"]
 
@@ -76,9 +79,13 @@ LIGATURES = {
     "fl": "\ufb02",
     "st": "\ufb06",
 }
-#: A word broken at the end of a line: a hyphen and the line break, or a soft hyphen.
-_BREAK = r"(?:-[ \t]*\r?\n[ \t]*|\u00ad)"
-_BREAKS = re.compile(_BREAK)
+#: What the search copy writes for a ligature (its letters) and a soft hyphen (nothing).
+_WRITTEN = {**{ligature: letters for letters, ligature in LIGATURES.items()}, "\u00ad": ""}
+_WRITTEN_OUT = str.maketrans(_WRITTEN)
+#: What the search copy changes: a ligature, or a word broken at the end of a line (a hyphen
+#: and the line break, or a soft hyphen). Captured, so that one split gives both the pieces
+#: between changes and the changes.
+_CHANGED = re.compile(f"([{''.join(LIGATURES.values())}]|-[ \\t]*\\r?\\n[ \\t]*|\u00ad)")
 
 
 class QueryError(ValueError):
@@ -124,50 +131,90 @@ class Found:
     next_after: int | None
 
 
-def _pattern(
-    query: str, ligatures: frozenset[str] = frozenset(), breaks: bool = False
-) -> re.Pattern[str]:
-    """The query's words, lowered, with any run of whitespace between them; each word may
-    be written with the `ligatures` given (which the text holds) and, with `breaks`, broken
-    at a line's end between two of its letters."""
-    words = query.translate(_LOWER).split()
-    return re.compile(r"\s+".join(_word(w, ligatures, breaks) for w in words))
+def _pattern(query: str, written_out: bool = True) -> re.Pattern[str]:
+    """The query's words, lowered, with any run of whitespace between them: with
+    `written_out`, its ligatures written out and soft hyphens dropped, as the copy searched
+    has them."""
+    query = query.translate(_LOWER)
+    if written_out:
+        query = query.translate(_WRITTEN_OUT)
+    return re.compile(r"\s+".join(re.escape(w) for w in query.split()))
 
 
-def _word(word: str, ligatures: frozenset[str], breaks: bool) -> str:
-    """One word's expression: its letters in turn, where a run of them is what a ligature of
-    the text stands for ("fi"), either spelling; a line-end break allowed between letters."""
-    gap = f"{_BREAK}?" if breaks else ""
-    out, i = "", 0
-    while i < len(word):
-        run = next(
-            (r for r in LIGATURES if word.startswith(r, i) and _holds_ligature(r, ligatures)),
-            word[i],
+class _Edits:
+    """Where the search copy differs from the lowered text: each change's start and end in
+    the copy and in the text, in order, to map offsets between the two."""
+
+    __slots__ = ("copy_ends", "copy_starts", "text_ends", "text_starts")
+
+    def __init__(self, between: list[str], changes: list[str], written: list[str]) -> None:
+        """From the pieces of text between the changes, the changes and what the copy
+        writes for each; summed in C (``accumulate``), since a PDF may have 100,000s."""
+        gaps, changed, wrote = (
+            list(map(len, between)),
+            list(map(len, changes)),
+            list(map(len, written)),
         )
-        if i and gap and word[i - 1].isalpha() and word[i].isalpha():
-            out += gap
-        spellings = _spellings(run, ligatures, gap)
-        out += spellings[0] if len(spellings) == 1 else f"(?:{'|'.join(spellings)})"
-        i += len(run)
-    return out
+        n = len(changes)
+        self.text_starts = array(
+            "i", islice(accumulate(map(add, changed, gaps[1:]), initial=gaps[0]), n)
+        )
+        self.text_ends = array("i", map(add, self.text_starts, changed))
+        self.copy_starts = array(
+            "i", islice(accumulate(map(add, wrote, gaps[1:]), initial=gaps[0]), n)
+        )
+        self.copy_ends = array("i", map(add, self.copy_starts, wrote))
+
+    def __len__(self) -> int:
+        return len(self.copy_starts)
+
+    def start_in_text(self, at: int) -> int:
+        """Where a hit starting at copy offset ``at`` starts in the text (a hit starting
+        inside a written-out ligature starts at the ligature)."""
+        i = bisect_right(self.copy_starts, at) - 1
+        if i < 0:
+            return at
+        if at < self.copy_ends[i]:
+            return self.text_starts[i]
+        return at + self.text_ends[i] - self.copy_ends[i]
+
+    def end_in_text(self, at: int) -> int:
+        """Where a hit ending at copy offset ``at`` (exclusive) ends in the text."""
+        i = bisect_left(self.copy_starts, at) - 1
+        if i < 0:
+            return at
+        if at <= self.copy_ends[i]:
+            return self.text_ends[i]
+        return at + self.text_ends[i] - self.copy_ends[i]
+
+    def in_copy(self, at: int) -> int:
+        """The copy offset of text offset ``at`` (inside a change: where the change starts)."""
+        i = bisect_right(self.text_starts, at) - 1
+        if i < 0:
+            return at
+        if at < self.text_ends[i]:
+            return self.copy_starts[i]
+        return at + self.copy_ends[i] - self.text_ends[i]
 
 
-def _holds_ligature(run: str, ligatures: frozenset[str]) -> bool:
-    """Whether some ligature of the text stands for all or part of `run`."""
-    return any(LIGATURES[r] in ligatures for r in LIGATURES if r in run)
+#: A text changing more often than once in this many characters is not a PDF's prose (a
+#: crafted file): it is searched as it is, without its own copy and the map of changes.
+CHANGE_EVERY = 8
 
 
-def _spellings(letters: str, ligatures: frozenset[str], gap: str) -> list[str]:
-    """Every way the text may write `letters` (at most three): each letter, or a ligature
-    of the text for some of them, with a line-end break allowed between two pieces."""
-    found = {re.escape(letters)} if len(letters) == 1 else set()
-    if len(letters) > 1 and LIGATURES.get(letters) in ligatures:
-        found.add(LIGATURES[letters])
-    for cut in range(1, len(letters)):
-        for head in _spellings(letters[:cut], ligatures, gap):
-            for tail in _spellings(letters[cut:], ligatures, gap):
-                found.add(head + gap + tail)
-    return sorted(found, key=lambda x: (-len(x), x))
+def _search_copy(lowered: str) -> tuple[str, _Edits | None, bool]:
+    """The lowered text with its ligatures written out and its broken words joined, where it
+    changed, and whether it was written out: the text itself and None when it holds
+    neither (written out as it is), or too many (not written out)."""
+    if _CHANGED.search(lowered) is None:
+        return lowered, None, True
+    parts = _CHANGED.split(lowered)
+    between, changes = parts[::2], parts[1::2]
+    if len(changes) > len(lowered) // CHANGE_EVERY:
+        return lowered, None, False
+    written = list(map(_WRITTEN.get, changes, repeat("")))  # a break: nothing
+    copy = "".join(chain.from_iterable(zip(between, [*written, ""], strict=True)))
+    return copy, _Edits(between, changes, written), True
 
 
 def check_query(query: str) -> str:
@@ -186,21 +233,25 @@ def check_query(query: str) -> str:
 class SearchableText:
     """One parse's text, lowered once, ready for many searches."""
 
-    __slots__ = ("breaks", "ligatures", "lowered", "page_starts", "text")
+    __slots__ = ("edits", "lowered", "page_starts", "text", "written_out")
 
     def __init__(self, text: str, page_starts: Sequence[int] | None = None) -> None:
         self.text = text
         self.page_starts = list(page_starts) if page_starts else [0]
-        self.lowered = text.translate(_LOWER)
-        #: what a query may have to step over here: the ligatures the text holds, and
-        #: whether it breaks words at a line's end (any dash reads "-" in the lowered copy)
-        self.ligatures = frozenset(ch for ch in LIGATURES.values() if ch in self.lowered)
-        self.breaks = _BREAKS.search(self.lowered) is not None
+        #: the copy searched (``_search_copy``), and where it differs from the text
+        self.lowered, self.edits, self.written_out = _search_copy(text.translate(_LOWER))
 
     @property
     def size(self) -> int:
-        """Code points held (the text and its lowered copy)."""
-        return 2 * len(self.text)
+        """Code points held (the text and its lowered copy), the map of changes counted as
+        the code points its bytes would be."""
+        return 2 * len(self.text) + (4 * len(self.edits) if self.edits else 0)
+
+    def _in_text(self, match: re.Match) -> tuple[int, int]:
+        """A hit's span in the text (the copy's, mapped back where the copy changed)."""
+        if self.edits is None:
+            return match.span()
+        return self.edits.start_in_text(match.start()), self.edits.end_in_text(match.end())
 
     def page_at(self, offset: int) -> int:
         return max(1, bisect_right(self.page_starts, offset))
@@ -220,15 +271,18 @@ class SearchableText:
 
     def search(self, query: str, *, after: int = 0, limit: int = 50) -> Found:
         """Hits of ``query`` starting at or after code point ``after``, ``limit`` at most."""
-        pattern = _pattern(check_query(query), self.ligatures, self.breaks)
-        counted = [m.span() for m in islice(pattern.finditer(self.lowered), COUNT_LIMIT + 1)]
+        pattern = _pattern(check_query(query), self.written_out)
+        matches = pattern.finditer(self.lowered)
+        counted = [self._in_text(m) for m in islice(matches, COUNT_LIMIT + 1)]
         complete = len(counted) <= COUNT_LIMIT
         index = sum(1 for s, _ in counted if s < after)
         from_counted = [span for span in counted if span[0] >= after]
         if complete or len(from_counted) > limit:
             spans = from_counted[: limit + 1]
         else:  # past what was counted: search on from ``after`` itself
-            spans = [m.span() for m in islice(pattern.finditer(self.lowered, after), limit + 1)]
+            begin = self.edits.in_copy(after) if self.edits else after
+            matches = pattern.finditer(self.lowered, begin)
+            spans = [self._in_text(m) for m in islice(matches, limit + 1)]
         more = len(spans) > limit
         spans = spans[:limit]
         return Found(

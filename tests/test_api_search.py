@@ -7,6 +7,8 @@ import re
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalsets import comparison, services, textsearch
 from evalsets.models import Document, ParseVersion
@@ -98,12 +100,71 @@ def test_a_word_broken_at_the_end_of_a_line_is_found_whole():
     assert [h.start for h in prepared.search("e-mail").hits] == [PDF_TEXT.index("e-mail")]
 
 
-def test_a_text_without_ligatures_or_broken_words_is_searched_for_the_letters_alone():
+def test_a_text_without_ligatures_or_broken_words_is_searched_as_it_is():
     plain = textsearch.prepare_search("An official file.\nNothing broken here.")
-    assert (plain.ligatures, plain.breaks) == (frozenset(), False)
+    assert plain.edits is None  # the lowered text is the copy searched, offsets as they are
+    assert plain.size == 2 * len(plain.text)
     pdf = textsearch.prepare_search(PDF_TEXT)
-    assert pdf.ligatures == {"\ufb00", "\ufb01", "\ufb03"} and pdf.breaks
-    assert textsearch._pattern("Official file").pattern == r"official\s+file"
+    assert pdf.lowered.startswith("an official file and an official one; the effect")
+    assert "the information, the present e-mail" in pdf.lowered
+
+
+def test_a_text_changing_more_often_than_prose_does_is_searched_as_it_is():
+    crafted = "aﬁ" * 1000  # a ligature every other character: no PDF's prose
+    prepared = textsearch.prepare_search(crafted)
+    assert prepared.edits is None and prepared.size == 2 * len(crafted)
+    assert prepared.search("aﬁaﬁ").total == 500  # the ligature as typed; hits do not overlap
+    prose = textsearch.prepare_search("x" * 200 + "ﬁ" + "-\n" + "x" * 200)
+    assert len(prose.edits) == 2 and prose.size == 2 * len(prose.text) + 4 * 2
+    # a ligature typed in a query of a text without any finds the letters
+    assert [h.start for h in prose.search("xﬁ").hits] == [199]
+
+
+def test_hits_after_ligatures_and_breaks_come_a_page_at_a_time_at_their_own_offsets():
+    text = "".join(f"The ﬁ{n}le of the long report on the infor-\nmation ﬁle.\n" for n in range(30))
+    prepared = textsearch.prepare_search(text)
+    every = [m.start() for m in re.finditer("ﬁle", text)]
+    first = prepared.search("file", limit=10)
+    assert [h.start for h in first.hits] == every[:10] and first.total == 30
+    second = prepared.search("file", after=first.next_after, limit=10)
+    assert second.index == 10 and [h.start for h in second.hits] == every[10:20]
+    hits = prepared.search("information").hits
+    assert [text[h.start : h.end] for h in hits] == ["infor-\nmation"] * 30
+
+
+PIECES = ["a", "b", "f", "i", "l", " ", "\n", "ﬁ", "ﬂ", "ﬃ", "-\n", "- \n ", "\u00ad"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(PIECES), max_size=40),
+    st.text(alphabet="abfil", min_size=1, max_size=4),
+)
+def test_each_hit_is_the_query_once_its_ligatures_are_written_out_and_breaks_taken_out(
+    pieces, query
+):
+    text = "x" * 20 * len(pieces) + "".join(pieces)  # prose-like: changes are rare
+    hits = textsearch.prepare_search(text).search(query, limit=200).hits
+    join = re.compile(r"-[ \t]*\n[ \t]*|\u00ad")
+    copy = join.sub("", text).translate(str.maketrans(textsearch._WRITTEN))
+    assert len(hits) == len(re.findall(re.escape(query), copy))
+    for hit in hits:
+        found = join.sub("", text[hit.start : hit.end]).translate(
+            str.maketrans(textsearch._WRITTEN)
+        )
+        # a hit may begin and end inside a ligature: up to two of its other letters each side
+        assert query in found and len(found) - len(query) <= 4
+
+
+def test_past_the_counted_hits_the_search_goes_on_from_the_text_offset_asked(monkeypatch):
+    monkeypatch.setattr(textsearch, "COUNT_LIMIT", 5)
+    text = "".join(f"The ﬁ{n}le of the long report on the infor-\nmation ﬁle.\n" for n in range(30))
+    every = [m.start() for m in re.finditer("ﬁle", text)]
+    late = textsearch.prepare_search(text).search("file", after=every[20], limit=3)
+    assert late.total_is_lower_bound and [h.start for h in late.hits] == every[20:23]
+    # an offset inside a broken word or a ligature searches on from that change's start
+    inside = textsearch.prepare_search(text).search("information", after=text.index("-\n"))
+    assert inside.hits[0].start == text.index("infor-", text.index("-\n") + 1)
 
 
 def test_hits_come_a_page_at_a_time_with_the_offset_to_ask_for_the_next(
