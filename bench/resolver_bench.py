@@ -408,30 +408,35 @@ def right(case: dict, span: tuple[int, int] | None) -> bool:
     )
 
 
+def outcome(case: dict, span: tuple[int, int] | None) -> str:
+    """What a resolver made of one sampled passage: "right", "wrong" or "miss" for one that
+    survives, "false alarm" or "absent" (rightly not found) for one that does not."""
+    if case["truth"] is None:
+        return "false alarm" if span is not None else "absent"
+    if span is None:
+        return "miss"
+    return "right" if right(case, span) else "wrong"
+
+
 def score(cases: list[dict], spans: list) -> dict:
-    survivors = correct = wrong = lost = alarms = absent = absent_alarms = 0
+    n: Counter = Counter()
+    absent = absent_alarms = 0
     for c, span in zip(cases, spans, strict=True):
-        if c["truth"] is None:
-            lost += 1
-            alarms += span is not None
-            if c["kind"] == "absent":
-                absent += 1
-                absent_alarms += span is not None
-            continue
-        survivors += 1
-        if span is None:
-            continue
-        ok = right(c, span)
-        correct += ok
-        wrong += not ok
+        result = outcome(c, span)
+        n[result] += 1
+        if c["kind"] == "absent":
+            absent += 1
+            absent_alarms += result == "false alarm"
+    survivors = n["right"] + n["wrong"] + n["miss"]
+    lost = n["false alarm"] + n["absent"]
     return {
         "survivors": survivors,
-        "n_right": correct,
-        "recall": correct / max(1, survivors),
-        "wrong": wrong / max(1, survivors),
-        "alarms": alarms / max(1, lost),
-        "n_wrong": wrong,
-        "n_alarm": alarms,
+        "n_right": n["right"],
+        "recall": n["right"] / max(1, survivors),
+        "wrong": n["wrong"] / max(1, survivors),
+        "alarms": n["false alarm"] / max(1, lost),
+        "n_wrong": n["wrong"],
+        "n_alarm": n["false alarm"],
         "absent": absent,
         "absent_alarms": absent_alarms,
     }

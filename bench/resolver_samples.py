@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from resolver_bench import SUITES, TARGETS, build_suite, right, run_ours, suite_documents
+from resolver_bench import SUITES, TARGETS, build_suite, outcome, run_ours, suite_documents
 
 from evalsets.resolver import RESOLVER_VERSION
 
@@ -34,14 +34,6 @@ def seeds_of(text: str) -> list[int]:
         first, _, last = part.partition("-")
         out += range(int(first), int(last or first) + 1)
     return out
-
-
-def outcome(case: dict, span: tuple[int, int] | None) -> str:
-    if case["truth"] is None:
-        return "false alarm" if span is not None else "absent"
-    if span is None:
-        return "miss"
-    return "right" if right(case, span) else "wrong"
 
 
 def main() -> None:
