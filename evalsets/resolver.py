@@ -50,7 +50,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.8"
+RESOLVER_VERSION = "1.9"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -129,6 +129,10 @@ REFIT_CONTEXT_MIN = 12
 #: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
 #: its first and last lines at least this long, folded, to fix its two ends.
 MOVED_LINES_EDGE = 3
+#: A fuzzy span holds the quote's first (last) line when it is within this many folded
+#: characters of its start (end); otherwise a copy just outside widens it
+#: (`PreparedText._with_edge_lines`).
+EDGE_LINE_SLACK = 8
 #: Quotes not found for these reasons are tried again without their lines of symbols alone
 #: (`PreparedText._symbol_lines_moved`).
 SYMBOL_LINES_RETRY = frozenset({"not_present", "not_present_short", "ends_not_fixed"})
@@ -629,7 +633,10 @@ class PreparedText:
         algorithms. □", and "written as", the brackets, "x" where this one reads "written
         as\nx =" and then the brackets. The quote is found if, without those lines, it has
         letters, an exact or normalised copy that the usual rules pick, and every symbol
-        within `MAX_SPAN_EXTRA` characters of that copy; the span is the copy.
+        within `MAX_SPAN_EXTRA` characters of that copy; the span is the copy. The copy may
+        hold the quote's own symbols between its lines (a matrix's left bracket pieces read
+        before its rows, the right ones after), if what it matches, symbols included, is at
+        least `FUZZY_MIN_LENGTH` characters folded.
         """
         q = quote.strip()
         lines = _LINE_BREAK.split(q)
@@ -639,14 +646,21 @@ class PreparedText:
         symbols = [fold(line) for line, mark in zip(lines, marked, strict=True) if mark]
         bare = "\n".join(line for line, mark in zip(lines, marked, strict=True) if not mark)
         bf = fold(bare)
-        if _letterless(bare) or len(bf) < FUZZY_MIN_LENGTH:
+        if _letterless(bare):
             return None
         context = _Context(prefix, suffix, bare)
-        res, _ = self._by_copies(bare, bf, occurrence, page_hint, context)
+        res = None
+        if len(bf) >= FUZZY_MIN_LENGTH:
+            res, _ = self._by_copies(bare, bf, occurrence, page_hint, context)
         if res is None or res.start is None:
             # the symbols may be read between two of its other lines instead ("ferent
-            # algorithms. □" for "ferent algorithms." then "□" after the next line)
-            cands = self._with_symbols_between(bare, symbols)
+            # algorithms. □" for "ferent algorithms." then "□" after the next line); what
+            # such a copy matches, symbols included, must be as long as a fuzzy match
+            cands = [
+                c
+                for c in self._with_symbols_between(bare, symbols)
+                if c.fb - c.fa >= FUZZY_MIN_LENGTH
+            ]
             if not cands:
                 return None
             res = self._choose(NORMALISED, cands, [], occurrence, page_hint, context, len(bf), bare)
@@ -671,12 +685,12 @@ class PreparedText:
         )
 
     def _with_symbols_between(self, bare: str, symbols: list[str]) -> list[_Candidate]:
-        """Copies of `bare` (a quote without its lines of symbols alone, folded) with one of
-        those symbols between two of its lines, at one place or more; copies without any
-        are `_by_copies`' to find."""
+        """Copies of `bare` (a quote without its lines of symbols alone, folded) with those
+        symbols between its lines, any number of them at one place or more; copies without
+        any are `_by_copies`' to find."""
         lines = [line for line in _folded_lines(bare) if line]
         between = "|".join(map(re.escape, sorted(set(symbols), key=len, reverse=True)))
-        pattern = re.compile(f"(?:{between})?".join(map(re.escape, lines)))
+        pattern = re.compile(f"(?:{between})*".join(map(re.escape, lines)))
         folded = self.folded
         length = sum(map(len, lines))
         cands = []
@@ -783,12 +797,23 @@ class PreparedText:
                         page=self.page_at(refit.start),
                         detail=res.detail + "; an end moved to where the recorded context fits",
                     )
+                whole = self._with_edge_lines(picked, q)
+                if whole is not picked:
+                    picked = whole
+                    res = replace(
+                        res,
+                        start=whole.start,
+                        end=whole.end,
+                        page=self.page_at(whole.start),
+                        detail=res.detail + "; widened to the quote's edge line read just outside",
+                    )
                 if not self._ends_fixed(picked, qf, q, context):
                     # the alignment guessed an end; line by line, its edge lines may still
-                    # fix them if one holds letters and the other letters or a number of
-                    # several characters ("2.1"): a slice of a matrix never does
+                    # fix them if one holds letters and the other letters, a number of
+                    # several characters ("2.1") or a context with letters on its side: a
+                    # slice of a matrix never does
                     edges = _LINE_BREAK.split(q)
-                    if _fixes_ends(edges[0], edges[-1]):
+                    if _fixes_ends(edges[0], edges[-1], context):
                         res = self._by_pieces(q, qf, context)
                         if res is not None:
                             return res
@@ -956,29 +981,37 @@ class PreparedText:
         if len(pieces) < 3:
             return None
         first, last = pieces[0], pieces[-1]
-        if len(first) < MOVED_LINES_EDGE or len(last) < MOVED_LINES_EDGE:
+        prefix, suffix = context.prefix, context.suffix
+        # a short edge line ("3", the start of "3.15 zbasis") is everywhere: it fixes its end
+        # only with the recorded context on its side here exactly, long enough to tell, and
+        # holding letters (beside more digits, a matrix's "0" fits every row)
+        short_first, short_last = (len(p) < MOVED_LINES_EDGE for p in (first, last))
+        raw_prefix, raw_suffix = context.raw
+        if (short_first and not _telling(prefix, raw_prefix)) or (
+            short_last and not _telling(suffix, raw_suffix)
+        ):
             return None
         ftext = self.folded.text
         hits = find_all(ftext, first, limit=PIECES_MAX_HITS)
         if len(hits) > PIECES_MAX_HITS:
             return None
-        prefix, suffix = context.prefix, context.suffix
         slack = (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK
         inner = sorted(pieces[1:-1], key=len, reverse=True)
         fits = set()
         for fa in hits:
+            dp = _anchored_distance(prefix, ftext, fa, before=True)
+            if short_first and dp:
+                continue
             limit = fa + len(qf) + budget
             at = ftext.find(last, fa + len(first), limit)
             while at >= 0:
                 fb = at + len(last)
                 if _holds_all(ftext[fa:fb], inner):
-                    if fb - fa - len(qf) <= budget and (
-                        _anchored_distance(prefix, ftext, fa, before=True)
-                        + _anchored_distance(suffix, ftext, fb, before=False)
-                        <= slack
-                    ):
+                    ds = _anchored_distance(suffix, ftext, fb, before=False)
+                    if fb - fa - len(qf) <= budget and dp + ds <= slack and not (short_last and ds):
                         fits.add((fa, fb))
-                    break
+                    if not short_last:
+                        break
                 at = ftext.find(last, at + 1, limit)
         return fits.pop() if len(fits) == 1 else None
 
@@ -1098,6 +1131,39 @@ class PreparedText:
             ]
             if len(ends) == 1:
                 fb = ends[0]
+        if (fa, fb) == (c.fa, c.fb):
+            return c
+        start, end = self.folded.original_span(fa, fb)
+        return replace(c, start=start, end=end, fa=fa, fb=fb)
+
+    def _with_edge_lines(self, c: _Candidate, q: str) -> _Candidate:
+        """The fuzzy span widened to hold the quote's first and last lines, when one is not at
+        its edge but right outside it.
+
+        A table read by columns where it was highlighted ("Attribute", "abstract",
+        "bigarray", "camlint", "compare") and by rows here interleaves the other column's
+        cells: the cheapest alignment stops a row or two short and leaves the quote's last
+        cells out ("compare" begins the row after the span). An edge line of at least
+        `MOVED_LINES_EDGE` characters folded that the span does not hold within
+        `EDGE_LINE_SLACK` characters of its edge, with a copy within `MAX_SPAN_EXTRA`
+        characters outside it, moves that end to the nearest copy.
+        """
+        lines = [line for line in _folded_lines(q) if line]
+        first, last = lines[0], lines[-1]
+        ftext = self.folded.text
+        fa, fb = c.fa, c.fb
+        edge = EDGE_LINE_SLACK
+        if len(last) >= MOVED_LINES_EDGE and last not in ftext[max(fa, fb - len(last) - edge) : fb]:
+            at = ftext.find(last, fb, fb + MAX_SPAN_EXTRA + len(last))
+            if at >= 0:
+                fb = at + len(last)
+        if (
+            len(first) >= MOVED_LINES_EDGE
+            and first not in ftext[fa : min(fb, fa + len(first) + edge)]
+        ):
+            at = ftext.rfind(first, max(0, fa - MAX_SPAN_EXTRA - len(first)), fa)
+            if at >= 0:
+                fa = at
         if (fa, fb) == (c.fa, c.fb):
             return c
         start, end = self.folded.original_span(fa, fb)
@@ -1928,15 +1994,23 @@ def _symbol_line(line: str) -> bool:
     return not any(ch.isalnum() for ch in line) and bool(fold(line))
 
 
-def _fixes_ends(first: str, last: str) -> bool:
+def _fixes_ends(first: str, last: str, context: _Context) -> bool:
     """Whether a quote's first and last lines may fix the ends of a span found line by line:
-    one holds letters, and the other letters or at least `MOVED_LINES_EDGE` characters
-    folded (a section number "2.1", not a matrix's "0", which every row has)."""
+    one holds letters, and the other letters, at least `MOVED_LINES_EDGE` characters folded
+    (a section number "2.1", not a matrix's "0", which every row has), or a recorded context
+    on its side that can tell (`_telling`: a file's first row "2" after its name)."""
     lettered = [not _letterless(line) for line in (first, last)]
+    sides = zip((context.prefix, context.suffix), context.raw, strict=True)
     return any(lettered) and all(
-        has or len(fold(line)) >= MOVED_LINES_EDGE
-        for has, line in zip(lettered, (first, last), strict=True)
+        has or len(fold(line)) >= MOVED_LINES_EDGE or _telling(*side)
+        for has, line, side in zip(lettered, (first, last), sides, strict=True)
     )
+
+
+def _telling(folded: str, raw: str) -> bool:
+    """Whether a side of the recorded context can fix a short edge line by itself: at least
+    `REFIT_CONTEXT_MIN` characters folded (`folded`), with letters (`raw`)."""
+    return len(folded) >= REFIT_CONTEXT_MIN and not _letterless(raw)
 
 
 def _letterless(quote: str) -> bool:

@@ -464,7 +464,7 @@ def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(
 
 
 def test_the_resolver_version_was_bumped_for_changed_results():
-    assert RESOLVER_VERSION == "1.8"
+    assert RESOLVER_VERSION == "1.9"
 
 
 # -- resolver 1.3 ---------------------------------------------------------------------------
@@ -721,6 +721,15 @@ FINGERPRINT_PAGES = [
     "1.2.2 Solving systems over Q . . . 10\n1.2.3 Computing rays . . . 10\n1.2.4 Circuits\n",
     "type:\nIDL type ty Caml type [[ty]]\n[string] char [] string\n"
     "[string] unsigned char [] string\n[string] byte [] string\nCaml string values\n",
+    "with all row and column sums.\n\uf8eb\n\uf8ec\uf8ec\uf8ed\n11 23 34\n4 15 12\n\uf8f6\n"
+    "\uf8f7\uf8f7\uf8f8\n71\n",
+    "x4 ∈ Z+}\nLet us set up the problem in 4ti2.\n4coins.mat 4coins.zsol 4coins.sign 4coins.cost\n"
+    "2 4\n1 1 1 1\n1 5 10 25\n1 4\nNote that\n",
+    "\x0cChapter 3. Command-line reference 33\n3.9 normalform\n\x0c3.10. output 34\n"
+    "3.10 output\n\x0cChapter 3. Command-line reference 35\n",
+    "The following table summarizes\nthe recognized attributes and their arguments.\n"
+    "Attribute Context where it can appear\nabstract typedef\nbigarray array type\n"
+    "camlint int or long integer type\ncompare ( fun-name ) typedef\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -812,6 +821,25 @@ FINGERPRINT_ANCHORS = [
         "prefix": "it\nfinalize ( fun-",
         "suffix": "-name )\nignore\nin\nint_default ( ",
     },
+    # 1.9: a matrix's bracket pieces read between the quote's lines, several in a row
+    {"quote": "column sums.\n\uf8eb\n\uf8ec\n\uf8ec\n\uf8ed\n\uf8f6\n\uf8f7\n\uf8f7\n\uf8f8\n11"},
+    # 1.9: a lone digit at an end, placed by a recorded context with letters
+    {
+        "quote": "us set up the problem in 4ti2.\n4coins.mat\n2",
+        "prefix": "x4 ∈ Z+}\nLet ",
+        "suffix": " 4\n1\n1 1\n1 5 10 25\n1\n4coins.zsol",
+    },
+    {
+        "quote": "33\n3.9 normalform\n\x0c3.10. output\n3.10\noutput\n34\n\x0cChapter",
+        "prefix": "apter 3. Command-line reference\n",
+        "suffix": " 3. Command-line reference\n35",
+    },
+    # 1.9: a fuzzy span widened to the quote's last line, read just after it
+    {
+        "quote": "The following table summarizes\nthe recognized attributes and their arguments.\n"
+        "Attribute\nabstract\nbigarray\ncamlint\ncompare",
+        "suffix": " ( fun-name )\nc2ml ( fun-name )\n",
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
@@ -822,6 +850,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.6": "e08108f4e574d61e5a21f131bd084753d5769ae601c0529ba918c88db8cd976b",
     "1.7": "8db6458710eee2e6d28913ce5a6bc8ed5dd4efc2c85500fb080a60aad89efa47",
     "1.8": "9cd85865f9d435b7428ffbc759d6987d625a251279036e8d3369d3e6bdd68330",
+    "1.9": "4369f1df0ab5f66652fa7ae9f1f19d04dfe7e7767c3ab89ef96f33393d40b3c3",
 }
 
 
@@ -1315,9 +1344,18 @@ def test_moved_lines_end_on_the_copy_of_the_last_line_that_holds_the_rest():
     assert resolve(text, quote, **context).status == FUZZY
     padded = text.replace("magic3x3\n", "magic3x3\n" + "x" * 200 + "\n", 1)
     assert resolve(padded, quote, **context).status == NOT_FOUND
-    # a last line of two characters fixes nothing
-    short = text.replace("\n0 2 1 2 1 0 1 0 2", "")
-    assert resolve(short, quote.removesuffix("\n0 2 1 2 1 0 1 0 2"), **context).status == NOT_FOUND
+    # a last line of two characters fixes its end only by a suffix with letters right after it
+    short, quote = (
+        text.replace("\n0 2 1 2 1 0 1 0 2", ""),
+        quote.removesuffix("\n0 2 1 2 1 0 1 0 2"),
+    )
+    r = resolve(short, quote, **context)
+    assert r.status == FUZZY and short[r.start : r.end].endswith("magic3x3.ray\n4 9")
+    digits = short.replace("that corresponds to the rays", "0 2 1 2 1 0 1 0 2\n1 2 0")
+    assert resolve(digits, quote, **{**context, "suffix": "\n0 2 1 2 1 0 1 0 2\n1 2"}).status == (
+        NOT_FOUND
+    )
+    assert resolve(short, quote, **{**context, "suffix": "\nthat matches the"}).status == NOT_FOUND
 
 
 def test_a_quote_found_line_by_line_says_how_with_its_page_score_and_words_kept():
@@ -1466,14 +1504,30 @@ def test_a_contents_entry_beginning_with_a_section_number_is_found_from_its_two_
 
 
 def test_edge_lines_fix_the_ends_when_one_holds_letters_and_neither_is_a_lone_digit():
-    assert _fixes_ends("2.1", "1.2.3 Computing extreme rays")
-    assert _fixes_ends("Computing extreme rays", "1.2")
-    assert _fixes_ends("square cone:", "the rays")
+    none = _Context("", "", "q")
+    assert _fixes_ends("2.1", "1.2.3 Computing extreme rays", none)
+    assert _fixes_ends("Computing extreme rays", "1.2", none)
+    assert _fixes_ends("square cone:", "the rays", none)
     # a lone digit, or two, has a copy in every row of a matrix
-    assert not _fixes_ends("square cone:", "2")
-    assert not _fixes_ends("12", "square cone:")
+    assert not _fixes_ends("square cone:", "2", none)
+    assert not _fixes_ends("12", "square cone:", none)
     # numbers at both ends are a slice of a table
-    assert not _fixes_ends("2.1", "1 0 2")
+    assert not _fixes_ends("2.1", "1 0 2", none)
+
+
+def test_a_lone_digit_at_an_end_is_fixed_by_a_recorded_context_with_letters_on_its_side():
+    # a file's first row "2" after its name: the words of the suffix place it
+    words = _Context("", " 4\n1\n1 1\n1 5 10 25\n1\n4coins.zsol", "q")
+    assert _fixes_ends("square cone:", "2", words)
+    assert _fixes_ends("12", "square cone:", _Context("set up the problem:\n", "", "q"))
+    # beside more digits, a matrix's "0" fits every row
+    assert not _fixes_ends("square cone:", "2", _Context("", "\n1\n2\n0\n1\n2\n0\n0\n1\n2\n2", "q"))
+    # the context on the other side does not count
+    assert not _fixes_ends("square cone:", "2", _Context("set up the problem:\n", "", "q"))
+    # a context too short to tell
+    assert not _fixes_ends("square cone:", "2", _Context("", " 4 x", "q"))
+    # a quote without letters at either end is still a slice of a table
+    assert not _fixes_ends("2.1", "2", words)
 
 
 # -- resolver 1.8: symbols read between the quote's other lines, context folded in place ---
@@ -1564,3 +1618,120 @@ def test_a_text_s_folded_lines_join_to_its_fold_one_per_line(text):
     lines = _folded_lines(text)
     assert "".join(lines) == fold(text)
     assert len(lines) == len(re.findall(r"\s*[\n\r\f\v]\s*", text)) + 1
+
+
+# -- resolver 1.9: a matrix's brackets between lines, short edges fixed by context, edge lines
+# -- read just outside a fuzzy span ----------------------------------------------------------
+
+#: A 4 x 4 table in brackets. The highlighted parse read all the bracket pieces after the
+#: caption, left then right; this one reads the left ones before the rows and the right ones
+#: after them.
+BRACKETED = (
+    "with all row and column sums.\n\uf8eb\n\uf8ec\uf8ec\uf8ec\uf8ed\n11 23 34 3\n"
+    "4 15 12 11\n17 2 3 25\n16 12 22 7\n\uf8f6\n\uf8f7\uf8f7\uf8f7\uf8f8\n71\n42\n"
+)
+BRACKETS = "\uf8eb\n\uf8ec\n\uf8ec\n\uf8ec\n\uf8ed\n\uf8f6\n\uf8f7\n\uf8f7\n\uf8f7\n\uf8f8"
+
+
+def test_a_matrix_s_bracket_pieces_read_between_the_quote_s_lines_are_inside_its_span():
+    r = prepare(BRACKETED).resolve(f"column sums.\n{BRACKETS}\n11 23 34", suffix=" 3\n4 15 12")
+    assert r.status == FUZZY and r.reason == "symbol_lines_moved"
+    assert BRACKETED[r.start : r.end] == (
+        "column sums.\n\uf8eb\n\uf8ec\uf8ec\uf8ec\uf8ed\n11 23 34"
+    )
+    assert "without its 10 lines of symbols alone" in r.detail
+
+
+def test_symbols_matched_between_the_lines_count_toward_the_length_a_match_needs():
+    # "sums." and "11 23 34" are 11 characters folded; with the 5 pieces matched, 16
+    r = prepare(BRACKETED).resolve(f"sums.\n{BRACKETS}\n11 23 34")
+    assert r.reason == "symbol_lines_moved"
+    assert BRACKETED[r.start : r.end] == "sums.\n\uf8eb\n\uf8ec\uf8ec\uf8ec\uf8ed\n11 23 34"
+    # 10 and 5: too short to tell a copy
+    assert not prepare(BRACKETED).resolve(f"sums.\n{BRACKETS}\n11 23").found
+
+
+#: Files listed side by side: the highlighted parse read each file's name and rows in turn,
+#: this one reads the names as one row, then the rows.
+FILES = (
+    "x1, x2, x3, x4 ∈ Z+}\nLet us set up the problem in 4ti2.\n"
+    "4coins.mat 4coins.zsol 4coins.sign 4coins.cost\n2 4\n1 1 1 1\n1 5 10 25\n1 4\n"
+    "4 4 0 3\n1 4\n1 1 1 1\n1 4\n0 1 0 1\nNote that we"
+)
+
+
+def test_a_lone_digit_ending_the_quote_is_placed_by_a_suffix_with_letters():
+    quote = "us set up the problem in 4ti2.\n4coins.mat\n2"
+    r = prepare(FILES).resolve(
+        quote, prefix="x3, x4 ∈ Z+}\nLet ", suffix=" 4\n1\n1 1\n1 5 10 25\n1\n4coins.zsol"
+    )
+    assert r.status == FUZZY and r.reason == "pieces_in_context"
+    assert FILES[r.start : r.end] == (
+        "us set up the problem in 4ti2.\n4coins.mat 4coins.zsol 4coins.sign 4coins.cost\n2"
+    )
+    # with digits alone after it, the "2" could be any row's: its end stays a guess
+    r = prepare(FILES).resolve(
+        quote, prefix="x3, x4 ∈ Z+}\nLet ", suffix=" 4\n1\n1 1\n1 5 10 25\n1"
+    )
+    assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
+
+
+#: Page headers: each page's number read after its header here, before the next one in the
+#: highlighted parse.
+PAGE_HEADS = (
+    "\x0cChapter 3. Command-line reference 33\n3.9 normalform\n\x0c3.10. output 34\n"
+    "3.10 output\n\x0cChapter 3. Command-line reference 35\n3.11 ppi\n"
+)
+
+
+def test_a_short_first_line_is_fixed_by_a_prefix_with_letters_fitting_exactly():
+    quote = "33\n3.9 normalform\n\n\x0c3.10. output\n3.10\noutput\n34\n\n\x0cChapter"
+    suffix = " 3. Command-line reference\n35\n3."
+    r = prepare(PAGE_HEADS).resolve(
+        quote, prefix="apter 3. Command-line reference\n", suffix=suffix
+    )
+    assert r.status == FUZZY and r.reason == "pieces_in_context"
+    assert (
+        PAGE_HEADS[r.start : r.end]
+        == PAGE_HEADS[PAGE_HEADS.index("33") : PAGE_HEADS.rindex("Chapter") + 7]
+    )
+    # a prefix off by a character, or of digits alone, does not fix "33"
+    for prefix in ("apter 3. Command-line reference.\n", "1 2 3 4 5 6 7 8 9 10 11 12 13 14 "):
+        assert not prepare(PAGE_HEADS).resolve(quote, prefix=prefix, suffix=suffix).found
+
+
+#: An attribute table read by rows; the highlighted parse read its first column alone.
+ATTRIBUTE_ROWS = (
+    "The following table summarizes\nthe recognized attributes and their arguments.\n"
+    "Attribute Context where it can appear\nabstract typedef\nbigarray array type\n"
+    "camlint int or long integer type\ncompare ( fun-name ) typedef\nc2ml ( fun-name ) typedef\n"
+)
+
+
+def test_a_fuzzy_span_is_widened_to_the_quote_s_last_line_read_just_after_it():
+    quote = (
+        "The following table summarizes\nthe recognized attributes and their arguments.\n"
+        "Attribute\nabstract\nbigarray\ncamlint\ncompare"
+    )
+    r = prepare(ATTRIBUTE_ROWS).resolve(quote, suffix=" ( fun-name )\nc2ml ( fun-name )\n")
+    assert r.status == FUZZY
+    assert ATTRIBUTE_ROWS[r.start : r.end] == ATTRIBUTE_ROWS[: ATTRIBUTE_ROWS.index("compare") + 7]
+    assert r.detail.endswith("; widened to the quote's edge line read just outside")
+
+
+def test_a_fuzzy_span_is_widened_to_the_quote_s_first_line_read_just_before_it():
+    text = (
+        "Attribute Context\ncompare ( fun-name ) typedef\nc2ml ( fun-name ) typedef\n"
+        "errorcheck ( fun-name ) typedef\nThe attributes above are optional; each applies to "
+        "the element type of a pointer or array type, not to the pointer itself.\n"
+    )
+    quote = (
+        "compare\nc2ml\nerrorcheck\nThe attributes above are optional; each applies to the "
+        "element type of a pointer or array type"
+    )
+    r = prepare(text).resolve(quote)
+    assert r.status == FUZZY
+    assert text[r.start : r.end] == text[text.index("compare") : text.index(", not")]
+    # a first line of two characters is everywhere: it moves nothing, the start stays a guess
+    r = prepare(text.replace("compare", "co")).resolve(quote.replace("compare", "co"))
+    assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
