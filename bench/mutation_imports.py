@@ -81,8 +81,9 @@ TESTS = ["tests/test_imports.py", "tests/test_format_readers.py"]
 #: The resolver's rules added in 1.6 (lines laid out as rows, lines moved, ends refit, the
 #: context folded next to the quote and cut placeholders left out), with the 1.4-1.5 rules
 #: they call, and 1.7's (lines of symbols alone, a section number at one end, a table's
-#: context counted over both sides), and 1.8's (symbols between the quote's other lines, the
-#: context's lines folded next to the quote). About 950 mutants.
+#: context counted over both sides), 1.8's (symbols between the quote's other lines, the
+#: context's lines folded next to the quote) and 1.9's (edge lines read just outside a fuzzy
+#: span, a short edge fixed by a context with letters). About 1,000 mutants.
 RESOLVER: dict[str, tuple[str, ...]] = {
     "evalsets/resolver.py": (
         "ǁPreparedTextǁ_by_pieces",
@@ -103,6 +104,8 @@ RESOLVER: dict[str, tuple[str, ...]] = {
         "ǁPreparedTextǁ_with_symbols_between",
         "ǁ_Contextǁlines",
         "_folded_lines",
+        "ǁPreparedTextǁ_with_edge_lines",
+        "_telling",
     ),
 }
 #: The resolving lease: one ``resolve_document`` task at a time per document.

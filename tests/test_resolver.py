@@ -26,12 +26,14 @@ from evalsets.resolver import (
     REFIT_CONTEXT_MIN,
     RESOLVER_VERSION,
     Resolution,
+    _Candidate,
     _Context,
     _fixes_ends,
     _folded_lines,
     _holds_all,
     _lines_fit,
     _rows_context_fits,
+    _telling,
     find_all,
     fold,
     fold_text,
@@ -1735,3 +1737,83 @@ def test_a_fuzzy_span_is_widened_to_the_quote_s_first_line_read_just_before_it()
     # a first line of two characters is everywhere: it moves nothing, the start stays a guess
     r = prepare(text.replace("compare", "co")).resolve(quote.replace("compare", "co"))
     assert r.status == NOT_FOUND and r.reason == "ends_not_fixed"
+
+
+def _span_between(text: str, first: str, last: str) -> _Candidate:
+    """A fuzzy candidate from the start of `first` to the end of `last` in `text`."""
+    folded = prepare(text).folded
+    fa = folded.folded_index(text.index(first))
+    fb = folded.folded_index(text.index(last) + len(last))
+    return _Candidate(*folded.original_span(fa, fb), 0.9, fa, fb)
+
+
+def test_an_edge_line_widens_a_span_only_from_three_characters_and_within_reach():
+    text = "aaa bbb ccc\nrow one here\nrow two here\n2.1\nmore text " + "z" * 80 + " 2.1\n"
+    quote = "row one here\nrow two here\n2.1"
+    p = prepare(text)
+    c = _span_between(text, "row one", "two here")
+    # "2.1" folds to three characters: right after the span, the end moves to it
+    widened = p._with_edge_lines(c, quote)
+    assert text[widened.start : widened.end] == "row one here\nrow two here\n2.1"
+    assert (widened.fa, widened.fb) == (c.fa, p.folded.folded_index(text.index("2.1") + 3))
+    # two characters do not move it
+    short = text.replace("2.1", "2.")
+    assert (
+        prepare(short)
+        ._with_edge_lines(_span_between(short, "row one", "two here"), quote.replace("2.1", "2."))
+        .end
+        == c.end
+    )
+    # a copy further than the reach is not taken
+    far = text.replace("\n2.1\n", "\n" + "w" * 70 + "\n", 1)
+    assert (
+        prepare(far)._with_edge_lines(_span_between(far, "row one", "two here"), quote).end == c.end
+    )
+
+
+def test_an_edge_line_widens_a_span_to_its_nearest_copy_outside_it():
+    text = "head\nabc def\nrow one here\nrow two here\nabc def\nrow three here\n"
+    quote = "abc def\nrow one here\nrow two here\nrow three here"
+    p = prepare(text)
+    c = _span_between(text, "row one", "two here")
+    widened = p._with_edge_lines(c, quote)
+    # the first line's copy right before, not the one after; the last line's copy after
+    assert (
+        text[widened.start : widened.end] == text[text.index("abc") : text.index("three here") + 10]
+    )
+    # a first line at the text's very start is taken too
+    at_start = text.removeprefix("head\n")
+    c = _span_between(at_start, "row one", "two here")
+    assert prepare(at_start)._with_edge_lines(c, quote).start == 0
+
+
+def test_a_span_widened_to_its_last_line_has_its_ends_checked_where_they_now_are():
+    # the alignment stops at "typedef"; widened to "c2ml", the span ends with the quote's
+    # last character, so its ends are fixed and it is taken
+    text = (
+        "The following table summarizes\nthe recognized attributes and their arguments.\n"
+        "Attribute Context where it can appear\nabstract typedef\nbigarray array type\n"
+        "compare ( fun-name ) typedef\nc2ml ( fun-name ) typedef\n"
+    )
+    quote = (
+        "The following table summarizes\nthe recognized attributes and their arguments.\n"
+        "Attribute\nabstract\nbigarray\ncompare\nc2ml"
+    )
+    r = prepare(text).resolve(quote, suffix=" ( fun-name )\ntypedef")
+    assert r.status == FUZZY
+    assert text[r.start : r.end] == text[: text.index("c2ml") + 4]
+
+
+def test_a_context_tells_from_twelve_folded_characters_with_a_letter():
+    assert _telling("abcdefghijkl", "abcdefghijkl")
+    assert not _telling("abcdefghijk", "abcdefghijk")
+    assert not _telling("123456789012", "1 2 3 4 5 6 7 8 9 0 1 2")
+
+
+def test_a_short_last_line_is_looked_for_past_a_copy_where_the_suffix_does_not_fit():
+    # the lines in another order; "3" first ends "Gamma line 3", where the suffix does not fit
+    text = "Intro text here.\nAlpha line\nBeta\nGamma line 3\n3\nsuffix words follow here\n"
+    quote = "Alpha line\nGamma line\nBeta\n3"
+    r = prepare(text).resolve(quote, prefix="Intro text here.\n", suffix="\nsuffix words follow")
+    assert r.status == FUZZY and r.reason == "pieces_in_context"
+    assert text[r.start : r.end] == "Alpha line\nBeta\nGamma line 3\n3"
