@@ -106,6 +106,7 @@ RESOLVER: dict[str, tuple[str, ...]] = {
         "_folded_lines",
         "ǁPreparedTextǁ_with_edge_lines",
         "_telling",
+        "ǁPreparedTextǁresolve",
     ),
 }
 #: The resolving lease: one ``resolve_document`` task at a time per document.

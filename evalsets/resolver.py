@@ -614,7 +614,7 @@ class PreparedText:
         """Find `quote` in this parse. See `resolve` for the meaning of the arguments."""
         occurrence = int(occurrence or 0)
         res = self._resolve(quote, occurrence, page_hint, prefix, suffix)
-        if res.reason in SYMBOL_LINES_RETRY:
+        if res.reason in SYMBOL_LINES_RETRY or res.status == FUZZY:
             res = self._symbol_lines_moved(quote, occurrence, page_hint, prefix, suffix) or res
         if res.start is None or res.end is None:
             return res

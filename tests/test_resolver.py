@@ -723,6 +723,7 @@ FINGERPRINT_PAGES = [
     "1.2.2 Solving systems over Q . . . 10\n1.2.3 Computing rays . . . 10\n1.2.4 Circuits\n",
     "type:\nIDL type ty Caml type [[ty]]\n[string] char [] string\n"
     "[string] unsigned char [] string\n[string] byte [] string\nCaml string values\n",
+    "table of non-negative integer numbers together\n"
     "with all row and column sums.\n\uf8eb\n\uf8ec\uf8ec\uf8ed\n11 23 34\n4 15 12\n\uf8f6\n"
     "\uf8f7\uf8f7\uf8f8\n71\n",
     "x4 ∈ Z+}\nLet us set up the problem in 4ti2.\n4coins.mat 4coins.zsol 4coins.sign 4coins.cost\n"
@@ -825,6 +826,11 @@ FINGERPRINT_ANCHORS = [
     },
     # 1.9: a matrix's bracket pieces read between the quote's lines, several in a row
     {"quote": "column sums.\n\uf8eb\n\uf8ec\n\uf8ec\n\uf8ed\n\uf8f6\n\uf8f7\n\uf8f7\n\uf8f8\n11"},
+    # 1.9: ... which a fuzzy alignment stretched to the right bracket loses to
+    {
+        "quote": "integer numbers together\nwith all row and column sums.\n\uf8eb\n\uf8ec\n\uf8ec\n"
+        "\uf8ed\n\uf8f6\n\uf8f7\n\uf8f7\n\uf8f8\n11"
+    },
     # 1.9: a lone digit at an end, placed by a recorded context with letters
     {
         "quote": "us set up the problem in 4ti2.\n4coins.mat\n2",
@@ -852,7 +858,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.6": "e08108f4e574d61e5a21f131bd084753d5769ae601c0529ba918c88db8cd976b",
     "1.7": "8db6458710eee2e6d28913ce5a6bc8ed5dd4efc2c85500fb080a60aad89efa47",
     "1.8": "9cd85865f9d435b7428ffbc759d6987d625a251279036e8d3369d3e6bdd68330",
-    "1.9": "4369f1df0ab5f66652fa7ae9f1f19d04dfe7e7767c3ab89ef96f33393d40b3c3",
+    "1.9": "3011c594a07ecff5e354ac593cd08598ee1d823a29b9f30fd2f59c4ab243d099",
 }
 
 
@@ -1653,6 +1659,15 @@ def test_symbols_matched_between_the_lines_count_toward_the_length_a_match_needs
     assert not prepare(BRACKETED).resolve(f"sums.\n{BRACKETS}\n11 23").found
 
 
+def test_a_copy_with_the_brackets_between_its_lines_beats_an_alignment_running_on_to_them():
+    # aligned whole, the quote's right bracket pieces pull its end past the matrix's rows
+    lead = "Let us consider the following 4 x 4 table of non-negative integer numbers together\n"
+    text = lead + BRACKETED
+    r = prepare(text).resolve(lead + f"with all row and column sums.\n{BRACKETS}\n11")
+    assert r.status == FUZZY and r.reason == "symbol_lines_moved"
+    assert text[r.start : r.end] == text[: text.index("\n11") + 3]
+
+
 #: Files listed side by side: the highlighted parse read each file's name and rows in turn,
 #: this one reads the names as one row, then the rows.
 FILES = (
@@ -1817,3 +1832,36 @@ def test_a_short_last_line_is_looked_for_past_a_copy_where_the_suffix_does_not_f
     r = prepare(text).resolve(quote, prefix="Intro text here.\n", suffix="\nsuffix words follow")
     assert r.status == FUZZY and r.reason == "pieces_in_context"
     assert text[r.start : r.end] == "Alpha line\nBeta\nGamma line 3\n3"
+
+
+def _widened(text: str, quote: str, span: str) -> tuple[int, int]:
+    """The folded ends `_with_edge_lines` gives a candidate spanning `span` in `text`, a text
+    without whitespace, so that its folded offsets are its own."""
+    p = prepare(text)
+    fa = text.index(span)
+    c = _Candidate(fa, fa + len(span), 0.9, fa, fa + len(span))
+    widened = p._with_edge_lines(c, quote)
+    return widened.fa, widened.fb
+
+
+def test_a_last_line_outside_the_span_is_its_nearest_copy_after_it_within_reach():
+    quote = "body1\nbody2\nlast"
+    text = "mmmlastmmm" + "body1body2" + "k" * 10 + "last" + "k" * 5 + "last" + "z" * 100
+    fa = text.index("body1")
+    # the first copy after the span; not the one before it, nor the later one
+    assert _widened(text, quote, "body1body2") == (fa, fa + 10 + 10 + 4)
+    # the reach: a copy starting 60 characters after the end still counts, one 70 after not
+    assert _widened("body1body2" + "k" * 60 + "last", quote, "body1body2") == (0, 74)
+    assert _widened("body1body2" + "k" * 70 + "last", quote, "body1body2") == (0, 10)
+
+
+def test_a_first_line_outside_the_span_is_its_nearest_copy_before_it_within_reach():
+    quote = "first\nbody1\nbody2"
+    text = "z" * 100 + "first" + "k" * 5 + "first" + "k" * 10 + "body1body2"
+    fa = text.index("body1")
+    assert _widened(text, quote, "body1body2") == (fa - 15, fa + 10)
+    # 66 characters before the start counts (64 and the line's length), 80 does not
+    assert _widened("first" + "k" * 61 + "body1body2", quote, "body1body2") == (0, 76)
+    assert _widened("first" + "k" * 80 + "body1body2", quote, "body1body2") == (85, 95)
+    # three characters are enough to move the start
+    assert _widened("abc" + "k" * 5 + "body1body2", "abc\nbody1\nbody2", "body1body2") == (0, 18)
