@@ -19,7 +19,7 @@ import re
 import unicodedata
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress, pairwise, repeat
 from operator import ne
@@ -1177,10 +1177,11 @@ class PreparedText:
             candidates=1,
             reason="ends_not_fixed",
             detail=(
-                f"the closest passage is {c.score:.0%} similar, but it does not begin with "
-                "the quote's first character and end with its last: this parse reads it in "
-                "another order (a table, a matrix), so where it starts or stops is a guess; "
-                "it is offered for a person to confirm or correct"
+                f"the closest passage is {c.score:.0%} similar, but it does not begin and end "
+                "as the quote does (with its first and last characters, at a word's edge where "
+                "the highlight met one): this parse reads it in another order (a table, a "
+                "matrix), so where it starts or stops is a guess; it is offered for a person "
+                "to confirm or correct"
             ),
             page=self.page_at(c.start),
             kept=_words_kept(q, self.folded.text[c.fa : c.fb]),
@@ -1221,13 +1222,32 @@ class PreparedText:
         says whether the highlight itself cut a number (its prefix ends, or its suffix
         starts, with a digit), and then a cut here is allowed.
         """
-        text = self.text
         prefix, suffix = context.raw
-        cut_before = q[0].isdigit() and c.start > 0 and text[c.start - 1].isdigit()
-        cut_after = q[-1].isdigit() and c.end < len(text) and text[c.end].isdigit()
+        cut_before, cut_after = self._cut_edges(c, q, str.isdigit)
         return (cut_before and not (prefix and prefix[-1].isdigit())) or (
             cut_after and not (suffix and suffix[0].isdigit())
         )
+
+    def _splits_word(self, c: _Candidate, q: str, context: _Context) -> bool:
+        """Whether the candidate starts or ends inside a word where the highlight did not.
+
+        "int" of "int32" is not the "int" highlighted before ", long with": the recorded
+        context shows where the highlight met a word's edge (it ends, or starts, with
+        something other than a letter or digit). A hyphen there may be a word broken at a
+        line's end, which folding joins, so it shows nothing; neither does a side with
+        nothing recorded.
+        """
+        prefix, suffix = context.raw
+        cut_before, cut_after = self._cut_edges(c, q, str.isalnum)
+        return (cut_before and _word_edge(prefix[-1:])) or (cut_after and _word_edge(suffix[:1]))
+
+    def _cut_edges(self, c: _Candidate, q: str, part: Callable[[str], bool]) -> tuple[bool, bool]:
+        """Whether the candidate's start, and its end, fall inside a run of characters that
+        are all `part` (digits, letters and digits), the quote's own edge character included."""
+        text = self.text
+        before = part(q[0]) and c.start > 0 and part(text[c.start - 1])
+        after = part(q[-1]) and c.end < len(text) and part(text[c.end])
+        return before, after
 
     def _by_copies(
         self, q: str, qf: str, occurrence: int, page_hint: int | None, context: _Context
@@ -1246,6 +1266,12 @@ class PreparedText:
             return None, 0
         tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
         res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
+        if res is not None and res.start is not None:
+            # a copy cutting a word the highlight did not is no copy of it; the others still
+            # count for the occurrence, which numbers copies inside longer words too
+            picked = next(c for c in cands if (c.start, c.end) == (res.start, res.end))
+            if self._splits_word(picked, q, context):
+                return None, 0
         return res, 0 if res is not None else len(cands)
 
     def _literal_candidates(self, q: str, qf: str) -> list[_Candidate]:
@@ -2015,6 +2041,16 @@ def _telling(folded: str, raw: str) -> bool:
     """Whether a side of the recorded context can fix a short edge line by itself: at least
     `REFIT_CONTEXT_MIN` characters folded (`folded`), with letters (`raw`)."""
     return len(folded) >= REFIT_CONTEXT_MIN and not _letterless(raw)
+
+
+#: Characters a word may be broken at across a line's end: a context beginning (ending) with
+#: one does not show that the highlight met a word's edge.
+_WORD_BREAKS = "-\u00ad\u2010\u2011"
+
+
+def _word_edge(side: str) -> bool:
+    """Whether one recorded character next to the quote shows a word's edge there."""
+    return bool(side) and not side.isalnum() and side not in _WORD_BREAKS
 
 
 def _letterless(quote: str) -> bool:

@@ -733,6 +733,7 @@ FINGERPRINT_PAGES = [
     "The following table summarizes\nthe recognized attributes and their arguments.\n"
     "Attribute Context where it can appear\nabstract typedef\nbigarray array type\n"
     "camlint int or long integer type\ncompare ( fun-name ) typedef\n",
+    "int, long with [int32] attribute int32\nint, long with [int64] attribute int64\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -831,6 +832,8 @@ FINGERPRINT_ANCHORS = [
         "quote": "integer numbers together\nwith all row and column sums.\n\uf8eb\n\uf8ec\n\uf8ec\n"
         "\uf8ed\n\uf8f6\n\uf8f7\n\uf8f7\n\uf8f8\n11"
     },
+    # 1.9: a literal copy ending inside a word, where the highlight ended at a word's edge
+    {"quote": "int32] attribute\nint", "prefix": "long with [", "suffix": ", long with [i"},
     # 1.9: a lone digit at an end, placed by a recorded context with letters
     {
         "quote": "us set up the problem in 4ti2.\n4coins.mat\n2",
@@ -858,7 +861,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.6": "e08108f4e574d61e5a21f131bd084753d5769ae601c0529ba918c88db8cd976b",
     "1.7": "8db6458710eee2e6d28913ce5a6bc8ed5dd4efc2c85500fb080a60aad89efa47",
     "1.8": "9cd85865f9d435b7428ffbc759d6987d625a251279036e8d3369d3e6bdd68330",
-    "1.9": "3011c594a07ecff5e354ac593cd08598ee1d823a29b9f30fd2f59c4ab243d099",
+    "1.9": "b609e5a454b47f685e133d8a5e68c543cc0e9fcedbef840b910d7152cd155783",
 }
 
 
@@ -1668,6 +1671,42 @@ def test_a_copy_with_the_brackets_between_its_lines_beats_an_alignment_running_o
     assert text[r.start : r.end] == text[: text.index("\n11") + 3]
 
 
+#: A table's two columns: the highlighted parse read "int32] attribute", then the next
+#: row's "int"; this one reads each row whole.
+INT_ROWS = "int, long with [int32] attribute int32\nint, long with [int64] attribute int64\n"
+
+
+def test_a_copy_ending_inside_a_word_where_the_highlight_did_not_is_not_taken():
+    quote = "int32] attribute\nint"
+    # ", long with" followed the highlight's "int": "int" of "int32" is not it; aligned, the
+    # quote ends where the recorded suffix fits, on the next row's "int"
+    r = prepare(INT_ROWS).resolve(quote, prefix="int, long with [", suffix=", long with [int64]")
+    assert r.status == FUZZY and INT_ROWS[r.start : r.end] == "int32] attribute int32\nint"
+    # with a suffix that fits nowhere, where the quote ends is a guess
+    r = prepare(INT_ROWS).resolve(quote, prefix="int, long with [", suffix=", short with [int99]")
+    assert not r.found and r.reason == "ends_not_fixed"
+    assert "at a word's edge where the highlight met one" in r.detail
+    # with nothing recorded after it, or a hyphen (a word broken at a line's end), the copy
+    # may be the highlight's
+    for suffix in ("", "-\neger"):
+        r = prepare(INT_ROWS).resolve(quote, prefix="int, long with [", suffix=suffix)
+        assert r.status == NORMALISED and INT_ROWS[r.start : r.end] == "int32] attribute int"
+    # the same at the start: "nt32" highlighted right after "[" is not the end of "int32"
+    p = prepare(INT_ROWS)
+    at = INT_ROWS.index("nt32")
+    copy = _Candidate(at, at + 15, 1.0, 0, 0)
+    assert p._splits_word(copy, "nt32] attribute", _Context("with [", "", "nt32"))
+    assert not p._splits_word(copy, "nt32] attribute", _Context("with [i", "", "nt32"))
+    assert not p._splits_word(copy, "nt32] attribute", _Context("with \u00ad", "", "nt32"))
+
+
+def test_copies_inside_longer_words_still_count_for_the_occurrence():
+    # the highlighted parse counted "When calling a" inside "When calling another" too
+    text = "When calling another method. When calling a Caml method from a COM client.\n"
+    r = prepare(text).resolve("When calling a", occurrence=1, prefix="method. ", suffix=" Caml")
+    assert r.status == EXACT and r.start == text.index("When calling a Caml")
+
+
 #: Files listed side by side: the highlighted parse read each file's name and rows in turn,
 #: this one reads the names as one row, then the rows.
 FILES = (
@@ -1865,3 +1904,29 @@ def test_a_first_line_outside_the_span_is_its_nearest_copy_before_it_within_reac
     assert _widened("first" + "k" * 80 + "body1body2", quote, "body1body2") == (85, 95)
     # three characters are enough to move the start
     assert _widened("abc" + "k" * 5 + "body1body2", "abc\nbody1\nbody2", "body1body2") == (0, 18)
+
+
+def test_a_copy_ending_inside_a_longer_number_is_taken_only_where_the_highlight_cut_it_too():
+    text = "sum of 125 and of 12 here"
+    second = text.rindex("of 12")
+    # ", here" after the highlight: "of 12" of "of 125" is not it
+    assert prepare(text).resolve("of 12", suffix=" here").start == second
+    # nothing recorded after it: a cut number is still not taken
+    assert prepare(text).resolve("of 12").start == second
+    # the highlight itself cut the number ("5 and" follows): the first copy fits it
+    r = prepare(text).resolve("of 12", suffix="5 and")
+    assert r.start == text.index("of 12") and r.reason == "context"
+
+
+def test_a_copy_at_the_text_s_first_characters_cuts_nothing_before_it():
+    # the text's last character is a digit: it does not come before the first one
+    assert prepare("12 apples and 3").resolve("12 apples").start == 0
+    # one character in, "12" is the end of "512"
+    assert not prepare("512 apples and 3").resolve("12 apples").found
+
+
+def test_a_short_quote_whose_only_copy_cuts_a_word_is_still_found_line_by_line():
+    # the literal copy "] attribute int" (of "int32") given up, not counted as out of range
+    r = prepare(INT_ROWS).resolve("] attribute\nint", prefix="[int32", suffix=", long with [")
+    assert r.status == FUZZY and r.reason == "pieces_in_context"
+    assert INT_ROWS[r.start : r.end] == "] attribute int32\nint"
