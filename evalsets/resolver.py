@@ -789,24 +789,12 @@ class PreparedText:
                 picked = next(c for c in accepted if (c.start, c.end) == (res.start, res.end))
                 refit = self._refit_ends(picked, q, context)
                 if refit is not picked:
-                    picked = refit
-                    res = replace(
-                        res,
-                        start=refit.start,
-                        end=refit.end,
-                        page=self.page_at(refit.start),
-                        detail=res.detail + "; an end moved to where the recorded context fits",
-                    )
+                    why = "an end moved to where the recorded context fits"
+                    picked, res = refit, self._moved_to(res, refit, why)
                 whole = self._with_edge_lines(picked, q)
                 if whole is not picked:
-                    picked = whole
-                    res = replace(
-                        res,
-                        start=whole.start,
-                        end=whole.end,
-                        page=self.page_at(whole.start),
-                        detail=res.detail + "; widened to the quote's edge line read just outside",
-                    )
+                    why = "widened to the quote's edge line read just outside"
+                    picked, res = whole, self._moved_to(res, whole, why)
                 if not self._ends_fixed(picked, qf, q, context):
                     # the alignment guessed an end; line by line, its edge lines may still
                     # fix them if one holds letters and the other letters, a number of
@@ -1135,6 +1123,12 @@ class PreparedText:
             return c
         start, end = self.folded.original_span(fa, fb)
         return replace(c, start=start, end=end, fa=fa, fb=fb)
+
+    def _moved_to(self, res: Resolution, c: _Candidate, why: str) -> Resolution:
+        """`res` with its span moved to candidate `c`'s, and why."""
+        return replace(
+            res, start=c.start, end=c.end, page=self.page_at(c.start), detail=f"{res.detail}; {why}"
+        )
 
     def _with_edge_lines(self, c: _Candidate, q: str) -> _Candidate:
         """The fuzzy span widened to hold the quote's first and last lines, when one is not at
