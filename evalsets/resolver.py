@@ -506,6 +506,11 @@ class _Candidate:
     verbatim: bool = False
 
 
+def _chosen(cands: list[_Candidate], res: Resolution) -> _Candidate:
+    """The candidate a found resolution was made from."""
+    return next(c for c in cands if (c.start, c.end) == (res.start, res.end))
+
+
 def find_all(haystack: str, needle: str, begin: int = 0, limit: int | None = None) -> list[int]:
     """Every start of `needle` in `haystack` from `begin` on, overlapping copies included.
 
@@ -786,7 +791,7 @@ class PreparedText:
                 FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), q
             )
             if res is not None and res.found:
-                picked = next(c for c in accepted if (c.start, c.end) == (res.start, res.end))
+                picked = _chosen(accepted, res)
                 refit = self._refit_ends(picked, q, context)
                 if refit is not picked:
                     why = "an end moved to where the recorded context fits"
@@ -1260,12 +1265,10 @@ class PreparedText:
             return None, 0
         tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
         res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
-        if res is not None and res.start is not None:
-            # a copy cutting a word the highlight did not is no copy of it; the others still
-            # count for the occurrence, which numbers copies inside longer words too
-            picked = next(c for c in cands if (c.start, c.end) == (res.start, res.end))
-            if self._splits_word(picked, q, context):
-                return None, 0
+        # a copy cutting a word the highlight did not is no copy of it; the others still
+        # count for the occurrence, which numbers copies inside longer words too
+        if res is not None and res.found and self._splits_word(_chosen(cands, res), q, context):
+            return None, 0
         return res, 0 if res is not None else len(cands)
 
     def _literal_candidates(self, q: str, qf: str) -> list[_Candidate]:
