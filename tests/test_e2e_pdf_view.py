@@ -180,6 +180,25 @@ def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse
     shot(page, "pdf-view.png")
 
 
+def test_home_and_end_in_the_pdf_view_go_to_the_top_and_the_last_page(
+    page, live_server, workspace, annotator, background
+):
+    pages = [f"Page {n} of the long report." for n in range(1, 7)]
+    upload(workspace, annotator, make_pdf(pages), "long.pdf")
+    log_in(page, live_server, "ann", PASSWORD)
+    open_pdf(page, live_server, "long.pdf")
+
+    page.keyboard.press("End")
+    expect(page.locator('[data-pdf-page="6"][data-drawn="1"] img.pdf-image')).to_be_in_viewport()
+    expect(page.locator('[data-pdf-page="1"]')).not_to_be_in_viewport()
+    # The PDF view's own pages moved; the hidden text view did not take the key.
+    expect(page.get_by_role("button", name="As it looks")).to_have_attribute("aria-pressed", "true")
+
+    page.keyboard.press("Home")
+    expect(page.locator('[data-pdf-page="1"]')).to_be_in_viewport()
+    assert page.evaluate("window.scrollY") == 0
+
+
 def test_a_page_that_cannot_be_drawn_shows_a_placeholder_and_the_text_view_still_reads(
     page, live_server, workspace, annotator, background
 ):

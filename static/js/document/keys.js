@@ -1,5 +1,6 @@
-/* The document page's keys: j/k pages, n/p highlights, g p a page number, c caret mode (select
-   with Shift+arrows), a or Enter anchors the selection. The site-wide keys are shortcuts.js. */
+/* The document page's keys: j/k pages, Home/End the top and the last page, n/p highlights,
+   g p a page number, c caret mode (select with Shift+arrows), a or Enter anchors the selection.
+   The site-wide keys are shortcuts.js. */
 
 export function setupKeys(ctx) {
   const { G, pagesEl } = ctx;
@@ -48,7 +49,17 @@ export function setupKeys(ctx) {
 
   /* -- keys ---------------------------------------------------------------------------------- */
   document.addEventListener("keydown", (e) => {
-    if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || popover.isOpen()) return;
+    if (e.defaultPrevented || e.metaKey || e.altKey || popover.isOpen()) return;
+    // Home and End (with or without Ctrl) jump to the top and to the last page. The browser's
+    // own smooth scroll flies over pages sized by estimate, fetches some on its way, and stops
+    // short of the end when their real heights come in.
+    if ((e.key === "Home" || e.key === "End") && !caret && !G.isTyping(e.target)) {
+      e.preventDefault();
+      if (e.key === "Home") window.scrollTo({ top: 0 });
+      else pages.goToPage(pages.pageCount, true);
+      return;
+    }
+    if (e.ctrlKey) return;
     if (caret) {
       if (e.key === "Escape") { e.preventDefault(); setCaret(false); return; }
       if (e.key === "Enter" || e.key === "a") { e.preventDefault(); popover.trySelection(); return; }

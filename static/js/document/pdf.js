@@ -383,7 +383,7 @@ export function setupPdf(ctx) {
   }
   root.addEventListener("mouseup", () => setTimeout(trySelection, 0));
 
-  /* -- moving around: "go to" page, j / k, a or Enter ----------------------------------------------- */
+  /* -- moving around: "go to" page, j / k, Home / End, a or Enter -------------------------------- */
   function currentPage() {
     const top = 80;
     const i = sections.findIndex((s) => s.getBoundingClientRect().bottom > top);
@@ -417,7 +417,11 @@ export function setupPdf(ctx) {
     goToPage(Number(gotoInput.value) || 1);
   }, { capture: true });
   document.addEventListener("keydown", (e) => {
-    if (view !== "pdf" || e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey || ctx.popover.isOpen() || G.isTyping(e.target)) return;
+    if (view !== "pdf" || e.defaultPrevented || e.metaKey || e.altKey || ctx.popover.isOpen() || G.isTyping(e.target)) return;
+    // Home and End (with or without Ctrl) as in the text view: the top, the last page.
+    if (e.key === "Home") { e.preventDefault(); window.scrollTo({ top: 0 }); return; }
+    if (e.key === "End") { e.preventDefault(); goToPage(sections.length); return; }
+    if (e.ctrlKey) return;
     if (e.key === "j") { e.preventDefault(); goToPage(currentPage() + 1); }
     else if (e.key === "k") { e.preventDefault(); goToPage(currentPage() - 1); }
     else if (e.key === "n" || e.key === "p") { e.preventDefault(); nextHighlight(e.key === "n" ? 1 : -1); }
