@@ -27,6 +27,7 @@ from typing import Any
 from django.conf import settings
 
 from evalsets import pdfdraw
+from evalsets.diskbudget import evict_least_recent
 from evalsets.models import Document, ParseVersion
 from evalsets.parsers import PAGE_SEPARATOR, charboxes
 
@@ -130,18 +131,18 @@ def prune(budget_bytes: int | None = None) -> int:
                 stat = entry.stat()
                 files.append((stat.st_mtime, stat.st_size, entry.path))
                 total += stat.st_size
-    freed = 0
     if total <= budget_bytes:
         return 0
-    for _, size, name in sorted(files):
-        if total - freed <= budget_bytes * 0.9:  # room for a while, not one file's worth
-            break
-        try:
-            os.unlink(name)
-            freed += size
-        except FileNotFoundError:
-            pass
-    return freed
+    # down to 90%: room for a while, not one file's worth
+    return evict_least_recent(files, total, int(budget_bytes * 0.9), _unlink)
+
+
+def _unlink(name: str) -> bool:
+    try:
+        os.unlink(name)
+    except FileNotFoundError:  # another process pruned it first
+        return False
+    return True
 
 
 def forget(folder: Path) -> None:

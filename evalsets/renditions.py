@@ -36,6 +36,7 @@ from pathlib import Path
 from django.conf import settings
 
 from evalsets import queue
+from evalsets.diskbudget import evict_least_recent
 from evalsets.errors import Conflict
 from evalsets.models import Document, ParseStatus, ParseVersion
 from evalsets.rendering import RENDERED_KINDS, Rendition, render_html
@@ -219,13 +220,14 @@ def prune(budget_bytes: int | None = None, keep: Path | None = None) -> int:
         total += size
     if keep is not None:
         total += _size(keep)
-    freed = 0
-    for _, size, folder in sorted(stored):
-        if total - freed <= budget_bytes:
-            break
-        shutil.rmtree(folder, ignore_errors=True)
-        freed += size
-    return freed
+    return evict_least_recent(stored, total, budget_bytes, _remove)
+
+
+def _remove(folder: Path) -> bool:
+    if not folder.is_dir():  # another process pruned it first
+        return False
+    shutil.rmtree(folder, ignore_errors=True)
+    return True
 
 
 def _size(folder: Path) -> int:
