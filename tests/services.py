@@ -14,6 +14,7 @@ ids they name.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -39,8 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: message another session left behind, can reach them.
 SESSION_QUEUE = f"groundwork-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 celery_app.conf.task_default_queue = SESSION_QUEUE
-#: What kombu's Redis transport keeps about delivered, unacknowledged messages.
-UNACKED_KEYS = ("unacked", "unacked_index", "unacked_mutex")
+#: kombu's Redis transport: the unacknowledged messages and when each was delivered
+UNACKED, UNACKED_INDEX = "unacked", "unacked_index"
 
 
 def services_configured() -> str | None:
@@ -104,22 +105,38 @@ def start_worker(
 
 
 def clear_redis(url: str) -> None:
-    """Empty this session's queues and forget every unacknowledged message on ``url``."""
+    """Empty this session's queues and forget its unacknowledged messages on ``url``.
+
+    Another test session, or the app itself, may share this Redis: its queues and its
+    unacknowledged messages (which a worker that dies leaves to be delivered again) stay."""
     client = redis.Redis.from_url(url)
     names = queue.all_queue_names(SESSION_QUEUE)
     bindings = [f"_kombu.binding{kind}.{name}" for name in names for kind in ("", "_permanent")]
-    client.delete(*names, *UNACKED_KEYS, *bindings)
+    client.delete(*names, *bindings)
+    forget_deliveries_before(url, float("inf"))
 
 
 def forget_deliveries_before(url: str, moment: float) -> int:
-    """Drop the unacknowledged messages delivered before ``moment`` (``time.time()``): the
-    ones a worker killed then was holding. Returns how many."""
+    """Drop this session's unacknowledged messages delivered before ``moment``
+    (``time.time()``): the ones a worker killed then was holding. Returns how many."""
     client = redis.Redis.from_url(url)
-    tags = client.zrangebyscore("unacked_index", "-inf", moment)
+    ours = set(queue.all_queue_names(SESSION_QUEUE))
+    delivered = client.zrangebyscore(UNACKED_INDEX, "-inf", moment)
+    held = client.hmget(UNACKED, delivered) if delivered else []
+    tags = [tag for tag, raw in zip(delivered, held, strict=True) if _queue_of(raw) in ours]
     if tags:
-        client.zrem("unacked_index", *tags)
-        client.hdel("unacked", *tags)
+        client.zrem(UNACKED_INDEX, *tags)
+        client.hdel(UNACKED, *tags)
     return len(tags)
+
+
+def _queue_of(raw: bytes | None) -> str | None:
+    """The queue an unacknowledged message goes back to: kombu keeps ``[message, exchange,
+    routing key]`` and restores it to the routing key's queue."""
+    if raw is None:  # acknowledged meanwhile
+        return None
+    _message, _exchange, routing_key = json.loads(raw)
+    return routing_key
 
 
 def reset_producer() -> None:

@@ -9,6 +9,8 @@ connection, picked out by the ``application_name`` the process under test connec
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import signal
@@ -16,6 +18,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 import psycopg
 import pytest
@@ -23,6 +26,7 @@ import redis
 import requests
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
+from kombu import Connection, Queue
 from rest_framework.authtoken.models import Token
 
 from evalsets import queue, services
@@ -226,6 +230,44 @@ def test_work_queued_before_redis_lost_its_messages_is_queued_again_when_a_worke
         what="nothing to be pending",
     )
     assert _every_anchor_resolved_in_every_ready_parse()
+
+
+# -- test sessions sharing one Redis ---------------------------------------------------------
+
+
+@pytest.mark.services
+def test_a_test_session_forgets_only_its_own_unacknowledged_messages(private_redis):
+    # One message for this session's resolve queue, as the app publishes it, and one that
+    # another session (or the app itself) published on the same Redis; a consumer takes
+    # both and holds them unacknowledged, as a worker killed mid-task leaves them.
+    assert queue.send("resolve_anchor", 1)
+    other = Queue("another-session.resolve")
+    ours = [Queue(name) for name in queue.all_queue_names(svc.SESSION_QUEUE)]
+    held = []
+    with Connection(private_redis.url) as broker:
+        with broker.Producer() as producer:
+            producer.publish({"task": "elsewhere"}, routing_key=other.name, declare=[other])
+        with broker.Consumer([*ours, other], callbacks=[lambda _body, m: held.append(m)]):
+            svc.wait_for(lambda: _delivered(broker, held, 2), timeout=10, what="two deliveries")
+        client = private_redis.client()
+        assert client.hlen(svc.UNACKED) == 2
+        assert sorted(m.delivery_info["routing_key"] for m in held) == [
+            other.name,
+            queue.queue_name(queue.RESOLVE, svc.SESSION_QUEUE),
+        ]
+
+        assert svc.forget_deliveries_before(private_redis.url, time.time()) == 1
+        (left,) = client.hvals(svc.UNACKED)
+        assert json.loads(left)[2] == other.name
+
+        svc.clear_redis(private_redis.url)
+        assert client.hlen(svc.UNACKED) == client.zcard(svc.UNACKED_INDEX) == 1
+
+
+def _delivered(broker, held: list, n: int) -> bool:
+    with contextlib.suppress(TimeoutError):
+        broker.drain_events(timeout=0.2)
+    return len(held) >= n
 
 
 # -- PostgreSQL connections dropped --------------------------------------------------------------
