@@ -83,7 +83,8 @@ TESTS = ["tests/test_imports.py", "tests/test_format_readers.py"]
 #: they call, and 1.7's (lines of symbols alone, a section number at one end, a table's
 #: context counted over both sides), 1.8's (symbols between the quote's other lines, the
 #: context's lines folded next to the quote) and 1.9's (edge lines read just outside a fuzzy
-#: span, a short edge fixed by a context with letters, a literal copy cutting a word).
+#: span, a short edge fixed by a context with letters, a literal copy cutting a word, an end
+#: refit to the row recorded next to the quote).
 #: About 1,100 mutants.
 RESOLVER: dict[str, tuple[str, ...]] = {
     "evalsets/resolver.py": (
@@ -112,6 +113,8 @@ RESOLVER: dict[str, tuple[str, ...]] = {
         "ǁPreparedTextǁ_cut_edges",
         "ǁPreparedTextǁ_splits_number",
         "_word_edge",
+        "ǁPreparedTextǁ_row_at",
+        "ǁ_Contextǁrows",
     ),
 }
 #: The resolving lease: one ``resolve_document`` task at a time per document.

@@ -126,6 +126,10 @@ PIECES_ROW_POOLED_MIN = 32
 #: context, at least this many characters folded, fits exactly there and not at the end
 #: the alignment found (`PreparedText._refit_ends`).
 REFIT_CONTEXT_MIN = 12
+#: ... or, when the recorded context fits exactly at no copy, the whole line recorded next to
+#: the quote (at least this many characters folded) is a whole line right there and not at
+#: the alignment's end (`_Context.rows`).
+REFIT_ROW_MIN = 4
 #: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
 #: its first and last lines at least this long, folded, to fix its two ends.
 MOVED_LINES_EDGE = 3
@@ -1008,6 +1012,18 @@ class PreparedText:
                 at = ftext.find(last, at + 1, limit)
         return fits.pop() if len(fits) == 1 else None
 
+    def _row_at(self, at: int, row: str, *, before: bool) -> bool:
+        """Whether the folded line `row` is a whole line of the text right before (`before`)
+        or after folded offset `at`."""
+        ftext = self.folded.text
+        a, b = (at - len(row), at) if before else (at, at + len(row))
+        return (
+            a >= 0
+            and ftext[a:b] == row
+            and self._line_start(a)
+            and (b == len(ftext) or self._line_start(b))
+        )
+
     def _line_start(self, fa: int) -> bool:
         """Whether folded offset `fa` begins a line of the text (only whitespace or marks
         folding drops before it: `[string]` begins its line)."""
@@ -1092,6 +1108,12 @@ class PreparedText:
         does not fit at the span's end but fits exactly right after one -- and only one --
         other copy of the quote's last line within `MAX_SPAN_EXTRA` characters, the end
         moves there; the start likewise with the prefix and the first line.
+
+        A file listing read by columns where it was highlighted and by rows here puts part of
+        the suffix elsewhere ("4coins.cost" in the names' row), so it fits exactly nowhere.
+        When it does not pick one copy, the row recorded right after the quote (the highlight
+        ended its line; `_Context.rows`) does: if it is a whole line right after one other
+        copy, and not after the alignment's end, the end moves there; the start likewise.
         """
         ftext = self.folded.text
         # only the edge lines count: fold from each end until one holds something
@@ -1103,25 +1125,31 @@ class PreparedText:
         fa, fb = c.fa, c.fb
         prefix, suffix = context.prefix, context.suffix
         if len(prefix) >= REFIT_CONTEXT_MIN and _anchored_distance(prefix, ftext, fa, before=True):
-            starts = [
+            copies = [
                 a
                 for a in find_all(
                     ftext[: fa + MAX_SPAN_EXTRA + len(first)], first, max(0, fa - MAX_SPAN_EXTRA)
                 )
-                if a != fa and a < fb and not _anchored_distance(prefix, ftext, a, before=True)
+                if a != fa and a < fb
             ]
+            starts = [a for a in copies if not _anchored_distance(prefix, ftext, a, before=True)]
+            row = context.rows[0] if len(starts) != 1 else ""
+            if row and not self._row_at(fa, row, before=True):
+                starts = [a for a in copies if self._row_at(a, row, before=True)]
             if len(starts) == 1:
                 fa = starts[0]
         if len(suffix) >= REFIT_CONTEXT_MIN and _anchored_distance(suffix, ftext, fb, before=False):
-            ends = [
+            copies = [
                 a + len(last)
                 for a in find_all(
                     ftext[: fb + MAX_SPAN_EXTRA], last, max(0, fb - MAX_SPAN_EXTRA - len(last))
                 )
-                if a + len(last) != fb
-                and a + len(last) > fa
-                and not _anchored_distance(suffix, ftext, a + len(last), before=False)
+                if a + len(last) != fb and a + len(last) > fa
             ]
+            ends = [b for b in copies if not _anchored_distance(suffix, ftext, b, before=False)]
+            row = context.rows[1] if len(ends) != 1 else ""
+            if row and not self._row_at(fb, row, before=False):
+                ends = [b for b in copies if self._row_at(b, row, before=False)]
             if len(ends) == 1:
                 fb = ends[0]
         if (fa, fb) == (c.fa, c.fb):
@@ -1960,6 +1988,20 @@ class _Context:
         if after and tail:
             after[0] = after[0][len(fold(tail)) :]
         return before, after
+
+    @property
+    def rows(self) -> tuple[str, str]:
+        """The whole line of the text that came right before the quote (when the highlight
+        began a line), and right after it (when it ended one), folded, if at least
+        `REFIT_ROW_MIN` characters: a row of a table or matrix, which another parse may read
+        beside other rows but keeps whole. Empty otherwise."""
+        before, after = self.lines
+        row_before = before[-2] if len(before) > 1 and not before[-1] else ""
+        row_after = after[1] if len(after) > 1 and not after[0] else ""
+        return (
+            row_before if len(row_before) >= REFIT_ROW_MIN else "",
+            row_after if len(row_after) >= REFIT_ROW_MIN else "",
+        )
 
     @property
     def prefix(self) -> str:

@@ -734,6 +734,10 @@ FINGERPRINT_PAGES = [
     "Attribute Context where it can appear\nabstract typedef\nbigarray array type\n"
     "camlint int or long integer type\ncompare ( fun-name ) typedef\n",
     "int, long with [int32] attribute int32\nint, long with [int64] attribute int64\n",
+    "In other words, we would like to\nsolve\n"
+    "min{x2 + x4 : x1 + x2 + x3 + x4 = 11, x1 + 5x2 + 10x3 + 25x4 = 99, x1, x2, x3, x4 ∈ Z+}\n"
+    "Let us enter the problem in 4ti2.\n4coins.mat 4coins.zsol 4coins.sign 4coins.cost\n2 4\n"
+    "1 1 1 1\n1 5 10 25\n1 4\n4 4 0 3\n1 4\n1 1 1 1\n1 4\n0 1 0 1\nNote that we do not\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -851,6 +855,14 @@ FINGERPRINT_ANCHORS = [
         "Attribute\nabstract\nbigarray\ncamlint\ncompare",
         "suffix": " ( fun-name )\nc2ml ( fun-name )\n",
     },
+    # 1.9: a fuzzy span's end moved to the copy of its last line the recorded next row follows
+    {
+        "quote": "min{x2 + x4 : x1 + x2 + x3 + x4 = 11, x1 + 5x2 + 10x3 + 25x4 = 99, x1, x2, "
+        "x3, x4 ∈ Z+}\nLet us enter the problem in 4ti2.\n4coins.mat\n2 4\n1\n1 1\n1 5 10 25\n1\n"
+        "4coins.zsol\n1 4\n4 4 0 3\n4coins.sign\n1 4",
+        "prefix": "r words, we would like to\nsolve\n",
+        "suffix": "\n1 1 1 1\n4coins.cost\n1 4\n0 1 0 1",
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
@@ -861,7 +873,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.6": "e08108f4e574d61e5a21f131bd084753d5769ae601c0529ba918c88db8cd976b",
     "1.7": "8db6458710eee2e6d28913ce5a6bc8ed5dd4efc2c85500fb080a60aad89efa47",
     "1.8": "9cd85865f9d435b7428ffbc759d6987d625a251279036e8d3369d3e6bdd68330",
-    "1.9": "b609e5a454b47f685e133d8a5e68c543cc0e9fcedbef840b910d7152cd155783",
+    "1.9": "728ac21c6354682b5d7dfae36e6437594de0161da9ba965307d9f4588bc5e427",
 }
 
 
@@ -1139,6 +1151,88 @@ def test_a_fuzzy_span_closing_on_the_wrong_copy_of_its_last_line_moves_where_the
     # nor does one too short to tell (under REFIT_CONTEXT_MIN characters folded)
     r = resolve(text, quote, suffix=" (== | !=")
     assert r.status == FUZZY and text[r.start : r.end].endswith("(<< | >>\n| >>>) lexpr")
+
+
+#: 4ti2's files listed by column where they were highlighted (pdfminer: each name above its
+#: matrix) and by row here (pypdf: the four names on one line, then the matrices): the
+#: matrices' sizes "1 4" recur every other line.
+COINS = (
+    "In other words, we would like to\nsolve\n"
+    "min{x2 + x4 : x1 + x2 + x3 + x4 = 11, x1 + 5x2 + 10x3 + 25x4 = 99, x1, x2, x3, x4 ∈ Z+}\n"
+    "Let us set up the problem in 4ti2.\n4coins.mat 4coins.zsol 4coins.sign 4coins.cost\n2 4\n"
+    "1 1 1 1\n1 5 10 25\n1 4\n4 4 0 3\n1 4\n1 1 1 1\n1 4\n0 1 0 1\nNote that we do not"
+)
+COINS_QUOTE = (
+    "min{x2 + x4 : x1 + x2 + x3 + x4 = 11, x1 + 5x2 + 10x3 + 25x4 = 99, x1, x2, x3, x4 ∈ Z+}\n"
+    "Let us set up the problem in 4ti2.\n4coins.mat\n2 4\n1\n1 1\n1 5 10 25\n1\n4coins.zsol\n"
+    "1 4\n4 4 0 3\n4coins.sign\n1 4"
+)
+
+
+def test_a_fuzzy_span_ends_on_the_copy_of_its_last_line_the_recorded_next_row_follows():
+    # the suffix's "4coins.cost" is in the names' row here, so it fits exactly nowhere; its
+    # first line, the row "1 1 1 1" the highlight stopped before, follows one copy of "1 4"
+    text, quote = COINS, COINS_QUOTE
+    prefix, suffix = "r words, we would like to\nsolve\n", "\n1 1 1 1\n4coins.cost\n1 4\n0 1 0 1"
+    r = resolve(text, quote, prefix=prefix, suffix=suffix)
+    assert r.status == FUZZY and "context fits" in r.detail
+    assert text[r.start : r.end] == text[text.index("min{") : text.index("\n1 1 1 1\n1 4\n0")]
+    # without the suffix the alignment ends on the first "1 4", after "1 5 10 25"
+    r = resolve(text, quote, prefix=prefix)
+    assert r.status == FUZZY and text[r.start : r.end].endswith("1 5 10 25\n1 4")
+    # the row after two copies of the last line tells nothing
+    twice = text.replace("\n1 4\n0 1 0 1", "\n1 4\n1 1 1 1\n0 1 0 1")
+    r = resolve(twice, quote, prefix=prefix, suffix=suffix)
+    assert r.status == FUZZY and twice[r.start : r.end].endswith("1 5 10 25\n1 4")
+    # nor does a line that only begins as the row does
+    longer = text.replace("4 4 0 3\n1 4\n1 1 1 1\n", "4 4 0 3\n1 4\n1 1 1 1 7\n")
+    r = resolve(longer, quote, prefix=prefix, suffix=suffix)
+    assert r.status == FUZZY and longer[r.start : r.end].endswith("1 5 10 25\n1 4")
+    # nor a highlight that ended inside its line: the suffix's first line is not a row
+    r = resolve(text, quote, prefix=prefix, suffix=" 1 1 1 1\n4coins.cost\n1 4\n0 1 0 1")
+    assert r.status == FUZZY and text[r.start : r.end].endswith("1 5 10 25\n1 4")
+    # an end the row already follows stays, though another copy has it after it too
+    both = text.replace("1 5 10 25\n1 4\n", "1 5 10 25\n1 4\n1 1 1 1\n")
+    r = resolve(both, quote, prefix=prefix, suffix=suffix)
+    assert r.status == FUZZY and both[r.start : r.end].endswith("1 5 10 25\n1 4")
+    # the whole suffix fitting exactly after one copy moves the end there, the row's line
+    # breaks aside
+    merged = text.replace(
+        "4 4 0 3\n1 4\n1 1 1 1\n1 4\n", "4 4 0 3\n1 4\n1 1 1 1 4coins.cost\n1 4\n"
+    )
+    r = resolve(merged, quote, prefix=prefix, suffix=suffix)
+    assert r.status == FUZZY and merged[r.start : r.end].endswith("4 4 0 3\n1 4")
+
+
+def test_a_fuzzy_span_begins_on_the_copy_of_its_first_line_the_recorded_row_before_precedes():
+    long = "Let us set up the problem in 4ti2 and read the files it writes back in."
+    text = f"Header line here\n6 6 6 6\n1 4\n7 7 7\n1 4\n{long}\nThe end of it.\nafter"
+    quote = f"1 4\n{long}\n7 7 7\nThe end of it."
+    # the alignment begins on the "1 4" next to the rest; the prefix fits exactly nowhere,
+    # but its last line, the row "6 6 6 6", is the whole line before the other copy
+    r = resolve(text, quote, prefix="Some other words\n6 6 6 6\n", suffix="\nafter")
+    assert r.status == FUZZY and "context fits" in r.detail
+    assert text[r.start : r.end] == text[text.index("1 4") : text.index("\nafter")]
+    # a row that is the text's first line
+    r = resolve(text[text.index("6 6") :], quote, prefix="Some other words\n6 6 6 6\n")
+    assert r.status == FUZZY and text[r.start + text.index("6 6") :].startswith("1 4\n7 7 7")
+    # a start the row already precedes stays, though another copy has it before it too
+    both = text.replace("7 7 7\n1 4", "7 7 7\n6 6 6 6\n1 4")
+    r = resolve(both, quote, prefix="Some other words\n6 6 6 6\n", suffix="\nafter")
+    assert r.status == FUZZY and both[r.start : r.end].startswith(f"1 4\n{long[:8]}")
+    # the whole prefix fitting exactly before one copy moves the start there, though the row
+    # is not a line of its own
+    merged = text.replace("here\n6 6 6 6", "here 6 6 6 6")
+    r = resolve(merged, quote, prefix="Header line here\n6 6 6 6\n", suffix="\nafter")
+    assert r.status == FUZZY and merged[r.start : r.end].startswith("1 4\n7 7 7")
+    for prefix in (
+        "Some other words\n6 6 6 6 6\n",  # a row that is not here
+        "Some other words 6 6 6 6\n",  # the recorded line is not that row alone
+        "6 6 6 6\n",  # a context too short to tell (REFIT_CONTEXT_MIN)
+        "Some other words\n6\n",  # a row too short to tell (REFIT_ROW_MIN)
+    ):
+        r = resolve(text, quote, prefix=prefix, suffix="\nafter")
+        assert r.status == FUZZY and text[r.start : r.end].startswith(f"1 4\n{long[:8]}")
 
 
 def test_a_quote_with_a_line_this_parse_put_elsewhere_inside_it_is_found_from_its_two_ends():
