@@ -1943,7 +1943,7 @@ class _Context:
     """The recorded prefix/suffix, folded only if some choice needs them (most quotes have
     one copy and never look)."""
 
-    __slots__ = ("_edges", "_folded", "_raw")
+    __slots__ = ("_edges", "_folded", "_lines", "_raw")
 
     def __init__(self, prefix: str, suffix: str, quote: str = "") -> None:
         prefix, suffix = prefix or "", suffix or ""
@@ -1956,6 +1956,7 @@ class _Context:
         self._raw = (prefix, suffix)
         self._edges = (quote[:1], quote[-1:])
         self._folded: tuple[str, str] | None = None
+        self._lines: tuple[list[str], list[str]] | None = None
 
     def _fold(self) -> tuple[str, str]:
         """Each side folded as it reads next to the quote: a prefix ending "type-" before a
@@ -1978,16 +1979,19 @@ class _Context:
         """Each side's lines folded as they read next to the quote (`_folded_lines`): the
         suffix's "-name )" after a quote ending "fun" folds to "name)". Joined, each side is
         what `_fold` gives before its cut to 48 characters (which folds without the map to
-        lines, for speed: most choices need the sides whole)."""
-        p, s = self._raw
-        head, tail = self._edges
-        before = _folded_lines(p + head) if p else []
-        if before and head:
-            before[-1] = before[-1][: len(before[-1]) - len(fold(head))]
-        after = _folded_lines(tail + s) if s else []
-        if after and tail:
-            after[0] = after[0][len(fold(tail)) :]
-        return before, after
+        lines, for speed: most choices need the sides whole). Made once: the rows next to the
+        quote (`rows`) and the placement as rows (`_by_pieces`) read them from here."""
+        if self._lines is None:
+            p, s = self._raw
+            head, tail = self._edges
+            before = _folded_lines(p + head) if p else []
+            if before and head:
+                before[-1] = before[-1][: len(before[-1]) - len(fold(head))]
+            after = _folded_lines(tail + s) if s else []
+            if after and tail:
+                after[0] = after[0][len(fold(tail)) :]
+            self._lines = (before, after)
+        return self._lines
 
     @property
     def rows(self) -> tuple[str, str]:
