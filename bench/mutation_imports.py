@@ -115,6 +115,7 @@ RESOLVER: dict[str, tuple[str, ...]] = {
         "_word_edge",
         "ǁPreparedTextǁ_row_at",
         "ǁ_Contextǁrows",
+        "ǁPreparedTextǁ_rewrapped_only",
     ),
 }
 #: The resolving lease: one ``resolve_document`` task at a time per document.

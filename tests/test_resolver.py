@@ -350,6 +350,49 @@ def test_an_occurrence_that_verbatim_and_folded_copies_count_differently_is_ambi
     assert r.status == AMBIGUOUS
 
 
+def test_an_occurrence_counts_copies_laid_out_like_the_quote_when_the_others_break_elsewhere():
+    # three program descriptions on one page; the first breaks its line after "a", the
+    # highlight's parse (like this one) after "or": it was no copy where it was highlighted
+    line = "Compare a protein sequence to a protein sequence database "
+    text = (
+        f"fasta36 {line}or a\nDNA sequence to a DNA database.\n"
+        f"ssearch36 {line}or\na DNA sequence to a DNA database.\n"
+        f"glsearch36 {line}or\na DNA sequence to a DNA database.\n"
+    )
+    quote = "database or\na DNA"
+    kw = {"page_hint": 1, "page_starts": [0], "prefix": "sequence ", "suffix": " sequence"}
+    for occurrence, program in ((0, "ssearch36"), (1, "glsearch36")):
+        r = resolve(text, quote, occurrence=occurrence, **kw)  # type: ignore[arg-type]
+        assert r.status == EXACT and r.reason == "occurrence"
+        assert r.start == text.index(quote, text.index(program))
+        assert r.detail == (
+            f"found verbatim (other copies only after folding); copy {occurrence} (from 0) of "
+            "the 2 copies on page 1 laid out like the quote, as the occurrence asks (the others "
+            "break their lines elsewhere, so they were no copies where it was highlighted)"
+        )
+    assert resolve(text, quote, occurrence=2, **kw).status == AMBIGUOUS  # type: ignore[arg-type]
+    # a typed quote's occurrence counts the same way, in the whole text
+    r = resolve(text, quote, occurrence=1)
+    assert r.start == text.index(quote, text.index("glsearch36"))
+    assert "; copy 1 (from 0) of the 2 copies laid out like the quote," in r.detail
+
+
+def test_a_copy_with_other_line_breaks_still_counts_when_it_may_be_the_converters_wrapping():
+    cases = [
+        # the quote holds no break: a converter wrapping lines may have added the copy's
+        ("or a DNA. or a\nDNA. or a DNA.", "or a DNA"),
+        # a copy with a break more than the quote's
+        ("or\na DNA seq. or\na\nDNA seq. or\na DNA seq.", "or\na DNA"),
+        # a copy differing in more than its breaks (a hyphen folding drops)
+        ("co-\noperate now. co-operate\nnow. co-\noperate now.", "co-\noperate now"),
+        # a slice of a matrix, which another parse reads in another order
+        ("x 1 0\n1 y. 1\n0 1 z. 1 0\n1 w.", "1 0\n1"),
+    ]
+    for text, quote in cases:
+        r = resolve(text, quote, occurrence=1, page_hint=1, page_starts=[0])
+        assert r.status == AMBIGUOUS and r.candidates == 3, quote
+
+
 def test_pdfminer_cid_placeholders_and_raw_control_characters_fold_the_same():
     assert fold("the matrix\n(cid:16)\nAn =") == fold("the matrix\nAn =\n\x10")
     text = "basis of the matrix\nAn =\n\x10\n1 2 3"
@@ -466,7 +509,7 @@ def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(
 
 
 def test_the_resolver_version_was_bumped_for_changed_results():
-    assert RESOLVER_VERSION == "1.9"
+    assert RESOLVER_VERSION == "1.10"
 
 
 # -- resolver 1.3 ---------------------------------------------------------------------------
@@ -738,6 +781,9 @@ FINGERPRINT_PAGES = [
     "min{x2 + x4 : x1 + x2 + x3 + x4 = 11, x1 + 5x2 + 10x3 + 25x4 = 99, x1, x2, x3, x4 ∈ Z+}\n"
     "Let us enter the problem in 4ti2.\n4coins.mat 4coins.zsol 4coins.sign 4coins.cost\n2 4\n"
     "1 1 1 1\n1 5 10 25\n1 4\n4 4 0 3\n1 4\n1 1 1 1\n1 4\n0 1 0 1\nNote that we do not\n",
+    "fasta36 Compare a protein sequence database or a\nDNA sequence database.\n"
+    "ssearch36 Compare a protein sequence database or\na DNA sequence database.\n"
+    "glsearch36 Compare a protein sequence database or\na DNA sequence database.\n",
 ]
 FINGERPRINT_ANCHORS = [
     {"quote": "1.5 days of paid leave per month"},  # exact
@@ -863,6 +909,13 @@ FINGERPRINT_ANCHORS = [
         "prefix": "r words, we would like to\nsolve\n",
         "suffix": "\n1 1 1 1\n4coins.cost\n1 4\n0 1 0 1",
     },
+    # 1.10: an occurrence counted among the copies breaking their line where the quote does
+    {
+        "quote": "database or\na DNA",
+        "occurrence": 1,
+        "prefix": "protein sequence ",
+        "suffix": " sequence database",
+    },
 ]
 #: The fingerprint of FINGERPRINT_ANCHORS' resolutions, per resolver version that made it.
 RESOLUTION_FINGERPRINTS = {
@@ -874,6 +927,7 @@ RESOLUTION_FINGERPRINTS = {
     "1.7": "8db6458710eee2e6d28913ce5a6bc8ed5dd4efc2c85500fb080a60aad89efa47",
     "1.8": "9cd85865f9d435b7428ffbc759d6987d625a251279036e8d3369d3e6bdd68330",
     "1.9": "728ac21c6354682b5d7dfae36e6437594de0161da9ba965307d9f4588bc5e427",
+    "1.10": "1393014de46c676d98341322a5c052aed13293b2312954a5cb9a2ae7b02a1dba",
 }
 
 
