@@ -163,6 +163,11 @@ def test_it_picks_the_requested_occurrence():
     out = resolve(text, "alpha beta", occurrence=5)
     assert out.status == NOT_FOUND and out.reason == "occurrence_out_of_range"
     assert out.candidates == 3
+    # one past the last copy, counted after folding (a copy here breaks its line)
+    out = resolve(
+        text.replace("gamma. alpha beta", "gamma. alpha\nbeta"), "alpha beta", occurrence=3
+    )
+    assert out.status == NOT_FOUND and out.reason == "occurrence_out_of_range"
 
 
 def test_it_picks_the_copy_on_the_hinted_page():
