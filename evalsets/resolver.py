@@ -1524,7 +1524,7 @@ class PreparedText:
 
     def _rewrapped_only(self, quote: str, pool: list[_Candidate]) -> bool:
         """Whether every copy in `pool` that is not verbatim differs from the quote only in
-        where its lines break, as many breaks as the quote has, each elsewhere.
+        where its lines break: as many breaks as the quote has, not all in the same places.
 
         A highlight that holds a line break counted its occurrence among verbatim copies, line
         breaks included; a parse of a PDF breaks its lines where the page does, as the parse
@@ -1532,11 +1532,13 @@ class PreparedText:
         ("or a\nDNA" for "or\na DNA") sat on other lines of the page, so it was no copy
         there, and counting verbatim copies here names the one the highlight counted.
 
-        Not for a copy with more or fewer breaks than the quote (for a quote without one, any
-        copy whose layout differs): a converter wrapping Markdown lines adds breaks of its
-        own (measured on the HTML suites without this restriction, counting verbatim copies
-        turned 8 right answers and 3 misses wrong). Nor for other differences, which either
-        parse may have made.
+        Not for a copy with more or fewer breaks than the quote (so never for a quote without
+        one): a converter wrapping Markdown lines adds breaks of its own (measured on the HTML
+        suites without this restriction, counting verbatim copies turned 8 right answers and
+        3 misses wrong). Nor for a copy laid out as the quote is, its breaks in the same
+        places (only spacing or marks differ): the parse set it as it set the others, so it
+        was a verbatim copy where it was highlighted, and counts. Nor for other differences,
+        which either parse may have made.
         """
         layout = _layout(quote)
         breaks = layout.count("\n")
@@ -1545,7 +1547,8 @@ class PreparedText:
             if c.verbatim:
                 continue
             other = _layout(self.text[c.start : c.end])
-            if other.count("\n") != breaks or other.replace("\n", " ") != words:
+            moved = other != layout and other.count("\n") == breaks
+            if not moved or other.replace("\n", " ") != words:
                 return False
         return True
 

@@ -392,6 +392,10 @@ def test_a_copy_with_other_line_breaks_still_counts_when_it_may_be_the_converter
         ("co-\noperate now. co-operate\nnow. co-\noperate now.", "co-\noperate now"),
         # a slice of a matrix, which another parse reads in another order
         ("x 1 0\n1 y. 1\n0 1 z. 1 0\n1 w.", "1 0\n1"),
+        # a copy whose breaks are where the quote's are, only its spacing differs: it was a
+        # verbatim copy where it was highlighted, so the verbatim count here is one short
+        ("or\na DNA seq. or\na  DNA seq. or\na DNA seq.", "or\na DNA"),
+        ("or a DNA. or  a DNA. or a DNA.", "or a DNA"),
     ]
     for text, quote in cases:
         r = resolve(text, quote, occurrence=1, page_hint=1, page_starts=[0])
