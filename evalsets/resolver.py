@@ -1430,26 +1430,25 @@ class PreparedText:
             picked = pool[occurrence]
             # the occurrence counted verbatim copies where it was highlighted; when here some
             # copies are verbatim and some only folded, count both ways and insist they agree
-            # -- unless the others only break their lines elsewhere (then no copies there)
             mixed = bool(verbatim) and len(verbatim) < len(pool) and not alike
-            if (
-                mixed
-                and occurrence < len(verbatim)
-                and verbatim[occurrence] is not picked
-                and not letterless
-                and self._rewrapped_only(quote, pool)
-            ):
-                return self._found(
-                    tier,
-                    verbatim[occurrence],
-                    n,
-                    "occurrence",
-                    f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies{where} "
-                    "laid out like the quote, as the occurrence asks (the others break their "
-                    "lines elsewhere, so they were no copies where it was highlighted)",
-                    qlen,
-                )
             if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
+                if (
+                    occurrence < len(verbatim)
+                    and not letterless
+                    and self._rewrapped_only(quote, pool)
+                ):
+                    # the others only break their lines elsewhere: no copies there
+                    return self._found(
+                        tier,
+                        verbatim[occurrence],
+                        n,
+                        "occurrence",
+                        f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies"
+                        f"{where} laid out like the quote, as the occurrence asks (the others "
+                        "break their lines elsewhere, so they were no copies where it was "
+                        "highlighted)",
+                        qlen,
+                    )
                 # the two counts name different copies: the recorded context may clearly
                 # prefer one of the two readings (a table row repeated on the page); else
                 # nothing says which is meant
