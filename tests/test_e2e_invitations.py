@@ -40,3 +40,30 @@ def test_an_invitee_declines_and_stays_out(page, live_server, workspace, owner, 
     expect(page.get_by_role("region", name="Invitations")).to_have_count(0)
     expect(page.get_by_text("You are not a member of any workspace yet.")).to_be_visible()
     assert not Membership.objects.filter(user=newbie).exists()
+
+
+def test_an_answer_clicked_before_the_page_script_runs_is_not_lost(
+    page, live_server, workspace, owner, make_user
+):
+    # on a slow connection the buttons are drawn before home.js arrives: a click then must
+    # wait for the script, not go nowhere
+    newbie = make_user("newbie")
+    services.member_invite(workspace=workspace, username="newbie", role="viewer", by=owner)
+    held: list = []
+    page.route("**/js/home.js", lambda route: held.append(route))
+
+    log_in(page, live_server, "newbie", PASSWORD)
+    decline = page.get_by_role("region", name="Invitations").get_by_role("button", name="Decline")
+    for _ in range(500):  # until the page asks for its script (the route holds it)
+        if held:
+            break
+        page.wait_for_timeout(10)
+    assert held, "home.js was never requested"
+    # drawn, and the script not there: a click now would go nowhere, so none is taken
+    expect(decline).to_be_disabled()
+    expect(page.get_by_role("region", name="Invitations").get_by_role("button")).to_have_count(2)
+    held[0].continue_()
+    decline.click()
+
+    expect(page.get_by_role("region", name="Invitations")).to_have_count(0)
+    assert not Membership.objects.filter(user=newbie).exists()

@@ -5,6 +5,8 @@
   const G = window.Groundwork;
 
   const box = document.querySelector("[data-invitations]");
+  // the answers are drawn disabled: they work from here on
+  if (box) box.querySelectorAll("button[data-invitation]").forEach((b) => { b.disabled = false; });
   if (box) box.addEventListener("click", async (event) => {
     const button = event.target.closest("button[data-invitation]");
     if (!button) return;
