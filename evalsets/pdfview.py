@@ -7,8 +7,12 @@ key. The cache is a folder (``GROUNDWORK_PAGE_CACHE_DIR``) bounded by
 folder over its budget the least recently read files go. Files are written to a temporary
 name and renamed, so two processes drawing the same page at once both leave one whole file.
 
-A page pdfium cannot draw is remembered as a small ``.broken`` file holding the reason, so the
-next reader is told at once instead of drawing it again.
+Pages are drawn in a limited child process (``pdfdraw.draw_page``) within the budget the
+``GROUNDWORK_PAGE_*`` settings give: pixels, processor time, wall-clock time and memory. A page
+that cannot be drawn, by its own fault or because it asks for more than that budget, is
+remembered as a small ``.broken`` file holding the code and the reason, so the next reader is
+told at once instead of drawing it again. Only a wall-clock timeout is not remembered: that may
+be a busy machine rather than the page.
 
 The text layer of a page comes from the ``pdfium`` parse: its page text (from the database,
 that page only) and that page's character boxes (from the parse's box file, that page only).
@@ -60,8 +64,18 @@ def _broken_path(document: Document, page: int) -> Path:
     return document_dir(document) / f"{page}.broken"
 
 
+def draw_budget() -> pdfdraw.DrawBudget:
+    """What one page drawing may cost, from the settings."""
+    return pdfdraw.DrawBudget(
+        max_pixels=settings.GROUNDWORK_PAGE_MAX_PIXELS,
+        timeout_s=settings.GROUNDWORK_PAGE_DRAW_TIMEOUT_S,
+        cpu_s=settings.GROUNDWORK_PAGE_DRAW_CPU_S,
+        memory_mb=settings.GROUNDWORK_PAGE_DRAW_MEMORY_MB,
+    )
+
+
 def _source(document: Document) -> str | bytes:
-    """A path pdfium reads lazily when the storage has one; otherwise the bytes."""
+    """A path the drawing child reads lazily when the storage has one; otherwise the bytes."""
     try:
         return document.file.path
     except (NotImplementedError, ValueError):
@@ -81,10 +95,28 @@ def _write(path: Path, data: bytes) -> None:
         raise
 
 
-def page_image(document: Document, page: int, scale: float) -> Path:
-    """The image of ``page`` at ``scale``: from the cache, else drawn now and kept.
+def _remember(broken: Path, failure: pdfdraw.PageNotDrawn) -> None:
+    """Keep a lasting failure as ``code``, a line break and the reason."""
+    if failure.lasting:
+        _write(broken, f"{failure.code}\n{failure}".encode())
 
-    Raises ``pdfdraw.PageNotDrawn`` (with the reason) for a page pdfium cannot draw.
+
+def _recalled(broken: Path) -> pdfdraw.PageNotDrawn | None:
+    """The failure remembered for a page, if one is (a file of one line: an older reason)."""
+    try:
+        text = broken.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    code, newline, reason = text.partition("\n")
+    return pdfdraw.PageNotDrawn(reason, code=code) if newline else pdfdraw.PageNotDrawn(text)
+
+
+def page_image(document: Document, page: int, scale: float) -> Path:
+    """The image of ``page`` at ``scale``: from the cache, else drawn now (in a limited child
+    process) and kept.
+
+    Raises ``pdfdraw.PageNotDrawn`` (with the reason) for a page that cannot be drawn within
+    its budget, at once when an earlier try found so.
     """
     path = image_path(document, page, scale)
     try:
@@ -93,12 +125,13 @@ def page_image(document: Document, page: int, scale: float) -> Path:
     except FileNotFoundError:
         pass
     broken = _broken_path(document, page)
-    if broken.exists():
-        raise pdfdraw.PageNotDrawn(broken.read_text(encoding="utf-8"))
+    failure = _recalled(broken)
+    if failure is not None:
+        raise failure
     try:
-        data = pdfdraw.render_page(_source(document), page - 1, scale)
+        data = pdfdraw.draw_page(_source(document), page - 1, scale, draw_budget())
     except pdfdraw.PageNotDrawn as exc:
-        _write(broken, str(exc).encode("utf-8"))
+        _remember(broken, exc)
         raise
     _write(path, data)
     _count_write()
@@ -150,16 +183,27 @@ def forget(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+#: Failures that say a page asks for more than its budget: the next pages of such a file
+#: likely do too, so a worker pre-drawing pages stops rather than spend the budget again.
+_OVER_BUDGET = frozenset({"timeout", "out_of_memory", "too_large"})
+
+
 def prerender(parse: ParseVersion, pages: int | None = None) -> int:
-    """Draw the first ``pages`` pages at the default scale, so the first reader waits for none."""
+    """Draw the first ``pages`` pages at the default scale, so the first reader waits for none.
+
+    Stops at the first page over its budget (a reader asking for a later page still gets it
+    drawn, or told why not).
+    """
     count = min(parse.page_count, settings.GROUNDWORK_PRERENDER_PAGES if pages is None else pages)
     drawn = 0
     for page in range(1, count + 1):
         try:
             page_image(parse.document, page, pdfdraw.DEFAULT_SCALE)
             drawn += 1
-        except pdfdraw.PageNotDrawn:
-            log.info("page %s of document %s cannot be drawn", page, parse.document_id)
+        except pdfdraw.PageNotDrawn as exc:
+            log.info("page %s of document %s cannot be drawn: %s", page, parse.document_id, exc)
+            if exc.code in _OVER_BUDGET:
+                break
     prune()
     return drawn
 

@@ -54,6 +54,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
 
+RATE_PERIODS = {"s": "s", "sec": "s", "second": "s", "m": "min", "min": "min"}
+RATE_PERIODS |= {"minute": "min", "h": "hour", "hour": "hour", "d": "day", "day": "day"}
+
+
+def env_rate(name: str, default: str) -> str:
+    """A request rate like ``120/min`` (per s, min, hour or day), written the one way DRF's
+    throttles read it."""
+    raw = os.environ.get(name, "").strip() or default
+    count, _, period = raw.replace(" ", "").partition("/")
+    if not count.isdigit() or int(count) < 1 or period not in RATE_PERIODS:
+        raise ImproperlyConfigured(
+            f"{name} must be a rate like 120/min (a count per s, min, hour or day), got {raw!r}"
+        )
+    return f"{int(count)}/{RATE_PERIODS[period]}"
+
+
 DEBUG = env_bool("DJANGO_DEBUG", True)
 
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
@@ -199,6 +215,18 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Uploads: refuse early and clearly; the parser limits apply on top.
 GROUNDWORK_MAX_UPLOAD_BYTES = env_int("GROUNDWORK_MAX_UPLOAD_MB", 50) * 1024 * 1024
+# Imports and their previews (evalsets.imports) read at most this much of one file: past
+# the problems an error stops the reading (warnings past it are only counted), and past the
+# lines (all members of a zip together) or the questions the file is refused; each a 400
+# naming the limit and the line.
+GROUNDWORK_IMPORT_MAX_PROBLEMS = env_int("GROUNDWORK_IMPORT_MAX_PROBLEMS", 100)
+GROUNDWORK_IMPORT_MAX_LINES = env_int("GROUNDWORK_IMPORT_MAX_LINES", 500_000)
+GROUNDWORK_IMPORT_MAX_ITEMS = env_int("GROUNDWORK_IMPORT_MAX_ITEMS", 50_000)
+# Anchors and pending labels in one file: each is placed in its document's reference parse.
+GROUNDWORK_IMPORT_MAX_ANCHORS = env_int("GROUNDWORK_IMPORT_MAX_ANCHORS", 100_000)
+# A parse made elsewhere (POST .../parses/) is JSON: its body is refused with a 413 past
+# this size before any of it is parsed.
+GROUNDWORK_MAX_PARSE_UPLOAD_BYTES = env_int("GROUNDWORK_MAX_PARSE_UPLOAD_MB", 10) * 1024 * 1024
 GROUNDWORK_MAX_PAGES = env_int("GROUNDWORK_MAX_PAGES", 2000)
 GROUNDWORK_PARSE_TIMEOUT_S = env_int("GROUNDWORK_PARSE_TIMEOUT_S", 300)
 GROUNDWORK_PARSE_MEMORY_MB = env_int("GROUNDWORK_PARSE_MEMORY_MB", 2048)
@@ -222,10 +250,27 @@ GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_0
 GROUNDWORK_PAGE_CACHE_DIR = env_str("GROUNDWORK_PAGE_CACHE_DIR", "")
 GROUNDWORK_PAGE_CACHE_MB = env_int("GROUNDWORK_PAGE_CACHE_MB", 1024)
 GROUNDWORK_PRERENDER_PAGES = env_int("GROUNDWORK_PRERENDER_PAGES", 3)
+# One page image costs what the file asks for, so each is drawn in a limited child process:
+# at most this many pixels (width x height; a taller or bigger page is scaled down to fit),
+# this much processor time and wall-clock time, and this much memory. A page over its budget
+# is answered 422 with the reason, and remembered, so it is not drawn again for each reader.
+GROUNDWORK_PAGE_MAX_PIXELS = env_int("GROUNDWORK_PAGE_MAX_PIXELS", 12_000_000)
+GROUNDWORK_PAGE_DRAW_CPU_S = env_int("GROUNDWORK_PAGE_DRAW_CPU_S", 20)
+GROUNDWORK_PAGE_DRAW_TIMEOUT_S = env_int("GROUNDWORK_PAGE_DRAW_TIMEOUT_S", 30)
+GROUNDWORK_PAGE_DRAW_MEMORY_MB = env_int("GROUNDWORK_PAGE_DRAW_MEMORY_MB", 1024)
 # The rendered views of HTML, Markdown and Word documents (MEDIA_ROOT/renditions), kept up to
 # this size: past it the least recently read go, and a reader of one gone waits (202) while a
 # worker builds it again.
 GROUNDWORK_RENDITIONS_MB = env_int("GROUNDWORK_RENDITIONS_MB", 4096)
+# Building one view (mammoth or markdown-it, the sanitiser, the alignment to the parse) runs in
+# a limited child process: this much processor time, wall-clock time, memory and stored view;
+# a Word file's images are inlined up to GROUNDWORK_RENDER_IMAGE_MB (all references together),
+# later ones are left out of the view.
+GROUNDWORK_RENDER_CPU_S = env_int("GROUNDWORK_RENDER_CPU_S", 120)
+GROUNDWORK_RENDER_TIMEOUT_S = env_int("GROUNDWORK_RENDER_TIMEOUT_S", 240)
+GROUNDWORK_RENDER_MEMORY_MB = env_int("GROUNDWORK_RENDER_MEMORY_MB", 2048)
+GROUNDWORK_RENDER_OUTPUT_MB = env_int("GROUNDWORK_RENDER_OUTPUT_MB", 256)
+GROUNDWORK_RENDER_IMAGE_MB = env_int("GROUNDWORK_RENDER_IMAGE_MB", 8)
 # Each web process keeps the texts of the parses highlighted in most recently, to cut a new
 # anchor's quote and context from (a database slice of a long text reads all of it).
 GROUNDWORK_HIGHLIGHT_CACHE_CHARS = env_int("GROUNDWORK_HIGHLIGHT_CACHE_CHARS", 16_000_000)
@@ -233,9 +278,20 @@ GROUNDWORK_HIGHLIGHT_CACHE_CHARS = env_int("GROUNDWORK_HIGHLIGHT_CACHE_CHARS", 1
 # text and its lowered copy count twice: 120M characters holds a 50 MB document, at 1-4
 # bytes a character).
 GROUNDWORK_SEARCH_CACHE_CHARS = env_int("GROUNDWORK_SEARCH_CACHE_CHARS", 120_000_000)
+# Positions of a parse's text each of a search's two scans examines at most (the count from
+# the start; the page of hits from where the reader is, when the count did not reach it):
+# 64M is a 50 MB document whole, about 80 ms of one core. Past it the answer says where the
+# search stopped ("complete": false, "searched_to") and the next page goes on from there.
+GROUNDWORK_SEARCH_MAX_CHARS = env_int("GROUNDWORK_SEARCH_MAX_CHARS", 64_000_000)
 # Background work untouched this long counts as lost and is queued again (evalsets.sweep).
 GROUNDWORK_SWEEP_STALE_S = env_int("GROUNDWORK_SWEEP_STALE_S", 120)
-DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# A worker holding a parse, a page range, a document's resolution or a release build renews
+# its lease from a thread every quarter of this; one that stopped renewing for this long (it
+# was killed) is taken over by the next lease sweep, every half of it (evalsets.ingest).
+GROUNDWORK_LEASE_S = env_int("GROUNDWORK_LEASE_S", 20)
+# At least the parse-upload limit, so that endpoint's own 413 (which names its setting) is
+# what a too-large parse gets, not Django's wordless 400.
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(10 * 1024 * 1024, GROUNDWORK_MAX_PARSE_UPLOAD_BYTES)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 
 REST_FRAMEWORK = {
@@ -269,16 +325,53 @@ if GROUNDWORK_PROXY_COUNT < 0:
     )
 # DRF's own client identity (throttles) follows the same rule.
 REST_FRAMEWORK["NUM_PROXIES"] = GROUNDWORK_PROXY_COUNT
+# DRF's browsable API (HTML forms over every endpoint) is a development tool: in production
+# the API answers JSON only, so no page but ours renders what users stored.
+REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = ["rest_framework.renderers.JSONRenderer"] + (
+    ["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []
+)
+
+# Quotas (evalsets.quotas): what one user or one workspace may hold, checked inside the
+# write's transaction with the owning row locked, so two requests at once cannot both pass.
+# A count at its limit answers 409, bytes 413, a count a day 429 with Retry-After; each
+# message names the setting and its value. Bytes stored are the uploaded files, the
+# characters of every parse and the built release files of the workspace.
+GROUNDWORK_MAX_WORKSPACES_PER_USER = env_int("GROUNDWORK_MAX_WORKSPACES_PER_USER", 20)
+GROUNDWORK_MAX_DOCUMENTS_PER_WORKSPACE = env_int("GROUNDWORK_MAX_DOCUMENTS_PER_WORKSPACE", 5000)
+GROUNDWORK_MAX_WORKSPACE_MB = env_int("GROUNDWORK_MAX_WORKSPACE_MB", 5120)
+GROUNDWORK_MAX_RELEASES_PER_DAY = env_int("GROUNDWORK_MAX_RELEASES_PER_DAY", 50)
+# Open invitations (each one is shown on the invitee's home page, with the workspace's name):
+# per workspace, and per invitee (a user name, or an e-mail address), across workspaces.
+GROUNDWORK_MAX_OPEN_INVITATIONS_PER_WORKSPACE = env_int(
+    "GROUNDWORK_MAX_OPEN_INVITATIONS_PER_WORKSPACE", 50
+)
+GROUNDWORK_MAX_OPEN_INVITATIONS_PER_INVITEE = env_int(
+    "GROUNDWORK_MAX_OPEN_INVITATIONS_PER_INVITEE", 20
+)
+
+# API rate limits per signed-in user (evalsets.api.throttles), counted in the cache (below):
+# past one, the endpoint answers 429 naming the setting, with Retry-After.
+GROUNDWORK_RATE_UPLOADS = env_rate("GROUNDWORK_RATE_UPLOADS", "120/min")  # files, reparse
+GROUNDWORK_RATE_PARSE_UPLOADS = env_rate("GROUNDWORK_RATE_PARSE_UPLOADS", "60/min")
+GROUNDWORK_RATE_IMPORTS = env_rate("GROUNDWORK_RATE_IMPORTS", "30/min")  # previews, commits
+GROUNDWORK_RATE_RELEASES = env_rate("GROUNDWORK_RATE_RELEASES", "20/hour")
+GROUNDWORK_RATE_RESOLVE = env_rate("GROUNDWORK_RATE_RESOLVE", "10/hour")  # a whole workspace
+GROUNDWORK_RATE_WORKSPACES = env_rate("GROUNDWORK_RATE_WORKSPACES", "10/hour")
+GROUNDWORK_RATE_SEARCH = env_rate("GROUNDWORK_RATE_SEARCH", "120/min")  # the search box
 
 # Log-in limits (django-axes, for the log-in page and the API's token endpoint alike, see
-# labelling.login_limit): this many failures for one user (by canonical name) or from one
-# address, and that user or address is refused for the cool-off, right password or not.
+# labelling.login_limit): this many failures for one user (by canonical name) from one
+# address, or from one address for any names, and that pair or address is refused for the
+# cool-off, right password or not. A user is never locked everywhere (anyone could do that
+# to anyone): with this many failures from all addresses together, an address that failed
+# for them waits GROUNDWORK_LOGIN_SLOWDOWN_S after each failure; other addresses do not.
 GROUNDWORK_LOGIN_ATTEMPTS = env_int("GROUNDWORK_LOGIN_ATTEMPTS", 10)
 GROUNDWORK_LOGIN_WINDOW_S = env_int("GROUNDWORK_LOGIN_WINDOW_S", 300)
-AXES_HANDLER = "axes.handlers.database.AxesDatabaseHandler"
+GROUNDWORK_LOGIN_SLOWDOWN_S = env_int("GROUNDWORK_LOGIN_SLOWDOWN_S", 60)
+AXES_HANDLER = "labelling.login_limit.LoginLimitHandler"
 AXES_FAILURE_LIMIT = "labelling.login_limit.failure_limit"
 AXES_COOLOFF_TIME = "labelling.login_limit.cool_off"
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_USERNAME_CALLABLE = "labelling.login_limit.canonical_username"
 AXES_CLIENT_IP_CALLABLE = "labelling.login_limit.client_address"
 AXES_LOCKOUT_CALLABLE = "labelling.login_limit.locked_out_response"
@@ -373,8 +466,14 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("GROUNDWORK_TASK_SOFT_TIME_LIMIT_S", 840)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 if not DEBUG:
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # X-Forwarded-Proto says the request came over HTTPS only when a proxy we trust wrote it:
+    # with no proxy configured any client could write it (and so could skip the redirect).
+    if GROUNDWORK_PROXY_COUNT > 0:
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
+    # A load balancer's health probe speaks plain HTTP to the process and does not follow a
+    # redirect; the answer holds nothing secret.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000)

@@ -150,6 +150,10 @@ def test_a_page_that_cannot_be_drawn_is_a_422_with_the_reason(client_for, viewer
         "page 2 could not be drawn: the page is damaged and pdfium cannot load it; "
         "its text is in the text view"
     )
+    assert response.json()["code"] == "not_drawn"
+    # Remembered: the next reader is told the same, from the record, at every scale.
+    again = client.get(_url(broken, "pages/2/image?scale=2"))
+    assert (again.status_code, again.json()) == (422, response.json())
     assert client.get(_url(broken, "pages/3/image")).status_code == 200
     # The text view still reads the document.
     reference = broken.parses.get(is_reference=True)

@@ -8,6 +8,7 @@ The PDF view relies on one promise: box ``k`` of page ``i`` belongs to character
 from __future__ import annotations
 
 import io
+import math
 from importlib import metadata
 
 import pytest
@@ -17,6 +18,7 @@ from evalsets import pdfdraw
 from evalsets.parsers import PAGE_SEPARATOR, PARSERS, ParseError, charboxes, parse_isolated
 from evalsets.parsers.registry import DEFAULT_PARSERS
 from tests.documents import break_page, encrypt_pdf, make_pdf, make_scan_pdf
+from tests.hostile_pdfs import page_pdf
 
 PAGE_ONE = (
     "Employees accrue 1.5 days of leave per month.\n"
@@ -144,3 +146,13 @@ def test_a_range_of_pages_reads_alone_and_joins_into_the_whole(pdf, parsed):
         parsed.char_boxes,
         parsed.meta,
     )
+
+
+def test_a_page_of_any_shape_is_drawn_within_the_pixel_limit_counting_whole_pixels():
+    for width, height in ((1200, 60000), (60000, 1200), (14400, 14400), (595, 842)):
+        scale = pdfdraw.fitted_scale(width, height, 2.0, 1_000_000)
+        assert math.ceil(width * scale) * math.ceil(height * scale) <= 1_000_000
+        assert math.ceil(width * scale) <= pdfdraw.MAX_PIXELS_WIDE
+    image = Image.open(io.BytesIO(pdfdraw.render_page(page_pdf(1200, 60000), 0, 1.5, 500_000)))
+    assert image.size[0] * image.size[1] <= 500_000
+    assert pdfdraw.fitted_scale(595, 842, 1.5, 12_000_000) == 1.5  # an A4 page is left alone

@@ -66,19 +66,29 @@ def upload(name: str, data: bytes) -> SimpleUploadedFile:
 PDF_SOURCE_ID = "tiny.pdf"
 
 
-def pdf_document(workspace) -> Document:
-    """``tiny.pdf``, read by pdfium in this process (no worker: the world is built per test)."""
-    data = make_pdf(["Leave is accrued monthly."])
+def pdf_document(
+    workspace,
+    *,
+    source_id: str = PDF_SOURCE_ID,
+    data: bytes | None = None,
+    text: str = "Leave is accrued monthly.",
+) -> Document:
+    """A PDF with its pdfium parse (boxes and all), read in this process (no worker: the world
+    is built per test): by default ``tiny.pdf``, a page of ``text``. Given ``data``, the file
+    stored is ``data`` while the parse is read from a plain PDF of ``text`` (a file whose own
+    text costs minutes to read, when only its drawing is on trial)."""
+    view = make_pdf([text])
+    stored = view if data is None else data
     document = Document(
         workspace=workspace,
-        source_id=PDF_SOURCE_ID,
-        sha256=hashlib.sha256(data).hexdigest(),
-        size=len(data),
+        source_id=source_id,
+        sha256=hashlib.sha256(stored).hexdigest(),
+        size=len(stored),
         kind="pdf",
     )
-    document.file.save(PDF_SOURCE_ID, ContentFile(data), save=False)
+    document.file.save(source_id, ContentFile(stored), save=False)
     document.save()
-    parsed = PARSERS["pdfium"].parse(data)
+    parsed = PARSERS["pdfium"].parse(view)
     parse = services.parse_version_add(
         document=document,
         parser="pdfium",

@@ -23,9 +23,16 @@ from evalsets.models import Document, ParseStatus, ParseVersion, Role
 
 
 class PageNotDrawn(GroundworkError):
-    """The page exists but pdfium cannot draw it (HTTP 422); the text view still reads it."""
+    """The page exists but cannot be drawn, by its own fault or over its budget (HTTP 422);
+    the text view still reads it. ``code`` in the body says which."""
 
     status_code = 422
+
+
+class PageBusy(GroundworkError):
+    """Drawing the page ran out of wall-clock time on a busy machine (HTTP 503): ask again."""
+
+    status_code = 503
 
 
 def _document(view: WorkspaceScoped, doc: str) -> Document:
@@ -122,16 +129,28 @@ class PdfPageImageView(WorkspaceScoped, APIView):
             path = pdfview.page_image(document, page, scale)
             handle = path.open("rb")
         except pdfdraw.PageNotDrawn as exc:
-            raise PageNotDrawn(
-                f"page {page} could not be drawn: {exc}; its text is in the text view",
-                field="page",
-            ) from None
+            raise _not_drawn(page, exc) from None
         except FileNotFoundError:  # pruned between drawing and opening: a rare race
             raise Http404("that page image was just dropped from the cache; ask again") from None
         response = FileResponse(handle, content_type=pdfdraw.IMAGE_TYPE)
         # The URL carries the file's hash (?v=), so a re-uploaded file is another URL.
         response["Cache-Control"] = "private, max-age=86400"
         return response
+
+
+def _not_drawn(page: int, exc: pdfdraw.PageNotDrawn) -> GroundworkError:
+    if not exc.lasting:
+        return PageBusy(
+            f"page {page} could not be drawn just now: {exc}; the server is busy, ask again "
+            "in a minute (its text is in the text view)",
+            field="page",
+            extra={"code": exc.code},
+        )
+    return PageNotDrawn(
+        f"page {page} could not be drawn: {exc}; its text is in the text view",
+        field="page",
+        extra={"code": exc.code},
+    )
 
 
 class PdfPageTextView(WorkspaceScoped, APIView):

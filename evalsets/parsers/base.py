@@ -43,7 +43,27 @@ ERROR_CODES = frozenset(
 )
 
 
-class ParseError(Exception):
+class JobError(Exception):
+    """A job that gave no result: ``code`` for programs, ``reason`` (a sentence) for people,
+    ``detail`` (exception class and message, a child's exit status) for logs only."""
+
+    def __init__(self, code: str, reason: str, detail: str = "") -> None:
+        super().__init__(code, reason, detail)
+        self.code = code
+        self.reason = reason
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code!r}, {self.reason!r})"
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "reason": self.reason, "detail": self.detail}
+
+
+class ParseError(JobError):
     """A document could not be read, with a reason a labeller can act on.
 
     ``code`` is a short stable slug for programs (see ``ERROR_CODES``), ``reason`` is one or two
@@ -55,18 +75,6 @@ class ParseError(Exception):
         if code not in ERROR_CODES:
             raise ValueError(f"unknown ParseError code {code!r}")
         super().__init__(code, reason, detail)
-        self.code = code
-        self.reason = reason
-        self.detail = detail
-
-    def __str__(self) -> str:
-        return self.reason
-
-    def __repr__(self) -> str:
-        return f"ParseError({self.code!r}, {self.reason!r})"
-
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "reason": self.reason, "detail": self.detail}
 
 
 @dataclass
