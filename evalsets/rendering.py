@@ -12,17 +12,35 @@ browser and the parsers disagree on spaces and line breaks, never on letters) an
 order, skipping what only one side has (a menu the parser drops, a caption it keeps). The
 result is a list of runs ``(rendered_index, parse_index, length)`` over those characters. A
 large page is cut into sections of about ``SECTION_CHARS`` so the browser draws only what is
-near the reader. Pure Python: no Django import.
+near the reader.
+
+What a view costs depends on the file, so it is bounded: markup the HTML parser would take too
+long over is refused before the sanitiser reads it (``parsers.html.check_nesting``), a Word
+file's images are inlined within ``max_image_bytes`` for all their references together, the
+alignment reads at most ``ALIGN_WORK_PER_CHAR`` characters per character aligned, and the whole
+build runs in a limited child process (``render_view_job``, started by ``renditions``). Pure
+Python: no Django import.
 """
 
 from __future__ import annotations
 
+import base64
 import bisect
 import io
+import json
 import re
+import struct
 from dataclasses import dataclass, field
 
+import mammoth
+import nh3
+from markdown_it import MarkdownIt
+from selectolax.lexbor import LexborHTMLParser
+
+from .parsers.base import ParseError
 from .parsers.encoding import decode_html, decode_text
+from .parsers.html import check_nesting
+from .parsers.limited import JobError, limited_job
 
 #: The kinds of document with a view "as it looks" drawn from this module.
 RENDERED_KINDS = frozenset({"html", "markdown", "docx"})
@@ -48,11 +66,14 @@ _TAGS = frozenset(
         *("time", "tr", "tt", "u", "ul", "var", "wbr"),
     }
 )
-#: Dropped with everything inside them: never text a reader sees.
+#: Dropped with everything inside them: never text a reader sees, and never text the parser
+#: keeps either (``parsers/html.py`` drops the same, so the two agree on what the page says).
+#: ``<math>`` is not dropped: the parser reads a formula's text, so the view shows it too
+#: (``_formulas_as_text``).
 _DROP_WITH_CONTENT = frozenset(
     {
         *("script", "style", "title", "noscript", "template", "textarea", "select", "svg"),
-        *("math", "iframe", "object", "embed", "head", "button", "option"),
+        *("iframe", "object", "embed", "head", "button", "option", "canvas", "dialog"),
     }
 )
 _ATTRIBUTES = {
@@ -80,8 +101,6 @@ def sanitize_for_view(markup: str) -> str:
     dropped (clicking it would load a page into the view), so are remote images and every
     ``style``/``class``/``id`` (no CSS of the document's own can reach or cover our page).
     """
-    import nh3
-
     return nh3.clean(
         markup,
         tags=set(_TAGS),
@@ -94,13 +113,19 @@ def sanitize_for_view(markup: str) -> str:
     )
 
 
-def render_html(kind: str, data: bytes) -> str:
-    """The sanitised HTML of a document of ``kind`` (one of ``RENDERED_KINDS``)."""
+#: Image bytes a Word document's view may inline, all references together, by default.
+DEFAULT_IMAGE_BYTES = 8 * 1024 * 1024
+
+
+def render_html(kind: str, data: bytes, *, max_image_bytes: int = DEFAULT_IMAGE_BYTES) -> str:
+    """The sanitised HTML of a document of ``kind`` (one of ``RENDERED_KINDS``).
+
+    Raises ``ParseError("too_large")`` for markup the HTML parser would take too long over
+    (``parsers.html.check_nesting``), before the sanitiser reads it.
+    """
     if kind == "html":
         markup, _ = decode_html(data)
     elif kind == "markdown":
-        from markdown_it import MarkdownIt
-
         source, _ = decode_text(data)
         # The same renderer and options as the markdown-it parser (parsers/markdown.py), so
         # the view and the reference parse read the same words.
@@ -110,12 +135,67 @@ def render_html(kind: str, data: bytes) -> str:
             .render(source)
         )
     elif kind == "docx":
-        import mammoth
-
-        markup = mammoth.convert_to_html(io.BytesIO(data)).value
+        markup = docx_to_html(data, max_image_bytes=max_image_bytes)
     else:
         raise ValueError(f"no rendered view for {kind!r} documents")
-    return sanitize_for_view(markup)
+    check_nesting(markup)
+    return sanitize_for_view(_formulas_as_text(markup))
+
+
+_MATH_TAG = re.compile(r"<math", re.I)
+
+
+def _formulas_as_text(markup: str) -> str:
+    """``markup`` with each MathML formula replaced by its text.
+
+    The parser reads a formula's text (``x=2``), and the sanitiser would drop it whole (it
+    keeps HTML elements only): the view shows that text in its place, so the two agree.
+    """
+    if _MATH_TAG.search(markup) is None:
+        return markup
+    tree = LexborHTMLParser(markup)
+    formulas = tree.css("math")
+    if not formulas:
+        return markup
+    for formula in formulas:
+        formula.replace_with(formula.text(deep=True) or "")
+    return tree.html or ""
+
+
+def docx_to_html(data: bytes, *, max_image_bytes: int) -> str:
+    """mammoth's HTML of a Word file, with its images inlined up to ``max_image_bytes``.
+
+    The file's own style map is ignored: it is the author's, and could map every paragraph
+    to an element the sanitiser drops with its content (``p => script`` blanks the view).
+    """
+    return mammoth.convert_to_html(
+        io.BytesIO(data),
+        include_embedded_style_map=False,
+        convert_image=mammoth.images.img_element(_InlineImages(max_image_bytes)),
+    ).value
+
+
+class _InlineImages:
+    """mammoth's image converter, within a budget of image bytes for the whole document.
+
+    mammoth inlines each reference to an image as its own copy in base64, so a small file
+    that refers to one image ten thousand times would make a view of gigabytes. Every
+    reference counts against the budget; past it an image is left out, its ``alt`` saying so.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.left = budget
+        self.left_out = 0
+
+    def __call__(self, image) -> dict[str, str]:
+        with image.open() as stream:
+            data = stream.read(self.left + 1)
+        if len(data) > self.left:
+            self.left_out += 1
+            return {"alt": "(image left out: the document's images pass the view's limit)"}
+        self.left -= len(data)
+        encoded = base64.b64encode(data).decode("ascii")
+        return {"src": f"data:{image.content_type};base64,{encoded}"}
 
 
 # -- sections ----------------------------------------------------------------------------------
@@ -127,8 +207,6 @@ def split_sections(clean: str, *, size: int = SECTION_CHARS) -> list[tuple[str, 
     ``text`` is what the browser's text nodes of that section hold, read by an HTML5 parser
     (lexbor) as the browser's own parser reads the same markup.
     """
-    from selectolax.lexbor import LexborHTMLParser
-
     tree = LexborHTMLParser(f"<body>{clean}</body>")
     body = tree.body
     sections: list[tuple[str, str]] = []
@@ -171,29 +249,58 @@ def solid(text: str) -> str:
 #: far along each side a difference may reach, and how far ahead the other side is searched.
 _KEY = 8
 _LOOKAHEAD = 48
-_WINDOWS = (2_048, 262_144)
+_WINDOWS = (256, 2_048, 262_144)
+#: The alignment's budget: characters its searches may read, per character aligned, plus a
+#: floor. An ordinary page reads a few per character; a view and a parse that disagree
+#: everywhere (an unrelated uploaded parse, a long passage only one side has) would read the
+#: whole window for every few characters, hours for a page of a few hundred KB.
+ALIGN_WORK_PER_CHAR = 512
+ALIGN_WORK_FLOOR = 1 << 24
+
+
+@dataclass
+class Alignment:
+    """Runs ``(i, j, n)``: ``rendered[i:i+n] == parse[j:j+n]``, increasing in both; ``work``
+    (characters the searches read) and whether the budget ended it before both texts did."""
+
+    runs: list[tuple[int, int, int]]
+    work: int
+    stopped: bool
 
 
 def align(rendered: str, parse: str) -> list[tuple[int, int, int]]:
-    """Runs ``(i, j, n)``: ``rendered[i:i+n] == parse[j:j+n]``, increasing in both.
+    """The runs of ``align_within_budget``."""
+    return align_within_budget(rendered, parse).runs
 
-    Both arguments are ``solid`` texts. Equal stretches are matched at C speed (slices
-    compared in growing steps); after a difference the alignment goes on from the nearest
-    place where ``_KEY`` characters agree again (``_resync``), and a stretch that agrees
-    nowhere nearby is passed over one character on each side at a time.
+
+def align_within_budget(rendered: str, parse: str, budget: int | None = None) -> Alignment:
+    """Align two ``solid`` texts, reading at most ``budget`` characters in searches (default
+    ``ALIGN_WORK_PER_CHAR`` per character of both, plus ``ALIGN_WORK_FLOOR``).
+
+    Equal stretches are matched at C speed (slices compared in growing steps); after a
+    difference the alignment goes on from the nearest place where ``_KEY`` characters agree
+    again (``_resync``), or past a passage longer than the windows that only one side has
+    (``_far_resync``). Past the budget the rest stays unaligned: the view
+    shows it, but a selection there maps to nothing in the parse.
     """
-    runs: list[tuple[int, int, int]] = []
-    i = j = 0
     len_r, len_p = len(rendered), len(parse)
+    if budget is None:
+        budget = ALIGN_WORK_PER_CHAR * (len_r + len_p) + ALIGN_WORK_FLOOR
+    runs: list[tuple[int, int, int]] = []
+    i = j = work = 0
     while i < len_r and j < len_p:
+        if work > budget:
+            return Alignment(runs, work, True)
         n = _common_prefix(rendered, i, parse, j)
+        work += n + 1
         if n:
             runs.append((i, j, n))
             i += n
             j += n
             continue
-        i, j = _resync(rendered, i, parse, j)
-    return runs
+        (i, j), cost = _resync(rendered, i, parse, j)
+        work += cost
+    return Alignment(runs, work, False)
 
 
 def _common_prefix(a: str, i: int, b: str, j: int) -> int:
@@ -214,9 +321,11 @@ def _common_prefix(a: str, i: int, b: str, j: int) -> int:
         return n + lo
 
 
-def _resync(r: str, i: int, p: str, j: int) -> tuple[int, int]:
+def _resync(r: str, i: int, p: str, j: int) -> tuple[tuple[int, int], int]:
     """Where to go on after ``r[i] != p[j]``: the nearest pair of positions (fewest characters
-    skipped on both sides together) from which ``_KEY`` characters agree."""
+    skipped on both sides together) from which ``_KEY`` characters agree; and how many
+    characters the searches read."""
+    cost = 0
     for window in _WINDOWS:
         best: tuple[int, int, int] | None = None
         for d in range(_LOOKAHEAD):
@@ -225,18 +334,46 @@ def _resync(r: str, i: int, p: str, j: int) -> tuple[int, int]:
             key_p = p[j + d : j + d + _KEY]
             if key_p:  # the parse has d characters the view does not show
                 at = r.find(key_p, i, i + window + _KEY)
+                cost += _searched(at, i, window, len(r))
                 if at >= 0 and (at, d) != (i, 0):
                     best = min(best or (1 << 62, 0, 0), (d + at - i, at, j + d))
             key_r = r[i + d : i + d + _KEY]
             if key_r:  # the view shows d characters the parse left out
                 at = p.find(key_r, j, j + window + _KEY)
+                cost += _searched(at, j, window, len(p))
                 if at >= 0 and (at, d) != (j, 0):
                     best = min(best or (1 << 62, 0, 0), (d + at - j, i + d, at))
             if not key_p and not key_r:
                 break
         if best is not None:
-            return best[1], best[2]
-    return i + 1, j + 1
+            return (best[1], best[2]), cost
+    far, searched = _far_resync(r, i, p, j)
+    return far, cost + searched
+
+
+#: How many characters must agree for a resync found past every window.
+_FAR_KEY = 32
+
+
+def _far_resync(r: str, i: int, p: str, j: int) -> tuple[tuple[int, int], int]:
+    """After no window found a resync: where the text at ``i`` (or ``j``) appears anywhere
+    later on the other side (a passage only one side has, longer than the windows), the
+    nearer of the two; else past ``_LOOKAHEAD`` characters on both sides (no alignment could
+    start within them: its key would have been found). Also the characters searched."""
+    key_r, key_p = r[i : i + _FAR_KEY], p[j : j + _FAR_KEY]
+    in_p = p.find(key_r, j) if len(key_r) == _FAR_KEY else -1
+    in_r = r.find(key_p, i) if len(key_p) == _FAR_KEY else -1
+    searched = _searched(in_p, j, len(p), len(p)) + _searched(in_r, i, len(r), len(r))
+    if in_p >= 0 and (in_r < 0 or in_p - j <= in_r - i):
+        return (i, in_p), searched
+    if in_r >= 0:
+        return (in_r, j), searched
+    return (i + _LOOKAHEAD, j + _LOOKAHEAD), searched
+
+
+def _searched(at: int, start: int, window: int, length: int) -> int:
+    """Characters a search from ``start`` read: up to what it found, or its whole window."""
+    return (at - start if at >= 0 else min(window, length - start)) + _KEY
 
 
 # -- the rendition -----------------------------------------------------------------------------
@@ -258,6 +395,9 @@ class Rendition:
     sections: list[Section]
     runs: list[tuple[int, int, int]]
     parse_text: str
+    #: What aligning it cost (characters its searches read) and whether the budget ended it.
+    align_work: int = 0
+    align_stopped: bool = False
     _checkpoints: list[int] = field(default_factory=list)  # solid count before each block
     _run_starts: list[int] = field(default_factory=list)
     _parse_starts: list[int | None] | None = None
@@ -274,8 +414,14 @@ class Rendition:
             solids.append(s)
             sections.append(Section(number, markup, at, len(s)))
             at += len(s)
-        runs = align("".join(solids), solid(parse_text))
-        rendition = cls(sections=sections, runs=runs, parse_text=parse_text)
+        found = align_within_budget("".join(solids), solid(parse_text))
+        rendition = cls(
+            sections=sections,
+            runs=found.runs,
+            parse_text=parse_text,
+            align_work=found.work,
+            align_stopped=found.stopped,
+        )
         rendition._index()
         return rendition
 
@@ -376,3 +522,59 @@ def rendered_to_parse(payload: dict, a: int, b: int) -> tuple[int, int] | None:
     text = payload["parse_text"]
     offsets = [m.start() for m in _SOLID_CHAR.finditer(text)]
     return payload["parse_start"] + offsets[first], payload["parse_start"] + offsets[last] + 1
+
+
+# -- the view built in a limited child process --------------------------------------------------
+
+
+def view_input(data: bytes, parse_text: str) -> bytes:
+    """The uploaded file and the parse's text in one payload for ``render_view_job``."""
+    return struct.pack(">Q", len(data)) + data + parse_text.encode("utf-8", "surrogatepass")
+
+
+def _read_view_input(payload: bytes) -> tuple[bytes, str]:
+    (size,) = struct.unpack_from(">Q", payload)
+    data = payload[8 : 8 + size]
+    return data, payload[8 + size :].decode("utf-8", "surrogatepass")
+
+
+def pack_view(rendition: Rendition) -> bytes:
+    """The stored form of a view: one line of index (section count, each section's HTML size,
+    where each starts in the parse, each one's byte range below), then one line a section."""
+    lines, ranges, sizes = [], [], []
+    at = 0
+    for section in rendition.sections:
+        line = json.dumps(rendition.section_payload(section)).encode("utf-8") + b"\n"
+        lines.append(line)
+        ranges.append([at, at + len(line)])
+        sizes.append(len(section.html))
+        at += len(line)
+    index = {
+        "section_count": len(sizes),
+        "section_sizes": sizes,
+        # where each section starts in the parse (None: none of it is): a search hit's section
+        "section_parse_starts": rendition.parse_starts(),
+        "ranges": ranges,
+    }
+    return json.dumps(index).encode("utf-8") + b"\n" + b"".join(lines)
+
+
+def unpack_view(packed: bytes) -> tuple[dict, bytes]:
+    """``pack_view``'s index, and its sections' lines as they are stored."""
+    head, _, sections = packed.partition(b"\n")
+    return json.loads(head), sections
+
+
+@limited_job
+def render_view_job(
+    payload: bytes, *, kind: str, max_image_bytes: int, section_chars: int = SECTION_CHARS
+) -> bytes:
+    """Render, sanitise, cut and align a document's view (``view_input``) in the child that
+    ``run_limited`` starts; the answer is ``pack_view``'s."""
+    data, parse_text = _read_view_input(payload)
+    try:
+        clean = render_html(kind, data, max_image_bytes=max_image_bytes)
+    except ParseError as exc:
+        raise JobError(exc.code, exc.reason, exc.detail) from None
+    del data
+    return pack_view(Rendition.build(clean, parse_text, size=section_chars))

@@ -10,6 +10,15 @@ on disk where every web process reads it:
         sections.jsonl   one line per section: the payload the API serves for it
         index.json       section count, each section's HTML size and its byte range above
 
+The build runs in a limited child process (``parsers.limited``): processor time, wall-clock
+time, memory and the size of the stored view are bounded by ``GROUNDWORK_RENDER_*``, and a
+Word file's images are inlined up to ``GROUNDWORK_RENDER_IMAGE_MB``. A build that fails, on
+its own or at a limit, leaves ``broken.txt`` with the reason, so readers are told at once and
+nobody builds it again. A build that takes its worker down with it (the machine's
+out-of-memory killer, the task's hard time limit) is counted before it starts
+(``.<folder>.attempts``); the delivery after the second such death records that instead of
+trying a third time, so the message is acknowledged rather than redelivered forever.
+
 A request reads the index and the byte range of the sections it serves (at most ten), so a
 web process never holds a whole 50 MB view. A folder is written under a temporary name and
 renamed, so a reader sees a whole rendition or none. Reading touches the index, and the
@@ -39,7 +48,8 @@ from evalsets import queue
 from evalsets.diskbudget import evict_least_recent
 from evalsets.errors import Conflict
 from evalsets.models import Document, ParseStatus, ParseVersion
-from evalsets.rendering import RENDERED_KINDS, Rendition, render_html
+from evalsets.parsers.limited import JobError, run_limited
+from evalsets.rendering import RENDERED_KINDS, render_view_job, unpack_view, view_input
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +58,13 @@ logger = logging.getLogger(__name__)
 REQUEUE_SECONDS = 120
 
 _INDEX, _SECTIONS, _BROKEN, _ASKED = "index.json", "sections.jsonl", "broken.txt", ".asked"
+_ATTEMPTS = ".attempts"
+
+#: A build that took its worker down this many times is not tried again.
+MAX_WORKER_DEATHS = 2
+#: What a reader is told when the view cannot be drawn, after the reason.
+_READ_THE_TEXT = "This document cannot be drawn as it looks; read it in the Text view."
+_RENDER_JOB = f"{render_view_job.__module__}:{render_view_job.__name__}"
 
 
 class Preparing(Exception):
@@ -129,61 +146,108 @@ def rendition_build(*, parse: ParseVersion) -> int:
     folder = parse_dir(document, parse)
     if (folder / _INDEX).exists() or (folder / _BROKEN).exists():
         return 0
-    text = ParseVersion.objects.filter(pk=parse.pk).values_list("text", flat=True).get()
     folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".build-"))
+    attempts = folder.parent / f".{folder.name}{_ATTEMPTS}"
+    deaths = _count_attempt(attempts)
     try:
-        count, reason = _build_into(staging, document, text)
-        if reason:
-            (staging / _BROKEN).write_text(reason, encoding="utf-8")
-        try:
-            os.rename(staging, folder)
-        except OSError:  # another worker stored it first: theirs stands
-            shutil.rmtree(staging, ignore_errors=True)
-            return 0
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+        if deaths >= MAX_WORKER_DEATHS:
+            logger.warning(
+                "the view of document %s killed its worker %d times", document.pk, deaths
+            )
+            count = _store(folder, None, _worker_deaths_reason(deaths))
+        else:
+            text = ParseVersion.objects.filter(pk=parse.pk).values_list("text", flat=True).get()
+            packed, reason = _render(document, text)
+            count = _store(folder, packed, reason)
+    finally:
+        attempts.unlink(missing_ok=True)  # not reached when the worker itself is killed
+    if count is None:
+        return 0
     _drop_others(folder)
     prune(keep=folder)
     return count
 
 
-def _build_into(staging: Path, document: Document, text: str) -> tuple[int, str]:
-    """Build the view into ``staging``: (sections written, "") or (0, why it cannot be)."""
+def _count_attempt(attempts: Path) -> int:
+    """How many builds before this one started and never finished (their worker died); this
+    one is counted too, before it starts."""
+    try:
+        before = int(attempts.read_text(encoding="ascii") or 0)
+    except (FileNotFoundError, ValueError):
+        before = 0
+    attempts.write_text(str(before + 1), encoding="ascii")
+    return before
+
+
+def _worker_deaths_reason(deaths: int) -> str:
+    return (
+        f"Drawing this document as it looks stopped the worker drawing it {deaths} times, "
+        f"so it is not tried again. {_READ_THE_TEXT}"
+    )
+
+
+def _render(document: Document, text: str) -> tuple[bytes | None, str]:
+    """The packed view (``rendering.pack_view``) built in a limited child, or (None, why it
+    cannot be)."""
     try:
         with document.file.open("rb") as handle:
             data = handle.read()
     except (FileNotFoundError, ValueError):
-        return 0, "the uploaded file is no longer in storage; upload it again"
+        return None, "the uploaded file is no longer in storage; upload it again"
     try:
-        rendition = Rendition.build(render_html(document.kind, data), text)
-    except Exception:  # a file its parser read but mammoth or the sanitiser cannot
-        logger.warning("no rendered view of document %s", document.pk, exc_info=True)
-        return 0, "this document cannot be drawn as it looks; read it in the Text view"
-    del data
-    return _write(staging, rendition), ""
+        packed = run_limited(
+            _RENDER_JOB,
+            view_input(data, text),
+            args={
+                "kind": document.kind,
+                "max_image_bytes": settings.GROUNDWORK_RENDER_IMAGE_MB * 1024 * 1024,
+            },
+            timeout_s=settings.GROUNDWORK_RENDER_TIMEOUT_S,
+            cpu_s=settings.GROUNDWORK_RENDER_CPU_S,
+            memory_mb=settings.GROUNDWORK_RENDER_MEMORY_MB,
+            max_output_bytes=settings.GROUNDWORK_RENDER_OUTPUT_MB * 1024 * 1024,
+            what="Drawing this document as it looks",
+        )
+    except JobError as exc:
+        logger.warning("no rendered view of document %s: %s (%s)", document.pk, exc, exc.detail)
+        return None, _failure_reason(exc)
+    return packed, ""
 
 
-def _write(staging: Path, rendition: Rendition) -> int:
-    ranges, sizes = [], []
-    at = 0
-    with open(staging / _SECTIONS, "wb") as out:
-        for section in rendition.sections:
-            line = json.dumps(rendition.section_payload(section)).encode("utf-8") + b"\n"
-            out.write(line)
-            ranges.append([at, at + len(line)])
-            sizes.append(len(section.html))
-            at += len(line)
-    index = {
-        "section_count": len(sizes),
-        "section_sizes": sizes,
-        # where each section starts in the parse (None: none of it is): a search hit's section
-        "section_parse_starts": rendition.parse_starts(),
-        "ranges": ranges,
-    }
+def _failure_reason(exc: JobError) -> str:
+    """What readers are told: a limit's or the file's own reason, or (a library that could
+    not read a file its parser read) only that it cannot be drawn."""
+    if exc.code == "failed":
+        return "this document cannot be drawn as it looks; read it in the Text view"
+    return f"{exc.reason} {_READ_THE_TEXT}"
+
+
+def _store(folder: Path, packed: bytes | None, reason: str) -> int | None:
+    """Write the view (or ``broken.txt`` with ``reason``) under a temporary name and rename it
+    into place; the sections stored, or None when another worker stored it first."""
+    staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".build-"))
+    try:
+        count = 0
+        if packed is None:
+            (staging / _BROKEN).write_text(reason, encoding="utf-8")
+        else:
+            count = _write(staging, packed)
+        try:
+            os.rename(staging, folder)
+        except OSError:  # another worker stored it first: theirs stands
+            shutil.rmtree(staging, ignore_errors=True)
+            return None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return count
+
+
+def _write(staging: Path, packed: bytes) -> int:
+    index, sections = unpack_view(packed)
+    (staging / _SECTIONS).write_bytes(sections)
     (staging / _INDEX).write_text(json.dumps(index), encoding="utf-8")
-    return len(sizes)
+    return index["section_count"]
 
 
 #: A build folder untouched this long was left by a worker that died while building.
@@ -196,7 +260,7 @@ def _drop_others(keep: Path) -> None:
     for entry in keep.parent.iterdir():
         if entry == keep:
             continue
-        if entry.name.endswith(_ASKED):
+        if entry.name.endswith((_ASKED, _ATTEMPTS)):
             entry.unlink(missing_ok=True)
         elif not entry.name.startswith(".build-") or _abandoned(entry):
             shutil.rmtree(entry, ignore_errors=True)

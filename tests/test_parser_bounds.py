@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import random
 import zlib
 
 import pytest
+from selectolax.lexbor import LexborHTMLParser
 
 from evalsets.parsers import ParseError, get_parser
-from evalsets.parsers.html import MAX_DEPTH, html_to_text, nesting_depth
+from evalsets.parsers.html import MAX_DEPTH, _TextWriter, html_to_text, nesting_depth
+from evalsets.parsers.nesting import measure_nesting
 from tests.test_upload_safety import PAGE_TEXT
 from tests.test_upload_safety import _pdf as one_page_pdf
 
@@ -64,6 +67,116 @@ def test_markup_that_does_not_nest_is_not_counted_as_deep():
 
 def test_a_page_nested_within_the_limit_still_reads():
     assert html_to_text(_nested(500)) == "deep text"
+
+
+# Each way a page can make the tree builder nest deeper than its start and end tags say.
+_HIDDEN_NESTING = {
+    "stray end tags": "<div></i>",
+    "an ordinary end tag across a block": "<span><div></span>",
+    "a self-closed HTML element": "<x-y/>",
+    "markup inside noscript": "<noscript><div>",
+    "an empty comment": "<!--><div>",
+    "a comment ended by --!>": "<!-- a --!><div>",
+    "markup inside an SVG style": "<svg><style><span>",
+    "list items inside definitions": "<li><dd>",
+    "terms inside list items": "<dt><li>",
+}
+
+
+@pytest.mark.parametrize("piece", _HIDDEN_NESTING.values(), ids=_HIDDEN_NESTING.keys())
+def test_nesting_is_counted_whatever_the_end_tags_say(piece):
+    markup = "<body>" + piece * 3_000 + "deep text"
+    assert _lexbor_depth(markup) > MAX_DEPTH  # the HTML parser does build it that deep
+    assert nesting_depth(markup, stop_after=MAX_DEPTH) == MAX_DEPTH + 1
+    with pytest.raises(ParseError) as error:
+        html_to_text(markup)
+    assert f"more than {MAX_DEPTH:,} levels deep" in error.value.reason
+
+
+def _lexbor_depth(markup: str) -> int:
+    """How deep the tree lexbor builds is, in elements below <body>."""
+    deepest, stack = 0, [(LexborHTMLParser(markup).body, 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        child = node.child
+        while child is not None:
+            if child.is_element_node:
+                stack.append((child, depth + 1))
+            child = child.next
+    return deepest
+
+
+_SOUP = (
+    *("div", "span", "b", "i", "a", "p", "li", "ul", "table", "tr", "td", "svg", "math"),
+    *("font", "em", "section", "button", "h1", "h2", "x-y", "nobr", "select", "option"),
+    *("template", "object", "title", "style", "noscript", "pre", "form", "mtext", "dd"),
+    *("foreignObject", "desc", "caption"),
+)
+
+
+def _tag_soup(seed: int) -> str:
+    rng = random.Random(seed)
+    pieces = []
+    for _ in range(rng.randint(5, 400)):
+        roll, name = rng.random(), rng.choice(_SOUP)
+        if roll < 0.45:
+            pieces.append(f"<{name}{rng.choice(['', ' id=1', ' id=2', ' class=c'])}>")
+        elif roll < 0.8:
+            pieces.append(f"</{name}>")
+        elif roll < 0.85:
+            pieces.append(f"<{name}/>")
+        elif roll < 0.9:
+            pieces.append(rng.choice(["<!--", "-->", "<!-->", "--!>"]))
+        else:
+            pieces.append("t")
+    return "<body>" + "".join(pieces)
+
+
+def test_the_scan_never_counts_much_less_than_the_html_parser_builds():
+    """Random tag soup: the scan is a model of the tree builder, close to an upper bound (a
+    few levels short at worst in rare corners of the standard)."""
+    for seed in range(400):
+        markup = _tag_soup(seed)
+        counted = measure_nesting(markup, stop_depth=1 << 30, stop_reopened=1 << 30).depth
+        assert _lexbor_depth(markup) <= counted + 8, markup
+
+
+def test_formatting_left_open_around_every_paragraph_is_refused_before_it_is_copied():
+    """990 different <b> left open inside a closed <div> come back in every paragraph: the
+    tree would hold 990 elements a paragraph, though nothing nests deeper than 1,000."""
+    opened = "".join(f"<b id={k}>" for k in range(990))
+    markup = f"<body><div>{opened}</div>" + "<p>x</p>" * 30_000
+    found = measure_nesting(markup, stop_depth=MAX_DEPTH, stop_reopened=1 << 62)
+    assert found.depth <= MAX_DEPTH and found.reopened > 990 * 29_000
+    with pytest.raises(ParseError) as error:
+        html_to_text(markup)
+    assert error.value.code == "too_large" and "repeat them more than" in error.value.reason
+
+
+def test_formatting_closed_by_its_paragraph_is_not_counted_as_nesting():
+    markup = "<body>" + "<p><b>Heading</p><p>text</p>" * 5_000
+    assert nesting_depth(markup, stop_after=MAX_DEPTH) < 10
+    assert html_to_text(markup).startswith("Heading")
+
+
+def test_the_scan_reads_each_character_once_however_tags_are_left_open():
+    """``<a <a <a ...>`` is one tag: the scan does not look for its end again at each ``<a``."""
+    markup = "<body>" + "<a " * 200_000 + ">text"
+    assert nesting_depth(markup, stop_after=MAX_DEPTH) == 1
+    assert html_to_text(markup) == "text"
+
+
+def test_headers_on_a_deep_page_are_placed_in_one_walk():
+    """Whether a header is the page's banner is known from the walk: each node is entered
+    and left once, however deep the page and however many headers it has."""
+    markup = "<body>" + "<div>" * 900 + "<header>banner</header><p>body</p>" * 5_000
+    writer = _TextWriter()
+    tree = LexborHTMLParser(markup)
+    text = writer.walk(tree.body)
+    elements = len(tree.css("*"))
+    assert "banner" not in text and text.count("body") == 5_000
+    assert writer.steps <= 2 * (elements + 5_000 * 2)  # elements and text nodes, in and out
 
 
 def test_a_table_row_of_a_hundred_thousand_cells_is_read_in_one_pass():

@@ -10,9 +10,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from evalsets import renditions, services, tasks
+from evalsets.parsers import get_parser
 from evalsets.rendering import (
+    ALIGN_WORK_FLOOR,
+    ALIGN_WORK_PER_CHAR,
     Rendition,
     align,
+    align_within_budget,
     render_html,
     rendered_to_parse,
     sanitize_for_view,
@@ -106,6 +110,60 @@ def test_alignment_skips_text_only_the_view_has_and_text_only_the_parse_has():
 def test_alignment_of_identical_texts_is_one_run():
     text = solid("word " * 100_000)
     assert align(text, text) == [(0, 0, len(text))]
+
+
+@pytest.mark.parametrize(
+    ("inside", "words", "shown"),
+    [
+        ("<math><mi>x</mi><mo>=</mo><mn>2</mn></math>", "x=2", True),  # a formula is read
+        ("<svg><text>chart label</text></svg>", "chart label", False),
+        ("<template><p>not yet shown</p></template>", "not yet shown", False),
+        ("<canvas>fallback words</canvas>", "fallback words", False),
+        ("<noscript>enable scripts</noscript>", "enable scripts", False),
+    ],
+)
+def test_the_view_and_the_parser_agree_on_what_special_elements_say(inside, words, shown):
+    page = f"<p>Before the element.</p><p>{inside}</p><p>After it, the rest.</p>".encode()
+    parsed = get_parser("selectolax").parse(page)
+    view_text = solid(split_sections(render_html("html", page))[0][1])
+    assert view_text == solid(parsed.text)
+    assert (solid(words) in view_text) is shown
+    assert align(view_text, solid(parsed.text)) == [(0, 0, len(view_text))]
+
+
+def test_alignment_of_texts_that_agree_nowhere_stops_within_its_budget():
+    """A parse that shares no text with the view (an unrelated uploaded parse) would make
+    every character search the whole window: the searches stop at the budget instead."""
+    view, parse = "ab" * 150_000, "cd" * 150_000
+    found = align_within_budget(view, parse)
+    assert found.runs == []
+    assert found.work <= ALIGN_WORK_PER_CHAR * (len(view) + len(parse)) + ALIGN_WORK_FLOOR + (
+        4 * 262_144 * 48  # the one resync under way when the budget ran out
+    )
+
+
+def test_a_passage_only_the_parse_has_longer_than_any_window_is_passed_over():
+    """A long formula, a hidden appendix: 300 KB the view does not show, then the text both
+    have, which is aligned whole after it."""
+    shared = "".join(f"word{k}" for k in range(20_000))
+    extra = "".join(f"only{k}" for k in range(40_000))
+    found = align_within_budget(shared, "head" + extra + shared)
+    assert not found.stopped
+    assert sum(n for _, _, n in found.runs) == len(shared)
+    assert found.runs[-1] == (0, 4 + len(extra), len(shared))
+
+
+def test_alignment_work_grows_with_the_text_not_its_square():
+    """A long passage only the parse has, then text both have, at two sizes: the work
+    counted doubles with the text, no more."""
+
+    def work(n: int) -> int:
+        shared = "".join(f"word{k}" for k in range(n))
+        extra = "".join(f"only{k}" for k in range(n // 8))
+        return align_within_budget(shared, extra + shared).work
+
+    small, large = work(20_000), work(40_000)
+    assert large <= 2.5 * small
 
 
 def _words_map_to_themselves(rendition: Rendition) -> int:

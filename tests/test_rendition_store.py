@@ -41,15 +41,16 @@ def upload(workspace, annotator, django_capture_on_commit_callbacks):
 
 @pytest.fixture
 def builds(monkeypatch):
-    """How many times a rendition is built (``Rendition.build`` counted, still working)."""
+    """How many times a rendition is built (its limited child started, counted, still
+    working)."""
     calls = []
-    real = rendering.Rendition.build.__func__
+    real = renditions.run_limited
 
-    def counted(cls, *args, **kwargs):
+    def counted(*args, **kwargs):
         calls.append(1)
-        return real(cls, *args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(renditions.Rendition, "build", classmethod(counted))
+    monkeypatch.setattr(renditions, "run_limited", counted)
     return calls
 
 

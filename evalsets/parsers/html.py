@@ -22,6 +22,7 @@ from .base import (
     unpaged_result,
 )
 from .encoding import decode_html
+from .nesting import measure_nesting
 
 # Elements whose whole subtree is never readable text.
 _DROP_SELECTOR = ", ".join(
@@ -63,6 +64,8 @@ _PARAGRAPH_TAGS = frozenset(
 )
 _LINE_TAGS = frozenset({"div", "li", "tr", "dt", "dd", "caption", "legend", "option", "label"})
 _CELL_TAGS = frozenset({"td", "th"})
+#: A ``<header>`` inside one of these is the article's own; any other is a page banner.
+_ARTICLE_TAGS = frozenset({"article", "main"})
 _WHITESPACE = re.compile(r"\s+")
 
 _NO_BREAK, _LINE, _PARAGRAPH = 0, 1, 2
@@ -94,129 +97,82 @@ class SelectolaxParser:
 def html_to_text(markup: str) -> str:
     """Readable text of an HTML document or fragment (see the module docstring for the rules).
 
-    Raises ``ParseError("too_large")`` for markup nested deeper than ``MAX_DEPTH``: building
-    the tree costs the HTML parser time in proportion to the depth for every tag, so 100,000
-    nested ``<div>`` would hold a worker for its whole time limit.
+    Raises ``ParseError("too_large")`` for markup the tree builder would take too long over
+    (``check_nesting``).
     """
     from selectolax.lexbor import LexborHTMLParser
 
-    depth = nesting_depth(markup, stop_after=MAX_DEPTH)
-    if depth > MAX_DEPTH:
-        raise ParseError(
-            "too_large",
-            f"This page nests its elements more than {MAX_DEPTH:,} levels deep, far more than "
-            "any real page (browsers stop at 512); it was refused because reading it would "
-            "take too long. Save the page again from a browser, or upload its text.",
-        )
+    check_nesting(markup)
     tree = LexborHTMLParser(markup)
     for node in tree.css(_DROP_SELECTOR):
         node.decompose()
-    for header in tree.css("header"):  # page banners go; an article's own header stays
-        if not _inside(header, {"article", "main"}):
-            header.decompose()
     root = tree.body or tree.root
     if root is None:
         return ""
     return tidy_block_text(_TextWriter().walk(root))
 
 
-#: How deeply elements may nest before a page is refused (see ``nesting_depth``).
+#: How deeply elements may nest before a page is refused (see ``nesting.py``).
 MAX_DEPTH = 1_000
-#: Elements that never hold others (void) or close themselves when a sibling opens
-#: (optional end tags): neither makes the tree deeper.
-_FLAT_TAGS = frozenset(
-    {
-        *("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta"),
-        *("param", "source", "track", "wbr", "keygen", "frame", "basefont", "bgsound"),
-        *("p", "li", "dt", "dd", "tr", "td", "th", "option", "optgroup", "thead", "tbody"),
-        *("tfoot", "colgroup", "caption", "rb", "rt", "rp", "html", "head", "body"),
-    }
-)
-#: HTML elements for which ``<x/>`` still opens an element (only foreign ones self-close).
-_HTML_CONTAINERS = frozenset(
-    {
-        *("a", "abbr", "address", "article", "aside", "audio", "b", "bdi", "bdo", "blockquote"),
-        *("button", "canvas", "center", "cite", "code", "data", "datalist", "del", "details"),
-        *("dfn", "dialog", "div", "dl", "em", "fieldset", "figcaption", "figure", "font"),
-        *("footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "i"),
-        *("ins", "kbd", "label", "legend", "main", "map", "mark", "menu", "meter", "nav"),
-        *("nobr", "object", "ol", "output", "picture", "pre", "progress", "q", "ruby", "s"),
-        *("samp", "search", "section", "select", "slot", "small", "span", "strike"),
-        *("strong", "sub", "summary", "sup", "table", "template", "time", "tt", "u", "ul"),
-        *("var", "video", "big", "marquee", "dir", "applet", "frameset"),
-    }
-)
-#: Elements whose content is text up to their end tag: tags inside are not tags.
-_RAW_TEXT_END = {
-    name: re.compile(f"</{name}", re.I)
-    for name in (
-        *("script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes"),
-        "noscript",
-    )
-}
-_TAG_OR_COMMENT = re.compile(r"<(/?)([A-Za-z][^\s/>]*)|<!--")
+#: How many formatting elements a page may make the tree builder re-open, per character of
+#: markup, before it is refused: an ordinary page re-opens a few; one that leaves hundreds of
+#: ``<b id=...>`` open around short paragraphs makes every paragraph copy them all.
+MAX_REOPENED_PER_CHAR = 1
+#: ... and at least this many, whatever the size.
+MIN_REOPENED = 10_000
+
+
+def reopen_budget(markup: str) -> int:
+    """How many formatting elements ``markup`` may make the tree builder re-open."""
+    return max(MIN_REOPENED, MAX_REOPENED_PER_CHAR * len(markup))
 
 
 def nesting_depth(markup: str, *, stop_after: int) -> int:
-    """How deeply the elements of ``markup`` nest, scanning it once (stops past ``stop_after``).
-
-    A cheap estimate made before the real parse, never lower than the depth the HTML parser
-    builds for ordinary markup: it counts start and end tags, skips comments and the text of
-    scripts and styles, and leaves out elements that cannot deepen the tree (void elements,
-    and those like ``<p>`` and ``<li>`` that a sibling closes).
-    """
-    depth = deepest = 0
-    at = 0
-    while (found := _TAG_OR_COMMENT.search(markup, at)) is not None:
-        at = found.end()
-        if found.group(2) is None:  # a comment
-            end = markup.find("-->", at)
-            if end < 0:
-                break
-            at = end + 3
-            continue
-        name = found.group(2).lower()
-        if name in _FLAT_TAGS:
-            continue
-        if found.group(1):
-            depth = max(0, depth - 1)
-            continue
-        close = markup.find(">", at)
-        if close < 0:
-            break
-        if markup[close - 1] == "/" and name not in _HTML_CONTAINERS:
-            at = close + 1
-            continue  # <path/> in SVG: opens and closes at once
-        raw_end = _RAW_TEXT_END.get(name)
-        if raw_end is not None:
-            end = raw_end.search(markup, close)
-            at = end.end() if end else len(markup)
-            continue
-        depth += 1
-        if depth > deepest:
-            deepest = depth
-            if deepest > stop_after:
-                break
-    return deepest
+    """How deeply the elements of ``markup`` nest (``nesting.measure_nesting``), stopping
+    one past ``stop_after``: the scan's work does not grow with the nesting past it."""
+    return measure_nesting(markup, stop_depth=stop_after, stop_reopened=1 << 62).depth
 
 
-def _inside(node: object, tags: set[str]) -> bool:
-    parent = node.parent  # type: ignore[attr-defined]
-    while parent is not None:
-        if parent.tag in tags:
-            return True
-        parent = parent.parent
-    return False
+def check_nesting(markup: str) -> None:
+    """Refuse (``ParseError("too_large")``) markup whose tree would cost the HTML parser far
+    more than its size: nested deeper than ``MAX_DEPTH`` (building the tree costs time in
+    proportion to the depth for every tag, so 100,000 nested ``<div>`` would hold a worker
+    for its whole time limit), or re-opening more formatting elements than
+    ``reopen_budget`` (each copy is a new element, so the tree would outgrow the page)."""
+    budget = reopen_budget(markup)
+    found = measure_nesting(markup, stop_depth=MAX_DEPTH, stop_reopened=budget)
+    if found.depth > MAX_DEPTH:
+        raise ParseError(
+            "too_large",
+            f"This page nests its elements more than {MAX_DEPTH:,} levels deep, far more than "
+            "any real page (browsers stop at 512); it was refused because reading it would "
+            "take too long. Save the page again from a browser, or upload its text.",
+        )
+    if found.reopened > budget:
+        raise ParseError(
+            "too_large",
+            "This page leaves so many bold, italic, link or other formatting elements open "
+            f"that its paragraphs would repeat them more than {budget:,} times; it was "
+            "refused because reading it would take too long. Save the page again from a "
+            "browser, or upload its text.",
+        )
 
 
 class _TextWriter:
-    """Walks the tree without recursion (deeply nested pages must not hit the recursion limit)."""
+    """Walks the tree without recursion (deeply nested pages must not hit the recursion limit).
+
+    Each node is entered once and left once (``steps`` counts them), and whether a header is
+    inside an article is known from the walk itself: asking each header for its ancestors
+    cost the depth of the page for every header.
+    """
 
     def __init__(self) -> None:
         self.out: list[str] = []
         self.pending_break = _NO_BREAK
         self.pending_space = ""
         self.pre_depth = 0
+        self.article_depth = 0
+        self.steps = 0
 
     def walk(self, root: object) -> str:
         # Stack entries: (node, entering, a table cell came before it among its siblings).
@@ -225,6 +181,7 @@ class _TextWriter:
         stack: list[tuple[object, bool, bool]] = [(root, True, False)]
         while stack:
             node, entering, cell_before = stack.pop()
+            self.steps += 1
             if entering:
                 if self._enter(node, cell_before):
                     stack.append((node, False, False))
@@ -250,6 +207,10 @@ class _TextWriter:
             return False
         if tag in _SKIP_TAGS or not node.is_element_node:  # type: ignore[attr-defined]
             return False
+        if tag == "header" and not self.article_depth:
+            return False  # a page banner, not the article's own header
+        if tag in _ARTICLE_TAGS:
+            self.article_depth += 1
         if tag == "br":
             self._hard_break()
             return False
@@ -271,6 +232,8 @@ class _TextWriter:
             self._block(_LINE)
         if tag == "pre":
             self.pre_depth -= 1
+        if tag in _ARTICLE_TAGS:
+            self.article_depth -= 1
 
     # -- output ---------------------------------------------------------------------------
 
