@@ -6,6 +6,8 @@ message beside the field named in ``field``.
 
 from __future__ import annotations
 
+import math
+
 
 class GroundworkError(Exception):
     """Something the caller asked for cannot be done, and ``message`` says why."""
@@ -34,3 +36,26 @@ class Forbidden(GroundworkError):
     too low (``evalsets.access``), or four eyes bars them."""
 
     status_code = 403
+
+
+class LimitReached(Conflict):
+    """A count the caller holds (workspaces they own, documents in a workspace) is at its
+    limit (HTTP 409): it stays refused until something is deleted or the limit is raised, so
+    it is a state of the data, not a rate. ``extra["limit"]`` names the setting and value."""
+
+
+class TooLarge(GroundworkError):
+    """Storing this would take a workspace past its byte limit (HTTP 413)."""
+
+    status_code = 413
+
+
+class RateLimited(GroundworkError):
+    """Too many of these within a window (HTTP 429); one more is allowed in ``retry_after``
+    seconds, which the API sends as ``Retry-After``."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after: float, **kwargs):
+        super().__init__(message, **kwargs)
+        self.retry_after = max(1, math.ceil(retry_after))

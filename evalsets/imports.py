@@ -22,6 +22,12 @@ those keys are not kept in the item's meta. A label whose file is missing stays 
 complete anchor (a quote) is stored with no document and attaches when the file is
 uploaded; a span or a deepset label (a quote placed through its context) is kept as a
 ``PendingImportLabel`` until the file's reference parse is ready.
+
+**A preview runs in a web process, so it reads with a budget** (``read_budget``, from the
+``GROUNDWORK_IMPORT_MAX_*`` settings): the first problems are kept with their text, an error
+past them stops the reading and warnings past them are only counted; a file of more lines,
+questions or anchors than the limits is refused whole. Each refusal is a 400 that names the
+setting, its value and the line, with the problems found before it stopped.
 """
 
 from __future__ import annotations
@@ -41,10 +47,12 @@ from evalsets.archive import ArchiveTooLarge
 from evalsets.errors import Conflict, GroundworkError, InvalidInput
 from evalsets.formats import (
     FORMATS,
+    BudgetExceeded,
     HasProblems,
     ImportResult,
     PendingLabel,
     Problem,
+    ReadBudget,
     guess_format,
 )
 from evalsets.models import (
@@ -67,7 +75,6 @@ from evalsets.review import workflow
 
 log = logging.getLogger(__name__)
 
-PROBLEMS_SHOWN = 200
 #: Item fields an import may set, in the order changes are listed.
 ITEM_FIELDS = ("question", "qtype", "answer")
 #: The review as a release writes it into ``meta`` (context-grid's ``assess()`` reads
@@ -217,28 +224,22 @@ class ImportPlan(HasProblems):
         return [p for p in self.items if p.action == action]
 
     def counts(self) -> dict[str, int]:
+        errors, warnings = self.errors, self.warnings
+        shown = settings.GROUNDWORK_IMPORT_MAX_PROBLEMS
+        unlisted = self.result.unlisted
         return {
             "create": len(self.of("create")),
             "update": len(self.of("update")),
             "unchanged": len(self.of("unchanged")),
-            "refused": len(self.errors),
-            "warnings": len(self.warnings),
+            "refused": len(errors),
+            "warnings": len(warnings) + unlisted,
             "pending": len(self.pending),
+            "lines_read": self.result.lines_read,
+            "not_listed": unlisted + max(0, len(errors) - shown) + max(0, len(warnings) - shown),
         }
 
     def problem_dicts(self, problems: list[Problem]) -> list[dict[str, Any]]:
-        return [
-            {
-                "line": p.line,
-                "item": p.item,
-                "field": p.field,
-                "message": p.message,
-                "hint": p.hint,
-                "severity": p.severity,
-                "text": p.describe(self.filename),
-            }
-            for p in problems[:PROBLEMS_SHOWN]
-        ]
+        return problem_dicts(problems, self.filename)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -258,6 +259,75 @@ class ImportPlan(HasProblems):
             "pending": self.pending,
             "matched_files": self.result.matches,
         }
+
+
+def problem_dicts(problems: list[Problem], filename: str) -> list[dict[str, Any]]:
+    """The first ``GROUNDWORK_IMPORT_MAX_PROBLEMS`` problems as an answer lists them."""
+    return [
+        {
+            "line": p.line,
+            "item": p.item,
+            "field": p.field,
+            "message": p.message,
+            "hint": p.hint,
+            "severity": p.severity,
+            "text": p.describe(filename),
+        }
+        for p in problems[: settings.GROUNDWORK_IMPORT_MAX_PROBLEMS]
+    ]
+
+
+def read_budget() -> ReadBudget:
+    """How much of one file an import reads (``GROUNDWORK_IMPORT_MAX_*``)."""
+    return ReadBudget(
+        max_problems=settings.GROUNDWORK_IMPORT_MAX_PROBLEMS,
+        max_lines=settings.GROUNDWORK_IMPORT_MAX_LINES,
+        max_items=settings.GROUNDWORK_IMPORT_MAX_ITEMS,
+    )
+
+
+#: The setting behind each ``ReadBudget`` field, for the answer that names it.
+BUDGET_SETTINGS = {
+    "max_problems": "GROUNDWORK_IMPORT_MAX_PROBLEMS",
+    "max_lines": "GROUNDWORK_IMPORT_MAX_LINES",
+    "max_items": "GROUNDWORK_IMPORT_MAX_ITEMS",
+}
+
+
+def _refuse_past_budget(exc: BudgetExceeded) -> InvalidInput:
+    """The 400 for a file past its budget: the limit, the line, and what was found before."""
+    result = exc.result
+    name = BUDGET_SETTINGS[exc.limit]
+    value = getattr(result.budget, exc.limit)
+    return InvalidInput(
+        f"{exc.message} ({name}={value:,}); nothing was imported",
+        field="file",
+        extra={
+            "limit": {"setting": name, "value": value, "line": exc.line},
+            "problems": problem_dicts(result.problems, result.filename),
+            "counts": {
+                "problems_listed": min(len(result.problems), result.budget.max_problems),
+                "lines_read": result.lines_read,
+                "items_read": len(result.items),
+            },
+        },
+    )
+
+
+def _check_anchor_count(result: ImportResult) -> None:
+    """Refuse a file of more anchors and labels than ``GROUNDWORK_IMPORT_MAX_ANCHORS``: the
+    plan places each one in its document's reference parse, so they set the preview's cost
+    (a few bytes of JSON each, where a question costs a line)."""
+    limit = settings.GROUNDWORK_IMPORT_MAX_ANCHORS
+    count = sum(len(item.anchors) for item in result.items) + len(result.pending)
+    if count > limit:
+        raise InvalidInput(
+            f"{result.filename} holds {count:,} anchors and labels, past the limit of "
+            f"{limit:,} for one import (GROUNDWORK_IMPORT_MAX_ANCHORS); split the file and "
+            "import each part; nothing was imported",
+            field="file",
+            extra={"limit": {"setting": "GROUNDWORK_IMPORT_MAX_ANCHORS", "value": limit}},
+        )
 
 
 def carried_fields(carries: Carries) -> list[str]:
@@ -306,9 +376,11 @@ def choose_format(fmt: str | None, data: bytes, filename: str) -> str:
 def _read(fmt: str, data: bytes, filename: str, workspace, evalset_id: str) -> ImportResult:
     texts = reference_texts(workspace) if FORMATS[fmt].needs_documents else None
     try:
-        return FORMATS[fmt].reader(data, filename=filename, documents=texts, evalset_id=evalset_id)
-    except ArchiveTooLarge:
-        raise  # the one refusal a reader lets through: the whole file is refused
+        return FORMATS[fmt].reader(
+            data, filename=filename, documents=texts, evalset_id=evalset_id, budget=read_budget()
+        )
+    except (ArchiveTooLarge, BudgetExceeded):
+        raise  # the refusals a reader lets through: the whole file is refused
     except Exception as exc:  # readers never raise on bad input; if one does, say so, no 500
         log.exception("the %s reader raised on %s", fmt, filename)
         result = ImportResult(format=fmt, filename=filename)
@@ -320,12 +392,7 @@ def _read(fmt: str, data: bytes, filename: str, workspace, evalset_id: str) -> I
 
 
 def _check_upload(data: bytes, filename: str) -> None:
-    limit = settings.GROUNDWORK_MAX_UPLOAD_BYTES
-    if len(data) > limit:
-        raise InvalidInput(
-            f"{filename!r} is {len(data) / 2**20:.1f} MB; the limit is {limit / 2**20:.1f} MB",
-            field="file",
-        )
+    validation.check_upload_size(len(data), filename, settings.GROUNDWORK_MAX_UPLOAD_BYTES)
 
 
 # -- planning ----------------------------------------------------------------------------------
@@ -357,8 +424,7 @@ def _check_item(item: cg.EvalItem, problems: list[Problem], line: int | None) ->
             validation.check_grade(anchor.grade)
             validation.check_occurrence(anchor.occurrence)
             validation.check_page_hint(anchor.page_hint)
-            if len(anchor.source_id) > 255:
-                raise InvalidInput("source_id must be at most 255 characters", field="source_id")
+            validation.check_source_id(anchor.source_id)
     except InvalidInput as exc:
         problems.append(
             Problem(line, item.id, exc.field, exc.message, "error", "This item was not imported.")
@@ -527,6 +593,54 @@ class Evidence:
         return first == second
 
 
+class SeenEvidence:
+    """Anchors kept so far, indexed by each equality ``Evidence.same`` tests, so a new anchor
+    is looked up rather than compared with every kept one (an item of 40,000 anchors used to
+    cost 800 million comparisons). ``find`` answers what a scan in order would: the first
+    kept anchor that is the same evidence. Only the ``inside`` rule's containment is still
+    asked of ``Evidence.same`` one by one, and only of placed anchors on the same document.
+    """
+
+    def __init__(self, evidence: Evidence, rule: str) -> None:
+        self.evidence = evidence
+        self.rule = rule
+        self.kept: list[Any] = []
+        self.by_key: dict[tuple, int] = {}
+        self.placed: dict[str, list[int]] = {}
+
+    def _keys(self, anchor: Any) -> tuple[tuple[int, int] | None, list[tuple]]:
+        quote = anchor.quote.strip()
+        keys: list[tuple] = [
+            ("as given", anchor.source_id, quote, anchor.occurrence, anchor.page_hint)
+        ]
+        span = self.evidence.span(anchor)
+        if span is None:
+            keys.append(("unplaced", anchor.source_id, quote, anchor.occurrence))
+        elif self.rule != "inside":
+            keys.append(("span", anchor.source_id, span))
+        return span, keys
+
+    def add(self, anchor: Any) -> None:
+        index = len(self.kept)
+        self.kept.append(anchor)
+        span, keys = self._keys(anchor)
+        for key in keys:
+            self.by_key.setdefault(key, index)
+        if span is not None and self.rule == "inside":
+            self.placed.setdefault(anchor.source_id, []).append(index)
+
+    def find(self, anchor: Any) -> Any | None:
+        span, keys = self._keys(anchor)
+        found = [self.by_key[key] for key in keys if key in self.by_key]
+        if span is not None and self.rule == "inside":
+            found += [
+                index
+                for index in self.placed.get(anchor.source_id, [])
+                if self.evidence.same(self.kept[index], anchor, self.rule)
+            ]
+        return self.kept[min(found)] if found else None
+
+
 @dataclass
 class Existing:
     """What the set holds, loaded once per plan: items, their anchors, their pending labels."""
@@ -642,11 +756,16 @@ def _plan_anchors(
     """Anchors that are new evidence, and carried grades of known evidence that differ."""
     added: list[cg.GoldAnchor] = []
     regraded: list[dict[str, Any]] = []
+    rule = carries.same_evidence
+    known_ones, added_ones = SeenEvidence(evidence, rule), SeenEvidence(evidence, rule)
+    for anchor in stored:
+        known_ones.add(anchor)
     for anchor in incoming:
-        known = next((s for s in stored if evidence.same(s, anchor, carries.same_evidence)), None)
+        known = known_ones.find(anchor)
         if known is None:
-            if not any(evidence.same(a, anchor, carries.same_evidence) for a in added):
+            if added_ones.find(anchor) is None:
                 added.append(anchor)
+                added_ones.add(anchor)
             continue
         done = any(change["pk"] == known.pk for change in regraded)
         if carries.grade and known.grade != anchor.grade and not done:
@@ -767,6 +886,9 @@ def import_plan(
         raise InvalidInput(
             f"{exc.message}; it was refused, nothing was imported", field="file"
         ) from None
+    except BudgetExceeded as exc:
+        raise _refuse_past_budget(exc) from None
+    _check_anchor_count(result)
     plan = ImportPlan(
         format=fmt,
         filename=filename,
@@ -912,7 +1034,10 @@ def import_commit(
                 sha256=hashlib.sha256(data).hexdigest(),
                 size=len(data),
                 counts=plan.counts(),
-                warnings=[p.describe(filename) for p in plan.warnings[:PROBLEMS_SHOWN]],
+                warnings=[
+                    p.describe(filename)
+                    for p in plan.warnings[: settings.GROUNDWORK_IMPORT_MAX_PROBLEMS]
+                ],
             )
     except IntegrityError:
         raise Conflict(

@@ -23,7 +23,7 @@ from django.db import OperationalError, transaction
 from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
 from django.utils import timezone
 
-from evalsets import bridge, queue, resolver
+from evalsets import bridge, queue, quotas, resolver
 from evalsets.errors import InvalidInput
 from evalsets.formats import FORMATS, EvalSetHeader, ExportRefused, beir
 from evalsets.models import (
@@ -297,6 +297,9 @@ def release_create(
     if "beir" in formats:
         _check_beir_ids(evalset, states)
     with transaction.atomic():
+        quotas.lock_workspace(evalset.workspace)  # before the set: one order for both locks
+        quotas.check_releases_today(evalset.workspace)
+        quotas.check_room(evalset.workspace, 0, f"a release of {evalset.slug!r}")
         locked = EvalSet.objects.select_for_update().get(pk=evalset.pk)
         count = EvalItem.objects.filter(evalset=locked, state__in=states).count()
         if count == 0:

@@ -33,7 +33,7 @@ from django.db.models.functions import Greatest, Substr
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from evalsets import access, sweep
+from evalsets import access, sweep, validation
 from evalsets.errors import InvalidInput
 from evalsets.models import (
     FOUND_STATUSES,
@@ -96,13 +96,60 @@ def document_in(workspace, source_id: str) -> Document:
     return get_object_or_404(documents(workspace), source_id=source_id)
 
 
+def keys_no_url_can_carry() -> list[tuple[str, str, str, str]]:
+    """Documents and items stored before such keys were refused whose ``source_id`` or id
+    holds a part a browser rewrites (``validation.url_key_problem``), as ``(workspace,
+    "document" or "item in <set>", key, why)``. The database narrows the rows to those that
+    could hold one; Python decides."""
+    found = []
+    empty_part = Q(source_id__startswith="/") | Q(source_id__endswith="/")
+    documents = Document.objects.filter(
+        _could_hold_a_rewritten_part("source_id") | empty_part | Q(source_id__contains="//")
+    ).values_list("workspace__slug", "source_id")
+    for workspace, key in documents.iterator():
+        if problem := validation.url_key_problem(key):
+            found.append((workspace, "document", key, problem))
+    items = EvalItem.objects.filter(_could_hold_a_rewritten_part("item_id")).values_list(
+        "evalset__workspace__slug", "evalset__slug", "item_id"
+    )
+    for workspace, evalset, key in items.iterator():
+        if problem := validation.url_key_problem(key):
+            found.append((workspace, f"item in {evalset}", key, problem))
+    return found
+
+
+def _could_hold_a_rewritten_part(field: str) -> Q:
+    """A dot or ``%2e`` starting a part, or a backslash anywhere."""
+    return (
+        Q(**{f"{field}__startswith": "."})
+        | Q(**{f"{field}__contains": "/."})
+        | Q(**{f"{field}__istartswith": "%2e"})
+        | Q(**{f"{field}__icontains": "/%2e"})
+        | Q(**{f"{field}__contains": "\\"})
+    )
+
+
+def invitations_naming(name: str) -> QuerySet[Invitation]:
+    """The invitations to ``name``: a user name exactly; an e-mail address whatever the case
+    of its ASCII letters, and nothing else folded (``validation.address_key``)."""
+    if "@" not in name:
+        return Invitation.objects.filter(username=name)
+    # The database's case-insensitive match finds every candidate (it folds at least ASCII
+    # case); the exact key then decides, so no database's wider folding lets one through.
+    key = validation.address_key(name)
+    candidates = Invitation.objects.filter(username__iexact=name).values_list("pk", "username")
+    return Invitation.objects.filter(
+        pk__in=[pk for pk, held in candidates if validation.address_key(held) == key]
+    )
+
+
 def invitations_for(user) -> QuerySet[Invitation]:
     """The invitations waiting for ``user``'s answer: to their username, or to their e-mail
-    address (an owner may invite by either; an address matches whatever its case)."""
-    invited = Q(username=user.get_username())
+    address (an owner may invite by either)."""
+    invited = Invitation.objects.filter(username=user.get_username())
     if getattr(user, "email", ""):
-        invited |= Q(username__iexact=user.email)
-    return Invitation.objects.filter(invited).select_related("workspace", "invited_by")
+        invited = invited | invitations_naming(user.email)
+    return invited.select_related("workspace", "invited_by")
 
 
 def invitation_for(user, workspace_slug: str) -> Invitation:

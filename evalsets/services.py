@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.utils import timezone
 
 from evalsets import (
@@ -29,13 +29,14 @@ from evalsets import (
     parsers,
     pdfview,
     queue,
+    quotas,
     renditions,
     resolution,
     resolver,
     selectors,
     validation,
 )
-from evalsets.errors import Conflict, InvalidInput
+from evalsets.errors import Conflict, InvalidInput, LimitReached
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -71,6 +72,8 @@ def workspace_create(*, user, slug: str, name: str = "") -> Workspace:
         raise Conflict(
             f"a workspace called {slug!r} already exists; pick another slug", field="slug"
         )
+    quotas.lock_user(user)
+    quotas.check_workspace_count(user)
     workspace = Workspace.objects.create(slug=slug, name=name or slug)
     Membership.objects.create(workspace=workspace, user=user, role=Role.OWNER)
     return workspace
@@ -96,18 +99,60 @@ def member_invite(*, workspace: Workspace, username: str, role: str, by) -> Invi
     username = AbstractBaseUser.normalize_username(username.strip())
     if not username:
         raise InvalidInput("name the user to invite", field="username")
-    member = Q(user__username=username)
-    if "@" in username:  # an e-mail address: whoever holds it, once they accept
-        member |= Q(user__email__iexact=username)
-    if Membership.objects.filter(member, workspace=workspace).exists():
+    validation.check_invitee_name(username)
+    if _is_member(workspace, username):
         raise Conflict(
             f"{username!r} is already a member of {workspace.slug!r}; change their role instead",
             field="username",
         )
+    quotas.lock_workspace(workspace)
+    _check_open_invitations(workspace, username)
     invitation, _ = Invitation.objects.update_or_create(
         workspace=workspace, username=username, defaults={"role": role, "invited_by": by}
     )
     return invitation
+
+
+def _is_member(workspace: Workspace, name: str) -> bool:
+    """Whether ``name`` (a user name, or an e-mail address: whoever holds it) is a member."""
+    members = Membership.objects.filter(workspace=workspace)
+    if members.filter(user__username=name).exists():
+        return True
+    if "@" not in name:
+        return False
+    key = validation.address_key(name)
+    emails = members.filter(user__email__iexact=name).values_list("user__email", flat=True)
+    return any(validation.address_key(email) == key for email in emails)
+
+
+def _check_open_invitations(workspace: Workspace, name: str) -> None:
+    """An invitation is shown on a stranger's home page, so neither a workspace nor an invitee
+    holds more than a few at once (asking again, which changes the role, always works)."""
+    if workspace.invitations.filter(username=name).exists():
+        return
+    limits = (
+        (
+            "GROUNDWORK_MAX_OPEN_INVITATIONS_PER_WORKSPACE",
+            workspace.invitations.count(),
+            f"workspace {workspace.slug!r}",
+            "withdraw some, or wait for answers, before inviting more",
+        ),
+        (
+            "GROUNDWORK_MAX_OPEN_INVITATIONS_PER_INVITEE",
+            selectors.invitations_naming(name).count(),
+            repr(name),
+            "they must answer some before another can reach them",
+        ),
+    )
+    for setting, held, who, then in limits:
+        most = getattr(settings, setting)
+        if held >= most:
+            raise LimitReached(
+                f"{who} has {held:,} open invitations, the most {setting} allows ({most:,}); "
+                f"{then}",
+                field="username",
+                extra={"limit": {"setting": setting, "value": most}},
+            )
 
 
 @transaction.atomic
@@ -227,10 +272,6 @@ def _sha256_of(upload: UploadedFile) -> str:
     return digest.hexdigest()
 
 
-def _human_mb(nbytes: int) -> str:
-    return f"{nbytes / (1024 * 1024):.1f} MB"
-
-
 def document_upload(
     *, workspace: Workspace, user, upload: UploadedFile, source_id: str | None = None
 ) -> tuple[Document, bool]:
@@ -238,13 +279,7 @@ def document_upload(
 
     Returns ``(document, created)``.
     """
-    limit = settings.GROUNDWORK_MAX_UPLOAD_BYTES
-    if upload.size > limit:
-        raise InvalidInput(
-            f"{upload.name!r} is too large: {_human_mb(upload.size)}, "
-            f"the limit is {_human_mb(limit)}",
-            field="file",
-        )
+    validation.check_upload_size(upload.size, upload.name, settings.GROUNDWORK_MAX_UPLOAD_BYTES)
     if upload.size == 0:
         raise InvalidInput(f"{upload.name!r} is empty", field="file")
     source_id = (source_id or upload.name or "").strip()
@@ -252,8 +287,7 @@ def document_upload(
         raise InvalidInput(
             "a document needs a source_id (its file name by default)", field="source_id"
         )
-    if len(source_id) > 255:
-        raise InvalidInput("source_id must be at most 255 characters", field="source_id")
+    validation.check_source_id(source_id)
 
     sha256 = _sha256_of(upload)
     existing = Document.objects.filter(workspace=workspace, sha256=sha256).first()
@@ -265,6 +299,8 @@ def document_upload(
             "choose another source_id or delete that document first",
             field="source_id",
         )
+    # Checked here before the file is stored, and again below under the lock, where it holds.
+    _check_document_room(workspace, upload)
     kind = ingest.sniff_upload(upload)
     document = Document(
         workspace=workspace,
@@ -277,6 +313,8 @@ def document_upload(
     document.file.save(upload.name or sha256, upload, save=False)
     try:
         with transaction.atomic():
+            quotas.lock_workspace(workspace)
+            _check_document_room(workspace, upload)
             document.save()
             ingest.queue_parses(document)
             _attach_pending_anchors(document)
@@ -292,6 +330,11 @@ def document_upload(
             raise Conflict(f"{source_id!r} was uploaded at the same moment; try again") from None
         return existing, False
     return document, True
+
+
+def _check_document_room(workspace: Workspace, upload: UploadedFile) -> None:
+    quotas.check_document_count(workspace)
+    quotas.check_room(workspace, upload.size, f"storing {upload.name!r}", field="file")
 
 
 def _attach_pending_anchors(document: Document) -> None:
@@ -378,6 +421,10 @@ def parse_version_add(
             f"version {parser_version or '(none)'!r}; give this one another parser_version",
             field="parser_version",
         )
+    quotas.lock_workspace(document.workspace)
+    quotas.check_room(
+        document.workspace, len(text), f"a parse of {len(text):,} characters", field="text"
+    )
     has_reference = document.parses.filter(is_reference=True).exists()
     if make_reference and has_reference:
         document.parses.filter(is_reference=True).update(is_reference=False)

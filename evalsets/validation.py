@@ -12,10 +12,75 @@ import re
 
 from django.core.exceptions import FieldDoesNotExist
 
-from evalsets.errors import InvalidInput
+from evalsets.errors import InvalidInput, TooLarge
 
 MAX_GRADE = 2
+MB = 1024 * 1024
 ITEM_ID_RE = re.compile(r"^[^/\s][^/]{0,127}$")
+
+# -- keys that URLs carry ------------------------------------------------------------------------
+#
+# A document's source_id and an item's id appear in URL paths (``/documents/<source_id>/``,
+# ``/items/<id>/``). A browser rewrites a path before sending it: a segment that is ``.`` or
+# ``..`` (written plainly or as ``%2e``) is removed together with the one before it, and a
+# backslash is read as ``/``. Percent-encoding cannot stop the first (``.`` is never encoded),
+# so a key holding such a segment would send a click on it somewhere else: a source_id
+# ``../../demo/evalsets/x`` turned its Remove button into a DELETE of an eval set. Such keys
+# are refused wherever one is written; an empty segment (``a//b``, a leading or trailing
+# ``/``) too, since proxies merge slashes.
+
+MAX_SOURCE_ID_CHARS = 255
+_DOT_SEGMENT = re.compile(r"^(?:\.|%2e){1,2}$", re.IGNORECASE)
+
+
+def url_key_problem(key: str) -> str | None:
+    """Why ``key`` cannot be a URL path's segments as it is, or None when it can."""
+    if "\\" in key:
+        return "contains '\\', which a browser reads as '/'"
+    for segment in key.split("/"):
+        if not segment:
+            return "has an empty part between slashes (or starts or ends with '/')"
+        if _DOT_SEGMENT.match(segment):
+            return (
+                f"has a part {segment!r}, which a browser removes from a URL "
+                "with the part before it"
+            )
+    return None
+
+
+def check_source_id(source_id: str) -> str:
+    """A document's ``source_id``: 1-255 characters that a URL path carries unchanged."""
+    if len(source_id) > MAX_SOURCE_ID_CHARS:
+        raise InvalidInput(
+            f"source_id must be at most {MAX_SOURCE_ID_CHARS} characters", field="source_id"
+        )
+    problem = url_key_problem(source_id)
+    if problem:
+        raise InvalidInput(
+            f"source_id {source_id[:80]!r} {problem}; name the document another way "
+            "(such as 'reports/2024.pdf')",
+            field="source_id",
+        )
+    return source_id
+
+
+def check_invitee_name(name: str) -> str:
+    """A user name (or e-mail address) an invitation names: a URL carries it as one part."""
+    problem = "contains '/'" if "/" in name else url_key_problem(name)
+    if problem:
+        raise InvalidInput(f"{name[:80]!r} {problem}; no account can be named so", field="username")
+    return name
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def address_key(address: str) -> str:
+    """What two e-mail addresses must share to be the same: every character, with only ASCII
+    letters' case ignored. A database's case-insensitive match folds more than that
+    (PostgreSQL's ``UPPER`` makes a dotless i, U+0131, an 'I'), so an address can differ from
+    another's in a letter and still match; this is the comparison that decides."""
+    return address.translate(_ASCII_LOWER)
 
 
 def check_item_id(item_id: str) -> str:
@@ -26,6 +91,9 @@ def check_item_id(item_id: str) -> str:
         raise InvalidInput(
             f"eval item id {item_id!r} must be 1-128 characters without '/'", field="id"
         )
+    problem = url_key_problem(item_id)
+    if problem:
+        raise InvalidInput(f"eval item id {item_id!r} {problem}; choose another id", field="id")
     return item_id
 
 
@@ -235,3 +303,15 @@ def check_storable(value: object, field: str, int_bounds: tuple[int, int] = DEFA
 def _top(path: str) -> str:
     """The field a nested path starts from: ``meta`` for ``meta.a[2]``."""
     return path.split("[", 1)[0].split(".", 1)[0].split(" ", 1)[0]
+
+
+def check_upload_size(size: int, name: str, limit: int) -> None:
+    """Refuse an uploaded file past ``limit`` bytes (``GROUNDWORK_MAX_UPLOAD_MB``) with a 413
+    that gives both sizes and names the setting."""
+    if size > limit:
+        raise TooLarge(
+            f"{name!r} is too large: {size / MB:.1f} MB, the limit is {limit / MB:.1f} MB "
+            "(GROUNDWORK_MAX_UPLOAD_MB)",
+            field="file",
+            extra={"limit": {"setting": "GROUNDWORK_MAX_UPLOAD_MB", "value": limit // MB}},
+        )

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 
 import pytest
+from django.core.cache import cache
 from django.core.files.base import ContentFile
 from rest_framework.test import APIClient
 
-from evalsets import services
+from evalsets import queue, services
 from evalsets.models import Document, Membership, ParseStatus, Role
 from evalsets.parsers import text as text_parser
 from evalsets.review import workflow
@@ -67,6 +68,13 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture(autouse=True)
+def _no_rate_counted_yet():
+    """API rate limits count in the cache, per user id, and ids repeat across tests: each
+    test starts with nothing counted."""
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _eager_tasks(request, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     # Hashing passwords properly costs ~0.4 s a user; tests need users, not security.
@@ -87,6 +95,19 @@ def _eager_tasks(request, settings, tmp_path):
 
 
 PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """What would have been published, in order, instead of publishing it."""
+    published: list[tuple[str, tuple]] = []
+
+    def record(name, *ids, **options):
+        published.append((name, ids))
+        return True
+
+    monkeypatch.setattr(queue, "send", record)
+    return published
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -335,3 +336,27 @@ def background(request, settings, worker_media):
     celery_app.conf.task_always_eager = True
     yield "eager"
     celery_app.conf.task_always_eager = previous
+
+
+def race(*contenders) -> list:
+    """Run each callable in its own thread at the same moment, each on its own database
+    connection; return each one's result, or the exception it raised (a loser's refusal is
+    what a race test looks at)."""
+    barrier = threading.Barrier(len(contenders))
+    results: list = [None] * len(contenders)
+
+    def run(index, fn):
+        try:
+            barrier.wait(timeout=10)
+            results[index] = fn()
+        except Exception as exc:
+            results[index] = exc
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i, fn)) for i, fn in enumerate(contenders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return results

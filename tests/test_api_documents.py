@@ -52,8 +52,11 @@ def test_an_upload_over_the_size_limit_is_refused_with_the_numbers(
 ):
     settings.GROUNDWORK_MAX_UPLOAD_BYTES = 1024 * 1024
     response = _upload(client_for(annotator), "big.txt", b"x" * (1024 * 1024 + 10))
-    assert response.status_code == 400
-    assert response.json()["detail"] == "'big.txt' is too large: 1.0 MB, the limit is 1.0 MB"
+    assert response.status_code == 413
+    assert response.json()["detail"] == (
+        "'big.txt' is too large: 1.0 MB, the limit is 1.0 MB (GROUNDWORK_MAX_UPLOAD_MB)"
+    )
+    assert response.json()["limit"] == {"setting": "GROUNDWORK_MAX_UPLOAD_MB", "value": 1}
     assert not Document.objects.exists()
 
 
@@ -192,3 +195,29 @@ def test_a_block_that_ends_before_it_starts_is_refused_naming_it(client_for, doc
     )
     assert response.status_code == 400
     assert response.json()["detail"] == "blocks[0]: end 2 is before start 5"
+
+
+def test_form_fields_past_djangos_body_limit_are_a_413_in_the_api_shape(
+    client_for, workspace, annotator, settings
+):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response = _upload(client_for(annotator), "a.txt", b"text", source_id="x" * 2000)
+    assert response.status_code == 413
+    assert response.json()["detail"] == (
+        "the request's form fields pass the 1,000 bytes a request may send outside its files; "
+        "nothing was read"
+    )
+    assert not Document.objects.exists()
+
+
+def test_more_form_fields_than_django_reads_are_a_400_in_the_api_shape(
+    client_for, workspace, annotator, settings
+):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 5
+    fields = {f"f{n}": "v" for n in range(10)}
+    response = _upload(client_for(annotator), "a.txt", b"text", **fields)
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "body": ["the request sends more than 5 form fields; nothing was read"]
+    }
+    assert not Document.objects.exists()

@@ -1229,15 +1229,16 @@ def test_beir_import_reads_a_zip_wrapped_in_one_folder_and_reports_bad_qrels():
     assert [(p.line, p.severity, p.message) for p in result.problems] == [
         (3, "error", "scifact/qrels/test.tsv line 3: score must be a whole number, found 'x'."),
         (
-            4,
-            "warning",
-            "scifact/qrels/test.tsv line 4 judges query '9', which queries.jsonl does not have.",
-        ),
-        (
             5,
             "error",
             "scifact/qrels/test.tsv line 5 has 2 tab-separated cell(s); expected query-id, "
             "corpus-id and score.",
+        ),
+        (
+            4,
+            "warning",
+            "1 judgement(s) in scifact/qrels/test.tsv name a query that queries.jsonl does not "
+            "have (the first, line 4, judges '9'); they were not imported.",
         ),
     ]
 

@@ -110,6 +110,8 @@ def test_a_preview_says_what_would_be_created_and_writes_nothing(owner_client, e
         "refused": 0,
         "warnings": 0,
         "pending": 1,
+        "lines_read": 4,
+        "not_listed": 0,
     }
     assert body["pending"][0]["file_name"] == "contract.txt"
     assert body["pending"][0]["reason"] == "not uploaded yet"

@@ -6,16 +6,13 @@ barrier releases them together. Exactly one wins; the other gets a Conflict that
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connection
 
 from evalsets import services
 from evalsets.errors import Conflict
 from evalsets.models import EvalItem, ItemEvent, Membership, Role
 from evalsets.review import workflow
-from tests.services import services_configured
+from tests.services import race, services_configured
 
 pytestmark = pytest.mark.services
 
@@ -25,28 +22,6 @@ def _postgresql():
     reason = services_configured()
     if reason:
         pytest.skip(f"needs PostgreSQL: {reason}")
-
-
-def race(*contenders) -> list:
-    """Run each callable in its own thread at the same moment; return result or exception."""
-    barrier = threading.Barrier(len(contenders))
-    results: list = [None] * len(contenders)
-
-    def run(index, fn):
-        try:
-            barrier.wait(timeout=10)
-            results[index] = fn()
-        except Exception as exc:  # the loser's Conflict is the point of the test
-            results[index] = exc
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=run, args=(i, fn)) for i, fn in enumerate(contenders)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    return results
 
 
 @pytest.fixture

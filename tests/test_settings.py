@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -119,3 +120,57 @@ def test_the_embedded_sqlite_reads_its_file_memory_mapped(tmp_path):
     result = _manage("shell", "-c", shown, DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}")
     assert result.returncode == 0, result.stderr
     assert int(result.stdout.strip().splitlines()[-1]) >= 64 * 1024 * 1024
+
+
+PROBE = """
+import json
+from django.conf import settings
+from django.test import Client
+client = Client(HTTP_HOST="groundwork.example")
+token = "/api/auth/token/"
+print(json.dumps({
+    "renderers": settings.REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"],
+    "proxy_ssl_header": getattr(settings, "SECURE_PROXY_SSL_HEADER", None),
+    "healthz": client.get("/healthz/").status_code,
+    "api": client.get(token).status_code,
+    "api_claiming_https": client.get(token, HTTP_X_FORWARDED_PROTO="https").status_code,
+}))
+"""
+
+
+def _probe(tmp_path, **env: str) -> dict:
+    database = {"DATABASE_URL": f"sqlite:///{tmp_path / 'probe.sqlite3'}"}
+    migrated = _manage("migrate", "--noinput", **database, **env)
+    assert migrated.returncode == 0, migrated.stderr
+    result = _manage("shell", "-c", PROBE, **database, **env)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_production_answers_the_api_in_json_only_and_development_keeps_the_browsable_api(
+    tmp_path,
+):
+    production = _probe(tmp_path, **PRODUCTION)
+    development = _probe(tmp_path)
+
+    assert production["renderers"] == ["rest_framework.renderers.JSONRenderer"]
+    assert "rest_framework.renderers.BrowsableAPIRenderer" in development["renderers"]
+
+
+def test_without_a_trusted_proxy_a_client_saying_https_is_still_redirected(tmp_path):
+    seen = _probe(tmp_path, **PRODUCTION)
+
+    assert seen["proxy_ssl_header"] is None
+    assert seen["api"] == 301 and seen["api_claiming_https"] == 301
+
+
+def test_behind_a_trusted_proxy_its_https_header_is_believed(tmp_path):
+    seen = _probe(tmp_path, **PRODUCTION, GROUNDWORK_PROXY_COUNT="1")
+
+    assert seen["proxy_ssl_header"] == ["HTTP_X_FORWARDED_PROTO", "https"]
+    # GET on the token endpoint is 405: the request reached the view, over "https".
+    assert seen["api"] == 301 and seen["api_claiming_https"] == 405
+
+
+def test_the_health_probe_answers_over_plain_http_in_production(tmp_path):
+    assert _probe(tmp_path, **PRODUCTION)["healthz"] == 200

@@ -111,8 +111,11 @@ def test_a_file_over_the_upload_limit_is_refused_with_both_sizes(annotator_clien
 
     response = _upload(annotator_client, "big.txt", b"leave " * 200_000)
 
-    assert response.status_code == 400
-    assert response.json()["detail"] == "'big.txt' is too large: 1.1 MB, the limit is 1.0 MB"
+    assert response.status_code == 413
+    assert response.json()["detail"] == (
+        "'big.txt' is too large: 1.1 MB, the limit is 1.0 MB (GROUNDWORK_MAX_UPLOAD_MB)"
+    )
+    assert response.json()["limit"] == {"setting": "GROUNDWORK_MAX_UPLOAD_MB", "value": 1}
 
 
 def test_a_pdf_declaring_millions_of_pages_is_refused_with_both_numbers():

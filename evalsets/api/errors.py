@@ -10,6 +10,8 @@ expected) is still a 500, but under ``/api/`` it keeps the same shape and shows 
 
 from __future__ import annotations
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -19,7 +21,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from evalsets.errors import GroundworkError
+from evalsets.errors import GroundworkError, RateLimited
 
 
 def _printable(text) -> str:
@@ -56,11 +58,37 @@ def _sentence(errors: dict[str, list[str]]) -> str:
     return f"{field}: {messages[0]}"
 
 
+def _body_refused(exc) -> Response:
+    """Django's own refusal of a request body (its form fields past
+    ``DATA_UPLOAD_MAX_MEMORY_SIZE`` or ``DATA_UPLOAD_MAX_NUMBER_FIELDS``), in our shape rather
+    than as a bare "Bad Request" page."""
+    if isinstance(exc, RequestDataTooBig):
+        message = (
+            f"the request's form fields pass the {settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes "
+            "a request may send outside its files; nothing was read"
+        )
+        code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    else:
+        message = (
+            f"the request sends more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS:,} form "
+            "fields; nothing was read"
+        )
+        code = status.HTTP_400_BAD_REQUEST
+    return Response({"detail": message, "errors": {"body": [message]}}, status=code)
+
+
 def exception_handler(exc, context):
     if isinstance(exc, GroundworkError):
         message = _printable(exc.message)
         errors = {_printable(exc.field or "non_field_errors"): [message]}
-        return Response({"detail": message, "errors": errors, **exc.extra}, status=exc.status_code)
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        return Response(
+            {"detail": message, "errors": errors, **exc.extra},
+            status=exc.status_code,
+            headers=headers,
+        )
+    if isinstance(exc, RequestDataTooBig | TooManyFieldsSent):
+        return _body_refused(exc)
     if isinstance(exc, DjangoValidationError):
         exc = ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
     if isinstance(exc, IntegrityError):

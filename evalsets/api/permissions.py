@@ -22,12 +22,17 @@ from evalsets.models import Membership, Role
 _NO_ACTION = (None, "metadata", "options")
 
 
+def action_of(view, request) -> str | None:
+    """What ``request`` asks of ``view``: a viewset's action, or an ``APIView``'s lower-case
+    HTTP method (HEAD reads as GET)."""
+    if hasattr(view, "action_map"):
+        return view.action
+    return "get" if request.method == "HEAD" else request.method.lower()
+
+
 def required_role(view, request) -> Role | None:
     """The role ``view`` declares for this request's action (``access.SIGNED_IN`` is None)."""
-    if hasattr(view, "action_map"):
-        action = view.action
-    else:
-        action = "get" if request.method == "HEAD" else request.method.lower()
+    action = action_of(view, request)
     declared = getattr(view, "required_roles", None)
     if declared is None:
         raise ImproperlyConfigured(f"{type(view).__name__} declares no required_roles")

@@ -16,8 +16,9 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evalsets import imports, releases, selectors
+from evalsets import imports, releases, selectors, validation
 from evalsets.api import release_serializers as s
+from evalsets.api import throttles
 from evalsets.api.storable import StrictJSONParser
 from evalsets.api.views import WorkspaceScoped
 from evalsets.errors import Conflict, InvalidInput
@@ -26,6 +27,7 @@ from evalsets.models import Release, Role
 
 class _ReleaseBase(WorkspaceScoped, APIView):
     required_roles = {"get": Role.VIEWER, "post": Role.OWNER}
+    throttle_classes = [throttles.ReleaseThrottle]
 
     @cached_property
     def evalset(self):
@@ -102,6 +104,7 @@ class ReleaseCompareView(_ReleaseBase):
 
 class _ImportBase(WorkspaceScoped, APIView):
     required_roles = {"post": Role.OWNER}
+    throttle_classes = [throttles.ImportThrottle]
     parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
     serializer_class = s.ImportSerializer
 
@@ -109,13 +112,7 @@ class _ImportBase(WorkspaceScoped, APIView):
         data = self.serializer_class(data=request.data)
         data.is_valid(raise_exception=True)
         upload = data.validated_data["file"]
-        limit = settings.GROUNDWORK_MAX_UPLOAD_BYTES
-        if upload.size > limit:
-            raise InvalidInput(
-                f"{upload.name!r} is {upload.size / 2**20:.1f} MB; "
-                f"the limit is {limit / 2**20:.1f} MB",
-                field="file",
-            )
+        validation.check_upload_size(upload.size, upload.name, settings.GROUNDWORK_MAX_UPLOAD_BYTES)
         try:
             content = upload.read()
         except OSError as exc:

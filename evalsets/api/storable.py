@@ -5,7 +5,8 @@ would become infinity) while the body is parsed. ``StorableInput`` is mixed into
 serializer: after DRF has converted the fields, it checks each value with
 ``evalsets.validation.check_storable`` (text without NUL or lone surrogates, JSON that is
 finite and not too deep, integers within the width of the model column they land in), so a
-bad request gets a 400 naming the field and nothing is written.
+bad request gets a 400 naming the field and nothing is written. Text is checked as sent too,
+before the fields convert it, since a field's conversion may already query the database.
 """
 
 from __future__ import annotations
@@ -20,7 +21,12 @@ from rest_framework.parsers import JSONParser
 from rest_framework.utils import json
 
 from evalsets.errors import InvalidInput
-from evalsets.validation import DEFAULT_INT_RANGE, check_storable, column_range
+from evalsets.validation import (
+    DEFAULT_INT_RANGE,
+    check_storable,
+    check_storable_text,
+    column_range,
+)
 
 
 class _NonFinite(ValueError):
@@ -65,6 +71,7 @@ class StorableInput:
     storable_model = None
 
     def to_internal_value(self, data):
+        self._check_raw_text(data)
         value = super().to_internal_value(data)
         errors: dict[str, list[str]] = {}
         for field in self._writable_fields:
@@ -81,6 +88,28 @@ class StorableInput:
         if errors:
             raise serializers.ValidationError(errors)
         return value
+
+    def _check_raw_text(self, data) -> None:
+        """Text as sent (a string, or the strings of a list), before any field converts it: a
+        field that looks a value up (a member by user name) would otherwise send PostgreSQL
+        a NUL it cannot compare. Objects are left to the check after conversion, which
+        walks them whole; no field looks one up."""
+        errors: dict[str, list[str]] = {}
+        for field in self._writable_fields:
+            raw = field.get_value(data) if hasattr(data, "get") else None
+            if isinstance(raw, str):
+                texts = [raw]
+            elif isinstance(raw, list):
+                texts = [value for value in raw if isinstance(value, str)]
+            else:
+                continue
+            try:
+                for text in texts:
+                    check_storable_text(text, field.field_name)
+            except InvalidInput as exc:
+                errors[field.field_name] = [exc.message]
+        if errors:
+            raise serializers.ValidationError(errors)
 
     def _int_bounds(self, field) -> tuple[int, int]:
         model = self.storable_model or getattr(getattr(self, "Meta", None), "model", None)

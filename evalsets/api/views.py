@@ -8,6 +8,7 @@ context-grid's ids; parses and anchors, which have no natural key, use public UU
 from __future__ import annotations
 
 import django_filters
+from django.conf import settings
 from django.db.models import Count
 from django.shortcuts import get_object_or_404
 from django.utils.functional import cached_property
@@ -20,6 +21,8 @@ from rest_framework.response import Response
 
 from evalsets import access, comparison, ingest, selectors, services
 from evalsets.api import serializers as s
+from evalsets.api import throttles
+from evalsets.api.body_limit import check_body_size
 from evalsets.api.storable import StrictJSONParser
 from evalsets.models import EvalItem, Invitation, ItemState, Membership, Role, Workspace
 from evalsets.portability import evalset_portability
@@ -30,8 +33,12 @@ class TokenView(ObtainAuthToken):
 
     Failures count towards the same log-in limit as the log-in page (labelling.login_limit):
     ``authenticate()`` gets Django's own request, on which axes marks a lock-out, and axes'
-    middleware then answers 429 in the API's error shape instead of this view's 400.
+    middleware then answers 429 in the API's error shape instead of this view's 400. A user
+    name longer than any account's, or holding text no database stores, is a 400 before any
+    password is hashed.
     """
+
+    serializer_class = s.TokenRequestSerializer
 
     def get_serializer_context(self):
         return {**super().get_serializer_context(), "request": self.request._request}
@@ -60,6 +67,7 @@ class WorkspaceScoped:
 
 class WorkspaceViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.WorkspaceSerializer
+    throttle_classes = [throttles.WorkspaceThrottle, throttles.ResolveThrottle]
     required_roles = {
         "list": access.SIGNED_IN,
         "create": access.SIGNED_IN,
@@ -226,6 +234,7 @@ class InvitationViewSet(viewsets.GenericViewSet):
 
 class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.DocumentSerializer
+    throttle_classes = [throttles.UploadThrottle]
     required_roles = {
         "list": Role.VIEWER,
         "retrieve": Role.VIEWER,
@@ -289,6 +298,7 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 
 class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = s.ParseSummarySerializer
+    throttle_classes = [throttles.ParseUploadThrottle]
     required_roles = {
         "list": Role.VIEWER,
         "retrieve": Role.VIEWER,
@@ -320,6 +330,12 @@ class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 
     @extend_schema(request=s.ParseCreateSerializer, responses={201: s.ParseDetailSerializer})
     def create(self, request, *args, **kwargs):
+        check_body_size(
+            request,
+            settings.GROUNDWORK_MAX_PARSE_UPLOAD_BYTES,
+            "GROUNDWORK_MAX_PARSE_UPLOAD_MB",
+            "a parse's body",
+        )
         data = s.ParseCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         parse = services.parse_version_add(

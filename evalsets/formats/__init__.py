@@ -19,7 +19,8 @@ Readers never raise on bad input::
 
 `result.items` holds the good items, `result.problems` every located `Problem` (`error`: the
 record was skipped; `warning`: imported with a caveat), `result.pending` labels waiting for a
-document that is not in Groundwork yet.
+document that is not in Groundwork yet. The one exception is `BudgetExceeded`: a file past
+its `ReadBudget` (problems, lines, questions) is refused whole, the message naming the limit.
 """
 
 from __future__ import annotations
@@ -38,11 +39,13 @@ from evalsets.formats.notes import ExportNotes, ExportRefused
 from evalsets.formats.results import (
     ERROR,
     WARNING,
+    BudgetExceeded,
     EvalSetHeader,
     HasProblems,
     ImportResult,
     PendingLabel,
     Problem,
+    ReadBudget,
 )
 
 
@@ -66,6 +69,7 @@ class Reader(Protocol):
         filename: str,
         documents: DocumentTexts | None = None,
         evalset_id: str | None = None,
+        budget: ReadBudget | None = None,
     ) -> ImportResult: ...
 
 
@@ -206,6 +210,7 @@ __all__ = [
     "FORMATS",
     "WARNING",
     "AnchorPositions",
+    "BudgetExceeded",
     "DocumentTexts",
     "EvalSetHeader",
     "ExportNotes",
@@ -215,6 +220,7 @@ __all__ = [
     "ImportResult",
     "PendingLabel",
     "Problem",
+    "ReadBudget",
     "Reader",
     "Writer",
     "anchor_from_span",

@@ -53,6 +53,7 @@ from evalsets.formats.results import (
     WARNING,
     EvalSetHeader,
     ImportResult,
+    ReadBudget,
     check_duplicates,
     set_name,
 )
@@ -237,9 +238,16 @@ def read(
     filename: str,
     documents: DocumentTexts | None = None,
     evalset_id: str | None = None,
+    budget: ReadBudget | None = None,
 ) -> ImportResult:
     """Read a BEIR zip's queries and qrels into document-level items (see module docstring)."""
-    result = ImportResult(format=SLUG, filename=filename, source="beir", meta=dict(BEIR_META))
+    result = ImportResult(
+        format=SLUG,
+        filename=filename,
+        source="beir",
+        meta=dict(BEIR_META),
+        budget=budget or ReadBudget(),
+    )
     if not data.strip():
         result.add(f"{filename} is empty. Expected {EXPECTED}.")
         return result
@@ -342,8 +350,10 @@ def _member_lines(
 ) -> Iterator[str]:
     """The member's lines, streamed within the archive limits; stops at the first bad byte
     (saying so, and adding ``name`` to ``unreadable``)."""
+    where = f"{name} in {result.filename}"
     try:
         for number, raw in enumerate(archive.lines(name), start=1):
+            result.count_lines(1, where, number)
             yield raw.decode("utf-8-sig" if number == 1 else "utf-8")
     except UnicodeDecodeError as exc:
         result.add(f"{name} in {result.filename} is not UTF-8 text: {exc.reason}.", line=number)
@@ -401,10 +411,13 @@ def _read_qrels(
     ``csv.reader`` with tab delimiter and minimal quoting, so an id holding a quote, a tab or a
     line feed reads back as it was written, and ids are taken as they stand (not stripped)."""
     judgements: dict[str, dict[str, int]] = {}
-    zero = 0
+    zero = unknown_count = 0
+    # One warning for all judgements of unknown queries, with the first: a file of such
+    # lines costs a counter, not a problem a line.
+    unknown: list[tuple[int, str]] = []
     reader = csv.reader((line + "\n" for line in lines), delimiter="\t")
     first = True
-    for cells in reader:
+    for cells in _rows(reader, name, result):
         number = reader.line_num
         if not any(cell.strip() for cell in cells):
             continue
@@ -430,19 +443,25 @@ def _read_qrels(
             )
             continue
         if query_id not in queries:
-            result.add(
-                f"{name} line {number} judges query {query_id!r}, which queries.jsonl does "
-                "not have.",
-                line=number,
-                item=query_id,
-                severity=WARNING,
-            )
+            if not unknown:
+                unknown.append((number, query_id))
+            unknown_count += 1
             continue
         if score <= 0:
             zero += 1
             continue
         per_query = judgements.setdefault(query_id, {})
         per_query[corpus_id] = max(score, per_query.get(corpus_id, score))
+    if unknown:
+        number, query_id = unknown[0]
+        result.add(
+            f"{unknown_count:,} judgement(s) in {name} name a query that queries.jsonl does "
+            f"not have (the first, line {number:,}, judges {query_id[:80]!r}); they were not "
+            "imported.",
+            line=number,
+            item=query_id[:255],
+            severity=WARNING,
+        )
     if zero:
         result.add(
             f"{zero} judgement(s) in {name} have score 0 or less (not relevant) and were "
@@ -450,6 +469,18 @@ def _read_qrels(
             severity=WARNING,
         )
     return {q: list(docs.items()) for q, docs in judgements.items()}
+
+
+def _rows(reader: Any, name: str, result: ImportResult) -> Iterator[list[str]]:
+    """The reader's rows, ending with a located problem where the TSV cannot be read on."""
+    try:
+        yield from reader
+    except csv.Error as exc:  # an unclosed quote running into the field size limit, say
+        result.add(
+            f"{name} cannot be read past line {reader.line_num:,}: {exc}.",
+            line=reader.line_num,
+            hint="Check for an unclosed double quote; the lines before it were read.",
+        )
 
 
 __all__ = [

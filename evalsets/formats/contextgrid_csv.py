@@ -36,6 +36,7 @@ from evalsets.formats.results import (
     WARNING,
     EvalSetHeader,
     ImportResult,
+    ReadBudget,
     check_duplicates,
     set_name,
 )
@@ -237,6 +238,7 @@ def read(
     filename: str,
     documents: DocumentTexts | None = None,
     evalset_id: str | None = None,
+    budget: ReadBudget | None = None,
 ) -> ImportResult:
     """Read a context-grid CSV (any accepted column spelling), every bad row located.
 
@@ -244,7 +246,12 @@ def read(
     `read_csv` gives them, so importing the same file twice gives the same ids. `documents`
     is not needed and is ignored.
     """
-    result = ImportResult(format=SLUG, filename=filename, source=f"csv:{_basename(filename)}")
+    result = ImportResult(
+        format=SLUG,
+        filename=filename,
+        source=f"csv:{_basename(filename)}",
+        budget=budget or ReadBudget(),
+    )
     text = decode_text(data, result, EXPECTED)
     if text is None:
         return result

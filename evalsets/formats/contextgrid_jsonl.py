@@ -31,6 +31,7 @@ from evalsets.formats.results import (
     EvalSetHeader,
     ImportResult,
     Problem,
+    ReadBudget,
     check_duplicates,
     set_name,
 )
@@ -103,6 +104,7 @@ def read(
     filename: str,
     documents: DocumentTexts | None = None,
     evalset_id: str | None = None,
+    budget: ReadBudget | None = None,
 ) -> ImportResult:
     """Read context-grid JSONL, reporting every bad line instead of stopping at the first.
 
@@ -110,7 +112,7 @@ def read(
     names the set in messages; otherwise the header's id, otherwise the file's stem -- as
     `read_jsonl` names it.
     """
-    result = ImportResult(format=SLUG, filename=filename)
+    result = ImportResult(format=SLUG, filename=filename, budget=budget or ReadBudget())
     text = decode_text(data, result, EXPECTED)
     if text is None:
         return result

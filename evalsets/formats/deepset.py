@@ -72,7 +72,15 @@ from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor
 from evalsets.formats.locating import AnchorPositions, DocumentTexts, passage_around
 from evalsets.formats.notes import ExportNotes, Tally, finish_notes
 from evalsets.formats.reading import csv_reader, decode_text, delimiter_hint, whole_number
-from evalsets.formats.results import ERROR, WARNING, EvalSetHeader, ImportResult, PendingLabel
+from evalsets.formats.results import (
+    ERROR,
+    WARNING,
+    BudgetExceeded,
+    EvalSetHeader,
+    ImportResult,
+    PendingLabel,
+    ReadBudget,
+)
 from evalsets.formats.writing import CsvSink, formula_tally, looks_like_formula
 from evalsets.resolver import resolve
 
@@ -515,10 +523,14 @@ def read(
     filename: str,
     documents: DocumentTexts | None = None,
     evalset_id: str | None = None,
+    budget: ReadBudget | None = None,
 ) -> ImportResult:
     """Read any of the three deepset layouts; see the module docstring for every choice."""
     result = ImportResult(
-        format="deepset", filename=filename, source=f"deepset:{filename.rsplit('/', 1)[-1]}"
+        format="deepset",
+        filename=filename,
+        source=f"deepset:{filename.rsplit('/', 1)[-1]}",
+        budget=budget or ReadBudget(),
     )
     text = decode_text(data, result, EXPECTED)
     if text is None:
@@ -558,6 +570,8 @@ def read(
             start, ended = ended + 1, reader.line_num
             index += 1
             _read_row(row, columns, start, index, groups, documents, result)
+    except BudgetExceeded:
+        raise
     except Exception as exc:  # csv.Error, or a field limit; rows before it are kept
         result.add(
             f"the CSV cannot be read past this line: {exc}.",
@@ -670,6 +684,7 @@ def _read_row(
 
     group = groups.get(item_id)
     if group is None:
+        result.check_items(len(groups) + 1, line)
         group = groups[item_id] = _Group(question, line)
     elif group.question != question:
         fault(

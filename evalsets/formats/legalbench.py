@@ -43,7 +43,13 @@ from contextgrid.core.evalset import EvalItem, GoldAnchor
 
 from evalsets.formats.locating import DocumentTexts, anchor_from_span, check_span_text
 from evalsets.formats.reading import decode_text, json_kind, whole_number
-from evalsets.formats.results import ImportResult, PendingLabel, check_duplicates, set_name
+from evalsets.formats.results import (
+    ImportResult,
+    PendingLabel,
+    ReadBudget,
+    check_duplicates,
+    set_name,
+)
 
 SLUG = "legalbench-rag"
 EXPECTED = 'a LegalBench-RAG JSON file ({"tests": [{"query", "snippets"}]})'
@@ -55,6 +61,7 @@ def read(
     filename: str,
     documents: DocumentTexts | None = None,
     evalset_id: str | None = None,
+    budget: ReadBudget | None = None,
 ) -> ImportResult:
     """Read LegalBench-RAG, turning every span into a quote from `documents`."""
     result = ImportResult(
@@ -62,6 +69,7 @@ def read(
         filename=filename,
         source="legalbench-rag",
         meta={"converted_from": "legalbench-rag spans"},
+        budget=budget or ReadBudget(),
     )
     text = decode_text(data, result, EXPECTED)
     if text is None:
@@ -85,6 +93,7 @@ def read(
     if tests is None:
         return result
 
+    result.check_items(len(tests))
     matcher = _Matcher(documents, result)
     if not any(isinstance(test, Mapping) and "answer" in test for test in tests):
         result.absent.add("answer")

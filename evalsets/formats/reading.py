@@ -83,7 +83,16 @@ def decode_text(data: bytes, result: ImportResult, expected: str) -> str | None:
             hint="Export the questions as text and import that instead.",
         )
         return None
+    # Counted before any line is parsed: one pass over the text, whatever it holds.
+    limit = result.budget.max_lines
+    result.count_lines(physical_lines(text), result.filename, limit + 1)
     return text
+
+
+def physical_lines(text: str) -> int:
+    """How many lines ``text`` has, ended by LF, CR LF or a lone CR (a last line unended too)."""
+    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
+    return breaks + (0 if text.endswith(("\n", "\r")) else 1)
 
 
 def json_kind(value: Any) -> str:
