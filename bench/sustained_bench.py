@@ -6,7 +6,11 @@ fall behind a team creating anchors flat out. This one drives a fixed rate of an
 creations over HTTP (an open loop: a request is sent on schedule whether or not earlier ones
 have answered), prints the backlog every few seconds, uploads a document half-way and
 times until its parses are ready, and after the load times until every anchor is resolved
-in every parse of its document.
+in every parse of its document. A third of the way in, ``--side-anchors`` anchors are made
+at once on a second document the load never touches (``side.pdf``): the table says how long
+their backlog took to drain and whether it drained while the first document was still under
+load, as it must (a burst on one document once held another's 8,970 anchors until the load
+ended).
 
 Three stacks, each started here and stopped afterwards, on 127.0.0.1:
   default   ``manage.py rundev`` as ``make run`` starts it: gunicorn, SQLite (a file of its
@@ -58,6 +62,8 @@ SET = "sustained"
 MODES = ["default", "services", "inject", "drain"]
 PATHS = {"coalesced": {}, "per-anchor": {"GROUNDWORK_RESOLVE_PER_ANCHOR": "true"}}
 LATE = b"A document uploaded while the team was busy.\n\nIts parse should not wait.\n"
+#: The document the load never touches; a burst of anchors is made on it a third of the way.
+SIDE = "side.pdf"
 
 
 # -- one stack, one path (a child process: Django is configured once per process) -----------
@@ -97,15 +103,12 @@ def seed(args) -> dict:
         doc = Document.objects.create(
             workspace=workspace, source_id=f"doc-{n}.pdf", sha256=f"{n:064x}", kind="pdf"
         )
-        parses = seed_parses(doc, by_page, progress_done=args.pages, progress_total=args.pages)
-        spans, text = [], parses[0].text
-        for p, sentences in enumerate(by_page):
-            offset = parses[0].page_starts[p]
-            for sentence in sentences:
-                spans.append((offset, offset + len(sentence)))
-                offset += len(sentence) + 1
-        assert all(text[a:b].startswith("Clause") for a, b in spans[:5])
-        docs.append({"reference": str(parses[0].public_id), "spans": spans})
+        docs.append(seed_document(doc, by_page))
+    side = Document.objects.create(workspace=workspace, source_id=SIDE, sha256="e" * 64, kind="pdf")
+    side_pages = [
+        page_sentences(rng, args.documents + 1, p + 1, args.page_chars)
+        for p in range(args.side_pages)
+    ]
     people = []
     for u in range(1, args.users + 1):
         user = users.objects.create_user(f"user{u:02}")
@@ -118,7 +121,35 @@ def seed(args) -> dict:
         people.append(
             {"token": Token.objects.create(user=user).key, "items": items, "user": user.username}
         )
-    return {"docs": docs, "people": people, "owner": Token.objects.create(user=owner).key}
+    return {
+        "docs": docs,
+        "side": seed_document(side, side_pages),
+        "people": people,
+        "owner": Token.objects.create(user=owner).key,
+    }
+
+
+def seed_document(doc, by_page: list[list[str]]) -> dict:
+    """The document's three ready parses, and its reference parse's sentence spans."""
+    pages = len(by_page)
+    parses = seed_parses(doc, by_page, progress_done=pages, progress_total=pages)
+    spans, text = [], parses[0].text
+    for p, sentences in enumerate(by_page):
+        offset = parses[0].page_starts[p]
+        for sentence in sentences:
+            spans.append((offset, offset + len(sentence)))
+            offset += len(sentence) + 1
+    assert all(text[a:b].startswith("Clause") for a, b in spans[:5])
+    return {"reference": str(parses[0].public_id), "spans": spans}
+
+
+def side_backlog() -> tuple[int, int]:
+    """``backlog()`` of the side document alone."""
+    from evalsets.models import AnchorResolution, Document
+
+    side = Document.objects.get(source_id=SIDE)
+    rows = AnchorResolution.objects.filter(parse__document=side).count()
+    return side.anchors.count() * side.parses.filter(status="ready").count(), rows
 
 
 def backlog() -> tuple[int, int]:
@@ -559,8 +590,45 @@ def inject_load(args) -> None:
     sys.stdin.readline()  # until the stack stops this process
 
 
+def side_burst(seeded: dict, args, began: float, side: dict) -> None:
+    """A third of the way into the load, ``--side-anchors`` anchors on the side document,
+    made through the service one after another; then the time until every one has a row in
+    each of its ready parses, written into ``side``."""
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    time.sleep(args.duration / 3)
+    people = seeded["people"]
+    names = [person["user"] for person in people]
+    users = {u.username: u for u in get_user_model().objects.filter(username__in=names)}
+    rng = random.Random(28)
+    side["made_at"] = time.monotonic() - began
+    errors: dict[str, int] = {}
+    for n in range(args.side_anchors):
+        person = people[n % len(people)]
+        start, end = rng.choice(seeded["side"]["spans"])
+        body = {"parse": seeded["side"]["reference"], "start": start, "end": end}
+        item_id = person["items"][(n // len(people)) % len(person["items"])]
+        try:
+            create_through_service(users[person["user"]], item_id, body)
+        except Exception as exc:  # counted and shown, as the load's errors are
+            errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+    side["errors"] = errors
+    side["made_s"] = time.monotonic() - began - side["made_at"]
+    try:
+        while time.monotonic() - began < args.duration + args.drain_timeout:
+            expected, rows = side_backlog()
+            if expected and rows >= expected:
+                side["drained_at"] = time.monotonic() - began
+                return
+            time.sleep(0.2)
+    finally:
+        connection.close()
+
+
 def drive(load, args, mode, env, stack, database) -> dict:
     upload = {}
+    side: dict = {}
 
     def upload_mid_run() -> None:
         """Upload half-way; "ready" is when its last parse was written, from the database's
@@ -587,19 +655,25 @@ def drive(load, args, mode, env, stack, database) -> dict:
     began = time.monotonic()
     uploader = threading.Thread(target=upload_mid_run, daemon=True)
     uploader.start()
+    sider = None
+    if mode != "drain" and args.side_anchors:  # the drain stack has no load to be beside
+        sider = threading.Thread(target=side_burst, args=(load.seeded, args, began, side))
+        sider.daemon = True
+        sider.start()
     samples: list[tuple[float, int]] = []
     next_sample = [began + args.every]
 
     def sample(label: str) -> int:
         expected, rows = backlog()
         missing = expected - rows
+        side_expected, side_rows = side_backlog()
         waiting = messages_waiting(mode, env)
         elapsed = time.monotonic() - began
         samples.append((elapsed, missing))
         print(
             f"  {label:>6} t={elapsed:5.1f}s  anchors made {anchors_made() - made_before:6,}  "
             f"resolutions written {rows:7,} of {expected:7,}  missing {missing:6,}  "
-            f"messages queued {waiting:6,}",
+            f"of them on {SIDE} {side_expected - side_rows:5,}  messages queued {waiting:6,}",
             flush=True,
         )
         return missing
@@ -622,6 +696,8 @@ def drive(load, args, mode, env, stack, database) -> dict:
             break
         time.sleep(args.every)
     uploader.join(timeout=args.duration + args.drain_timeout)
+    if sider is not None:
+        sider.join(timeout=args.duration + args.drain_timeout)
     lat = load.latencies or [0.0]
     third = [m for t, m in samples if t <= load_s]
     return {
@@ -640,9 +716,24 @@ def drive(load, args, mode, env, stack, database) -> dict:
         "drain_after_load_s": None if drained_at is None else drained_at - load_s,
         "upload_ready_s": upload.get("ready_s"),
         "upload": upload.get("statuses") or upload.get("status"),
+        **side_figures(side, load_s),
         "cpu": cpu,
         "cpu_shares": shares,
         "load_average": svc.load_average(),
+    }
+
+
+def side_figures(side: dict, load_s: float) -> dict:
+    """How the side document's burst fared: made when, drained how long after, and whether
+    that was while the load on the first document still ran."""
+    drained_at = side.get("drained_at")
+    made_at = side.get("made_at")
+    return {
+        "side_made_at_s": made_at,
+        "side_made_s": side.get("made_s"),
+        "side_errors": side.get("errors", {}),
+        "side_drained_s": None if drained_at is None else drained_at - made_at,
+        "side_drained_in_load": drained_at is not None and drained_at <= load_s,
     }
 
 
@@ -659,6 +750,10 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=1)
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--page-chars", type=int, default=2000)
+    parser.add_argument(
+        "--side-anchors", type=int, default=500, help="the burst on the side document"
+    )
+    parser.add_argument("--side-pages", type=int, default=50, help="the side document's pages")
     parser.add_argument("--inject-rate", type=float, default=500, help="anchors/s, inject")
     parser.add_argument("--inject-processes", type=int, default=4, help="load processes, inject")
     parser.add_argument("--database", default=DATABASE, help="PostgreSQL database (recreated)")
@@ -712,6 +807,12 @@ def _s(value) -> str:
     return "never" if value is None else f"{value:.1f}"
 
 
+def _side(r: dict) -> str:
+    if r.get("side_made_at_s") is None:
+        return "-"
+    return _s(r["side_drained_s"]) + (" in load" if r["side_drained_in_load"] else " after")
+
+
 def report(results: list[dict], args) -> None:
     print(
         f"\nSustained anchor creation: {args.users} users, {args.duration:.0f} s at a fixed "
@@ -730,6 +831,7 @@ def report(results: list[dict], args) -> None:
         "backlog end",
         "all resolved s",
         "upload ready s",
+        "side drained s",
     ]
     rows = [
         [
@@ -744,6 +846,7 @@ def report(results: list[dict], args) -> None:
             r["backlog_end"],
             _s(r["all_resolved_s"]),
             _s(r["upload_ready_s"]),
+            _side(r),
             r["load_average"].split(" / ")[0],
         ]
         for r in results
@@ -754,7 +857,10 @@ def report(results: list[dict], args) -> None:
         "workers' start until none is missing); 'backlog' = anchor x parse resolutions not "
         "written yet (mid-load and when the load stops); 'all resolved' = seconds from the "
         "start until none is missing; 'upload ready' = from the document's row to its last "
-        "parse written (database timestamps)."
+        "parse written (database timestamps); 'side drained' = seconds from the burst of "
+        f"{args.side_anchors} anchors on {SIDE} (a third of the way in) until each has a row "
+        "in its every parse, 'in load' when that was before the load on the first document "
+        "stopped."
     )
     for r in results:
         behind = "" if r["behind_s"] is None else f"; the load ended {r['behind_s']:.1f} s late"
@@ -762,6 +868,12 @@ def report(results: list[dict], args) -> None:
             f"  {r['mode']} / {r['path']}: {r['created']:,} anchors in {r['load_s']:.1f} s"
             f"{behind}; mid-run upload {r['upload']}"
         )
+        if r.get("side_made_at_s") is not None:
+            print(
+                f"    {SIDE}: {args.side_anchors} anchors made from t={r['side_made_at_s']:.1f} s "
+                f"in {r['side_made_s']:.1f} s (errors {r['side_errors']}), drained "
+                f"{_side(r)}"
+            )
     parts = sorted({part for r in results for part in r["cpu_shares"]})
     print("\nCPU during the load, in cores (1.0 = one core busy throughout):\n")
     rows = [

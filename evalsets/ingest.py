@@ -92,11 +92,15 @@ def queue_parses(document: Document) -> list[ParseVersion]:
 def lease_length() -> timedelta:
     """A parse whose holder has not renewed its lease for this long may be taken over.
 
-    Half the stale limit (``GROUNDWORK_SWEEP_STALE_S``), so with the workers' sweep every
-    quarter of it, work a dead worker held resumes within the stale limit; at least a
-    second, so a stale limit of zero (tests) does not hand a live parse to every sweep.
+    ``GROUNDWORK_LEASE_S``, and at most half the stale limit (``GROUNDWORK_SWEEP_STALE_S``);
+    the workers' lease sweep runs every half of it, so work a dead worker held resumes
+    within about one and a half leases. The holder renews it from a thread of its own four
+    times a lease, however slow its work, so only a holder that stopped is taken over. At
+    least a second, so a stale limit of zero (tests) does not hand a live parse to every
+    sweep.
     """
-    return timedelta(seconds=max(settings.GROUNDWORK_SWEEP_STALE_S / 2, 1))
+    limit = min(settings.GROUNDWORK_LEASE_S, settings.GROUNDWORK_SWEEP_STALE_S / 2)
+    return timedelta(seconds=max(limit, 1))
 
 
 def heartbeat_interval() -> float:
@@ -195,6 +199,9 @@ class _Heartbeat:
                         return  # taken over or finished: nothing left to renew
                 except DatabaseError:  # a missed beat only risks a takeover, which is safe
                     log.warning("could not renew the lease on %s", self.what)
+                    # A connection the database dropped is replaced at the next beat, so
+                    # a database restart does not hand every running task's work on.
+                    connection.close_if_unusable_or_obsolete()
         finally:
             connection.close()
 

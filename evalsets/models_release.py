@@ -75,6 +75,9 @@ class Release(models.Model):
     #: Release-wide notes for people (what was included and what could not be carried).
     notes = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
+    #: How many times its build was found abandoned (its worker killed, its host lost) and
+    #: taken over; past ``releases.MAX_BUILD_INTERRUPTIONS`` it fails instead.
+    interruptions = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

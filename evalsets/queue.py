@@ -48,6 +48,7 @@ QUEUE_OF: dict[str, str] = {
     "render_document": PARSE,
     "attach_pending_labels": PARSE,
     "sweep_lost_work": PARSE,
+    "sweep_expired_leases": PARSE,
     "resolve_document": RESOLVE,
     "resolve_parse": RESOLVE,
     "resolve_anchor": RESOLVE,

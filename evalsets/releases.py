@@ -20,10 +20,10 @@ from typing import Any
 import contextgrid as cg
 from django.core.files import File
 from django.db import OperationalError, transaction
-from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
+from django.db.models import Count, F, OuterRef, Prefetch, Q, Subquery
 from django.utils import timezone
 
-from evalsets import bridge, queue, quotas, resolver
+from evalsets import bridge, ingest, queue, quotas, resolver
 from evalsets.errors import InvalidInput
 from evalsets.formats import FORMATS, EvalSetHeader, ExportRefused, beir
 from evalsets.models import (
@@ -44,8 +44,9 @@ from evalsets.models_review import EventKind, ItemEvent
 log = logging.getLogger(__name__)
 
 BATCH = 500
-#: A build still "building" after this long was lost with its worker and may be claimed again.
-STALE_BUILD_SECONDS = 30 * 60
+#: A build found abandoned this many times fails rather than kill another worker: a build
+#: that is killed each time it runs (out of memory, say) must not be handed on for ever.
+MAX_BUILD_INTERRUPTIONS = 2
 #: Item fields compared between releases, in context-grid's order.
 ITEM_FIELDS = ("question", "gold", "anchors", "qtype", "answer", "meta")
 
@@ -329,18 +330,50 @@ def release_create(
 
 
 def release_claim(release_id: int) -> Release | None:
-    """The release, claimed for building by this worker; ``None`` if gone, built or busy."""
-    stale = timezone.now() - timezone.timedelta(seconds=STALE_BUILD_SECONDS)
-    claimed = (
-        Release.objects.filter(pk=release_id)
-        .filter(
-            Q(status=ReleaseStatus.QUEUED) | Q(status=ReleaseStatus.BUILDING, updated_at__lt=stale)
-        )
-        .update(status=ReleaseStatus.BUILDING, progress_done=0, error="", updated_at=timezone.now())
+    """The release, claimed for building by this worker; ``None`` if gone, built or busy.
+
+    A queued release is claimed; so is one left ``building`` by a worker that stopped
+    renewing it (``release_build`` renews it from a thread while it runs), unless it was
+    abandoned ``MAX_BUILD_INTERRUPTIONS`` times already: then it fails with that reason.
+    """
+    now = timezone.now()
+    claimed = Release.objects.filter(pk=release_id, status=ReleaseStatus.QUEUED).update(
+        status=ReleaseStatus.BUILDING, progress_done=0, error="", updated_at=now
     )
-    if not claimed:
+    if not claimed and not _take_over_abandoned(release_id, now):
         return None
     return Release.objects.select_related("evalset__workspace", "created_by").get(pk=release_id)
+
+
+def abandoned_builds(now=None) -> Q:
+    """Releases being built whose builder stopped renewing them (``ingest.lease_length``)."""
+    now = now or timezone.now()
+    return Q(status=ReleaseStatus.BUILDING, updated_at__lt=now - ingest.lease_length())
+
+
+INTERRUPTED = (
+    "the build was interrupted {n} times (its worker stopped while building it, as one "
+    "killed for memory or time does), so it was not started again; try a release with "
+    "fewer formats or items, or ask an administrator to look at the workers' logs"
+)
+
+
+def _take_over_abandoned(release_id: int, now) -> bool:
+    """Resume an abandoned build (True), or fail it once it was abandoned too often."""
+    abandoned = Release.objects.filter(abandoned_builds(now), pk=release_id)
+    given_up = abandoned.filter(interruptions__gte=MAX_BUILD_INTERRUPTIONS).update(
+        status=ReleaseStatus.FAILED,
+        error=INTERRUPTED.format(n=MAX_BUILD_INTERRUPTIONS + 1),
+        interruptions=F("interruptions") + 1,
+        finished_at=now,
+        updated_at=now,
+    )
+    if given_up:
+        log.warning("release %s failed: its build was interrupted too often", release_id)
+        return False
+    return (
+        abandoned.update(interruptions=F("interruptions") + 1, progress_done=0, updated_at=now) == 1
+    )
 
 
 class _Progress:
@@ -625,17 +658,45 @@ def _remove_files(release: Release) -> None:
         stored.delete()
 
 
+def _renew_build(release: Release) -> int:
+    """Say the build is alive; 0 once it is no longer building (done, failed, taken)."""
+    return Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
+        updated_at=timezone.now()
+    )
+
+
+def _snapshot_kept(release: Release) -> bool:
+    """The snapshot an interrupted build took whole, kept so its files are built from the
+    items as they were when it was frozen, not as they are now."""
+    return (
+        release.frozen_at is not None
+        and ReleaseItem.objects.filter(release=release).count() == release.item_count
+    )
+
+
+def _build(release: Release, progress: _Progress) -> None:
+    _remove_files(release)  # what an interrupted build had written of them
+    if _snapshot_kept(release):
+        progress.step(release.item_count)
+    else:
+        _snapshot(release, progress)
+    texts = workspace_texts(release.evalset.workspace, release.gold_parser, release.gold_parsers)
+    for slug in release.formats:
+        _build_file(release, slug, texts, progress)
+
+
 def release_build(release: Release) -> Release:
-    """Snapshot the items and write every chosen format; on failure the release says why."""
+    """Snapshot the items and write every chosen format; on failure the release says why.
+
+    The build renews the release from a thread while it runs, so a worker killed mid-build
+    leaves it to be taken over (``release_claim``, queued again by the sweep) once it stops
+    renewing; a build interrupted after its snapshot resumes from that snapshot. Nothing of
+    it was served meanwhile: files are downloadable only once the release is ready.
+    """
     progress = _Progress(release)
     try:
-        _remove_files(release)
-        _snapshot(release, progress)
-        texts = workspace_texts(
-            release.evalset.workspace, release.gold_parser, release.gold_parsers
-        )
-        for slug in release.formats:
-            _build_file(release, slug, texts, progress)
+        with ingest._Heartbeat(lambda: _renew_build(release), f"release {release.pk}"):
+            _build(release, progress)
     except OperationalError:
         # Transient: give the release back to the queue and let the task retry.
         Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.QUEUED)

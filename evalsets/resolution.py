@@ -17,7 +17,10 @@ such task at a time works on a document: it holds the document's resolving lease
 
 from __future__ import annotations
 
+import logging
 import threading
+import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from datetime import timedelta
@@ -25,6 +28,7 @@ from itertools import islice
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError, connection
 from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -38,6 +42,8 @@ from evalsets.models import (
     ResolutionStatus,
 )
 from evalsets.portability import tally
+
+log = logging.getLogger(__name__)
 
 BATCH = 500
 UPDATE_FIELDS = ["status", "start", "end", "score", "candidates", "detail", "resolver_version"]
@@ -192,52 +198,105 @@ def unresolved_in(parse: ParseVersion):
     )
 
 
-def resolve_pending(document_id: int) -> int:
+def resolve_pending(document_id: int, holder: str = "") -> int:
     """Resolve every anchor of the document that some ready parse has no row for yet.
 
     One task at a time per document: the task takes the document's resolving lease (a
-    conditional update, renewed after each batch, taken over once its holder stops renewing
-    it, as a parse's is), and a task that finds it held leaves at once. Sweeps queue a
-    document's task without its flag, so without the lease every worker starting at once
-    would resolve the same anchors side by side.
+    conditional update, renewed from a thread of its own while it works and checked after
+    each batch, taken over once its holder stops renewing it, as a parse's is), and a task
+    that finds it held leaves at once. Sweeps queue a document's task without its flag, so
+    without the lease every worker starting at once would resolve the same anchors side by
+    side.
 
     The holder clears the flag before it reads anything: an anchor committed after that
-    either is read here, or its writer sets the flag again and queues a task. That task may
-    arrive while the lease is held and leave; so the holder, having let the lease go, goes
-    round again if the flag is set (unless that task took the lease first). Rows are
+    either is read here, or its writer sets the flag again (queueing a task only if the
+    lease is not live, ``_claim_resolution``). So the holder, having let the lease go, goes
+    round again if the flag is set (unless another task took the lease first). Rows are
     upserts, so a lease taken over from a dead holder still leaves one row per anchor and
     parse.
+
+    ``holder`` names the task run (its Celery id, which its retries keep): a retry takes
+    back a lease its own failed attempt could not let go, instead of waiting for it to
+    expire.
     """
-    token = ingest.new_token()
+    token = _token(holder)
     done = 0
     while _take_resolving(document_id, token):
         try:
-            _release(document_id)
-            parses = ParseVersion.objects.filter(document=document_id, status=ParseStatus.READY)
-            for parse in parses.defer("text"):
-                if not _renew_resolving(document_id, token):
-                    break  # taken over: the new holder does the rest
-                done += resolve_in_parse(
-                    parse,
-                    unresolved_in(parse).iterator(chunk_size=BATCH),
-                    renew=lambda: _renew_resolving(document_id, token),
-                )
+            with ingest._Heartbeat(
+                lambda: _renew_resolving(document_id, token), f"resolving document {document_id}"
+            ):
+                done += _resolve_pass(document_id, token)
         finally:
-            _held_by(document_id, token).update(resolving_by="", resolving_heartbeat_at=None)
+            _let_go(document_id, token)
         if not Document.objects.filter(pk=document_id, resolve_queued_at__isnull=False).exists():
             break
     return done
 
 
+def _resolve_pass(document_id: int, token: str) -> int:
+    """One holder's pass: clear the flag, then resolve what each ready parse lacks."""
+    _release(document_id)
+    done = 0
+    parses = ParseVersion.objects.filter(document=document_id, status=ParseStatus.READY)
+    for parse in parses.defer("text"):
+        if not _renew_resolving(document_id, token):
+            break  # taken over: the new holder does the rest
+        done += resolve_in_parse(
+            parse,
+            unresolved_in(parse).iterator(chunk_size=BATCH),
+            renew=lambda: _renew_resolving(document_id, token),
+        )
+    return done
+
+
+#: Seconds between the attempts to let a resolving lease go when the database refuses
+#: (SQLite's "database is locked", a dropped connection): a lease left set would make the
+#: task's retry and every later task leave the work until the lease expired.
+LET_GO_PAUSES = (0.2, 1.0, 3.0)
+
+
+def _let_go(document_id: int, token: str) -> None:
+    """Let the lease go, trying again on a database error (on a fresh connection if the
+    old one broke); the last failure is logged, not raised, so the error that ended the
+    work is the one the task retries on, and that retry takes the lease back."""
+    for pause in (*LET_GO_PAUSES, None):
+        try:
+            _held_by(document_id, token).update(resolving_by="", resolving_heartbeat_at=None)
+            return
+        except DatabaseError as exc:
+            if pause is None:
+                log.warning(
+                    "could not let go of document %s's resolving lease: %s", document_id, exc
+                )
+                return
+            if not connection.in_atomic_block:
+                connection.close_if_unusable_or_obsolete()
+            time.sleep(pause)
+
+
+def _token(holder: str) -> str:
+    """The lease's holder: ``<task id>/<run>`` for a task, so its retries know it (a host
+    name, the start of ``ingest.new_token``, has no slash)."""
+    return f"{holder}/{uuid.uuid4().hex}" if holder else ingest.new_token()
+
+
+def being_resolved(now=None) -> Q:
+    """Documents whose resolving lease is live: a holder renewed it within the lease."""
+    now = now or timezone.now()
+    return Q(resolving_heartbeat_at__gte=now - ingest.lease_length())
+
+
 def _take_resolving(document_id: int, token: str) -> bool:
-    """Take the document's resolving lease if nobody holds it (no heartbeat), or its holder
-    stopped renewing it (``ingest.lease_length``). True when this call took it."""
-    now = timezone.now()
-    free = Q(resolving_heartbeat_at__isnull=True) | Q(
-        resolving_heartbeat_at__lt=now - ingest.lease_length()
-    )
+    """Take the document's resolving lease if nobody holds it (no heartbeat), its holder
+    stopped renewing it (``ingest.lease_length``), or its holder was an earlier attempt of
+    the task ``token`` names (``_token``). True when this call took it."""
+    free = ~being_resolved() | Q(resolving_heartbeat_at__isnull=True)
+    holder, mark, _run = token.partition("/")
+    if mark:
+        free |= Q(resolving_by__startswith=f"{holder}/")
     taken = Document.objects.filter(free, pk=document_id).update(
-        resolving_by=token, resolving_heartbeat_at=now
+        resolving_by=token, resolving_heartbeat_at=timezone.now()
     )
     return taken == 1
 
@@ -256,14 +315,19 @@ def _release(document_id: int) -> None:
 
 
 def _claim_resolution(document_id: int) -> bool:
-    """Mark the document as having a ``resolve_document`` task waiting, unless one is (a
-    mark older than the stale limit counts as lost). True when this call set it."""
+    """Mark the document as having work waiting; True when a ``resolve_document`` task
+    must be queued for it, False when one waits already (a mark older than the stale limit
+    counts as lost) or a live holder of its resolving lease will go round again for the
+    mark: a task queued then would find the lease held and do nothing, and a burst on one
+    document would fill the queue with such messages ahead of every other document's."""
     now = timezone.now()
     lost = now - timedelta(seconds=settings.GROUNDWORK_SWEEP_STALE_S)
     waiting = Q(resolve_queued_at__isnull=False, resolve_queued_at__gte=lost)
     documents = Document.objects.filter(pk=document_id)
     # A read first: on SQLite it takes no write lock, and in a burst the flag is mostly set.
     if documents.filter(waiting).exists():
+        return False
+    if documents.filter(being_resolved(now)).exclude(waiting).update(resolve_queued_at=now):
         return False
     return documents.exclude(waiting).update(resolve_queued_at=now) == 1
 

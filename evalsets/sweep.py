@@ -6,8 +6,10 @@ killed, can still lose a message. Because every task is idempotent, the cure is 
 for work the database says is unfinished and has not moved for a while, and queue it again.
 Workers run this when they start, so restarting a worker completes what was interrupted,
 again when they reconnect to a broker that went away (``tasks.SweepOnReconnect``), and every
-``sweep_period()`` while they run (``tasks.SweepPeriodically``), so a parse whose worker died
-is taken over once its lease expires; an operator can also run ``manage.py sweep``. Work
+``sweep_period()`` while they run (``tasks.SweepPeriodically``); between those, every
+``lease_sweep_period()`` they look only for leases whose holder died (``sweep_leases``), so a
+parse, page range, resolution or release build whose worker was killed is taken over soon
+after its lease expires; an operator can also run ``manage.py sweep``. Work
 that could not even be published because the broker was down (``evalsets.queue``) is found
 the same way.
 """
@@ -23,7 +25,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from evalsets import ingest, queue
+from evalsets import ingest, queue, releases, resolution
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -41,8 +43,8 @@ from evalsets.models import (
 def stale_after() -> timedelta:
     """Work untouched this long is taken to be lost (``GROUNDWORK_SWEEP_STALE_S``).
 
-    A running parse renews its lease four times per half of this, so a live one is never
-    taken for lost.
+    A running parse renews its lease (``ingest.lease_length``, at most half of this) four
+    times a lease, so a live one is never taken for lost.
     """
     return timedelta(seconds=settings.GROUNDWORK_SWEEP_STALE_S)
 
@@ -57,6 +59,13 @@ def sweep_period() -> timedelta:
     return max(stale_after() / 4, timedelta(seconds=0.5))
 
 
+def lease_sweep_period() -> timedelta:
+    """How often each worker looks for leases whose holder died: half a lease, so a killed
+    worker's parse, range, resolution or release build is taken over within about one and
+    a half leases (``ingest.lease_length``) rather than waiting for the next full sweep."""
+    return max(ingest.lease_length() / 2, timedelta(seconds=0.5))
+
+
 def stale_parses(older_than: timedelta | None = None) -> list[int]:
     """Parses still queued after the stale interval, and parses whose lease expired.
 
@@ -65,20 +74,26 @@ def stale_parses(older_than: timedelta | None = None) -> list[int]:
     """
     cutoff = _cutoff(older_than)
     queued = Q(status=ParseStatus.QUEUED, updated_at__lt=cutoff)
-    abandoned = Q(status=ParseStatus.PARSING) & ingest.abandoned()
-    return list(ParseVersion.objects.filter(queued | abandoned).values_list("pk", flat=True))
+    return list(
+        ParseVersion.objects.filter(queued | _abandoned_parses()).values_list("pk", flat=True)
+    )
+
+
+def _abandoned_parses() -> Q:
+    return Q(status=ParseStatus.PARSING) & ingest.abandoned()
+
+
+def _abandoned_ranges() -> Q:
+    return Q(parse__status=ParseStatus.PARSING, status=ParseStatus.PARSING) & ingest.lease_expired()
 
 
 def stale_ranges(older_than: timedelta | None = None) -> list[int]:
     """Page ranges of parses still being read that are queued after the stale interval, or
     whose lease expired: only those ranges are read again, not their whole parse."""
     cutoff = _cutoff(older_than)
-    queued = Q(status=ParseStatus.QUEUED, updated_at__lt=cutoff)
-    abandoned = Q(status=ParseStatus.PARSING) & ingest.lease_expired()
+    queued = Q(parse__status=ParseStatus.PARSING, status=ParseStatus.QUEUED, updated_at__lt=cutoff)
     return list(
-        ParseRange.objects.filter(parse__status=ParseStatus.PARSING)
-        .filter(queued | abandoned)
-        .values_list("pk", flat=True)
+        ParseRange.objects.filter(queued | _abandoned_ranges()).values_list("pk", flat=True)
     )
 
 
@@ -121,23 +136,30 @@ def parses_missing_resolutions(workspace=None, older_than: timedelta | None = No
 
 def documents_missing_resolutions(workspace=None, older_than: timedelta | None = None) -> list[int]:
     """Documents with a ready parse that lacks a row for some anchor (made more than
-    ``older_than`` ago, when given): ``resolve_document`` computes only what is missing."""
+    ``older_than`` ago, when given): ``resolve_document`` computes only what is missing.
+
+    A document whose resolving lease is live is left out: its holder resolves what it
+    lacks, and a task queued beside it would only find the lease held and leave."""
     before = None if older_than is None else timezone.now() - older_than
-    missing = _missing_resolutions(workspace, before).values_list("document", flat=True)
+    missing = (
+        _missing_resolutions(workspace, before)
+        .exclude(
+            Exists(Document.objects.filter(resolution.being_resolved(), pk=OuterRef("document")))
+        )
+        .values_list("document", flat=True)
+    )
     return sorted(set(missing))
 
 
 def stale_releases(older_than: timedelta | None = None) -> list[int]:
-    """Releases still queued after the stale interval (their build message was lost).
-
-    A release being built is left alone: ``release_claim`` takes one over only once it has
-    not moved for ``STALE_BUILD_SECONDS``, and a redelivered build does that itself.
+    """Releases still queued after the stale interval (their build message was lost), and
+    releases whose builder stopped renewing them (its worker was killed mid-build): the
+    build task's ``release_claim`` takes those over, and a redelivered build does the same.
     """
     cutoff = _cutoff(older_than)
+    queued = Q(status=ReleaseStatus.QUEUED, updated_at__lt=cutoff)
     return list(
-        Release.objects.filter(status=ReleaseStatus.QUEUED, updated_at__lt=cutoff).values_list(
-            "pk", flat=True
-        )
+        Release.objects.filter(queued | releases.abandoned_builds()).values_list("pk", flat=True)
     )
 
 
@@ -239,6 +261,37 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
         "labels": len(labelled),
         "files": 0 if periodic else remove_orphan_files(),
     }
+
+
+def documents_with_dead_resolvers() -> list[int]:
+    """Documents whose resolving lease is still set but no longer renewed: its holder died
+    mid-pass, and the task queued here takes the lease over and finishes the work."""
+    cutoff = timezone.now() - ingest.lease_length()
+    return list(
+        Document.objects.exclude(resolving_by="")
+        .filter(resolving_heartbeat_at__lt=cutoff)
+        .values_list("pk", flat=True)
+    )
+
+
+def _ids(model, condition: Q) -> list[int]:
+    return list(model.objects.filter(condition).values_list("pk", flat=True))
+
+
+def sweep_leases() -> dict[str, int]:
+    """Queue again only the work whose holder died (its lease expired): a few indexed
+    reads, cheap enough to run every ``lease_sweep_period()``, unlike ``sweep``'s counting of
+    every missing resolution."""
+    found = {
+        "parse_version": _ids(ParseVersion, _abandoned_parses()),
+        "parse_range": _ids(ParseRange, _abandoned_ranges()),
+        "resolve_document": documents_with_dead_resolvers(),
+        "build_release": _ids(Release, releases.abandoned_builds()),
+    }
+    for task_name, ids in found.items():
+        for pk in ids:
+            queue.send(task_name, pk)
+    return {task_name: len(ids) for task_name, ids in found.items()}
 
 
 #: How far back "how fast the backlog drains" looks.

@@ -90,7 +90,12 @@ def prerender_pdf_pages(parse_id: int) -> int:
 
 @shared_task(base=GroundworkTask)
 def render_document(parse_id: int) -> int:
-    """Build and store the rendered view of a document aligned to its reference parse."""
+    """Build and store the rendered view of a document aligned to its reference parse.
+
+    The build runs in a limited child and records its failure; a build that took its worker
+    down twice (redelivered each time, as a lost worker's message is) is recorded as such by
+    the next delivery, which then acknowledges the message (``renditions.MAX_WORKER_DEATHS``).
+    """
     parse = (
         ParseVersion.objects.filter(pk=parse_id, status=ParseStatus.READY, is_reference=True)
         .select_related("document")
@@ -110,13 +115,14 @@ def resolve_parse(parse_id: int) -> int:
     return resolution.resolve_parse(parse)
 
 
-@shared_task(base=GroundworkTask)
-def resolve_document(document_id: int) -> int:
+@shared_task(base=GroundworkTask, bind=True)
+def resolve_document(self, document_id: int) -> int:
     """Resolve the document's anchors that some ready parse has no row for: a burst of new
-    anchors in one task (queued once per burst by ``resolution.resolution_request``)."""
+    anchors in one task (queued once per burst by ``resolution.resolution_request``). The
+    task's id names the lease holder, so a retry takes back what its failed attempt held."""
     if not Document.objects.filter(pk=document_id).exists():
         return 0
-    return resolution.resolve_pending(document_id)
+    return resolution.resolve_pending(document_id, holder=self.request.id or "")
 
 
 @shared_task(base=GroundworkTask)
@@ -176,6 +182,13 @@ def sweep_lost_work(older_than_s: float | None = None, periodic: bool = False) -
     return sweep.sweep(older_than, periodic=periodic)
 
 
+@shared_task(base=GroundworkTask)
+def sweep_expired_leases() -> dict:
+    """Queue again only the work whose holder died (``sweep.sweep_leases``): a few indexed
+    reads, so every worker runs it every half lease."""
+    return sweep.sweep_leases()
+
+
 # -- workers look after lost work themselves -------------------------------------------------
 
 
@@ -183,6 +196,10 @@ def _queue_a_sweep() -> None:
     # A sweep that has waited longer than a period behind other work is dropped unread:
     # the next one is on its way, so a busy worker's queue does not fill with sweeps.
     queue.send("sweep_lost_work", periodic=True, expires=sweep.sweep_period().total_seconds())
+
+
+def _queue_a_lease_sweep() -> None:
+    queue.send("sweep_expired_leases", expires=sweep.lease_sweep_period().total_seconds())
 
 
 @worker_ready.connect
@@ -212,7 +229,8 @@ class SweepOnReconnect(bootsteps.StartStopStep):
 
 
 class SweepPeriodically(bootsteps.StartStopStep):
-    """Sweep every ``sweep.sweep_period()`` while the worker runs.
+    """Sweep every ``sweep.sweep_period()`` while the worker runs, and look for expired
+    leases every ``sweep.lease_sweep_period()``.
 
     A worker killed mid-parse and restarted within seconds finds the parse's lease still
     live when it starts, and its own start-up sweep leaves it alone; the message the dead
@@ -225,17 +243,20 @@ class SweepPeriodically(bootsteps.StartStopStep):
 
     def __init__(self, parent, **kwargs) -> None:
         super().__init__(parent, **kwargs)
-        self.entry = None
+        self.entries: list = []
 
     def start(self, parent) -> None:
-        self.entry = parent.timer.call_repeatedly(
-            sweep.sweep_period().total_seconds(), _queue_a_sweep
-        )
+        self.entries = [
+            parent.timer.call_repeatedly(sweep.sweep_period().total_seconds(), _queue_a_sweep),
+            parent.timer.call_repeatedly(
+                sweep.lease_sweep_period().total_seconds(), _queue_a_lease_sweep
+            ),
+        ]
 
     def stop(self, parent) -> None:
-        if self.entry is not None:
-            self.entry.cancel()
-            self.entry = None
+        for entry in self.entries:
+            entry.cancel()
+        self.entries = []
 
 
 @celeryd_init.connect

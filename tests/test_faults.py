@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets import services
-from evalsets.models import AnchorResolution, GoldAnchor, ParseVersion
+from evalsets import releases, services
+from evalsets.models import AnchorResolution, EvalItem, GoldAnchor, ParseVersion, Release
 from tests import services as svc
 from tests.documents import make_pdf
 
@@ -26,9 +26,12 @@ STALE_S = "40"
 PAGES = [f"Page {n}. " + "Dense words about leave and remote work policy. " * 40 for n in range(80)]
 
 
-def _kill_mid_parse_and_restart_at_once(worker, client_for, owner, annotator, **env: str):
+def _kill_mid_parse_and_restart_at_once(
+    worker, client_for, owner, annotator, stale_s: str | None = STALE_S, **env: str
+):
     """Upload an 80-page PDF, SIGKILL the worker part-way through parsing it, start it again
-    straight away, and return the dead worker's lease token; nobody runs any command."""
+    straight away (with the stale limit ``stale_s``, None for the default), and return the
+    dead worker's lease token; nobody runs any command."""
     client_for(owner).patch(
         "/api/workspaces/acme/",
         {"parser_settings": {"parsers": {"pdf": ["pdfminer"]}}},
@@ -49,7 +52,7 @@ def _kill_mid_parse_and_restart_at_once(worker, client_for, owner, annotator, **
     worker.kill()
     interrupted = ParseVersion.objects.get(document__source_id="big.pdf")
     assert interrupted.status == "parsing" and interrupted.progress_done < 80
-    worker.start(GROUNDWORK_SWEEP_STALE_S=STALE_S, **env)
+    worker.start(**({} if stale_s is None else {"GROUNDWORK_SWEEP_STALE_S": stale_s}), **env)
     return interrupted.claimed_by
 
 
@@ -122,3 +125,76 @@ def test_a_worker_killed_mid_resolution_leaves_exactly_one_row_per_anchor_and_pa
 
     worker.start(GROUNDWORK_SWEEP_STALE_S="1")
     svc.check_every_anchor_resolved_once(total, what="the restarted worker to resolve every anchor")
+
+
+#: With the default settings a lease lasts 20 s and the workers look for expired ones every
+#: 10 s, so a dead worker's parse is taken over well within this; it took 93 s when the lease
+#: was half the stale limit (60 s) and only the full sweep, every 30 s, looked for it.
+TAKEOVER_DEADLINE_S = 40
+
+
+def test_a_parse_whose_worker_was_killed_is_taken_over_within_two_leases_by_default(
+    worker, workspace, annotator, client_for, owner
+):
+    worker.stop()
+    worker.start()  # the default lease and sweeps
+    try:
+        dead = _kill_mid_parse_and_restart_at_once(
+            worker, client_for, owner, annotator, stale_s=None
+        )
+        svc.wait_for(
+            lambda: (
+                ParseVersion.objects.filter(document__source_id="big.pdf")
+                .exclude(claimed_by=dead)
+                .exists()
+            ),
+            timeout=TAKEOVER_DEADLINE_S,
+            what="a live worker to take over the dead worker's parse",
+        )
+        _check_big_pdf_parsed_once_by_another_worker(dead)
+    finally:
+        worker.stop()
+
+
+def _approved_items(evalset, document, count: int) -> None:
+    """``count`` approved items with one anchor each: a build that takes some seconds."""
+    EvalItem.objects.bulk_create(
+        EvalItem(
+            evalset=evalset,
+            item_id=f"q{n}",
+            question=f"How much leave, case {n}?",
+            answer=f"{n} days",
+            state="approved",
+        )
+        for n in range(count)
+    )
+    GoldAnchor.objects.bulk_create(
+        GoldAnchor(item=item, source_id="handbook.txt", document=document, quote="Leave")
+        for item in EvalItem.objects.filter(evalset=evalset)
+    )
+
+
+def test_a_worker_killed_mid_release_build_leaves_a_release_that_is_resumed_and_built(
+    worker, workspace, owner, evalset, reference
+):
+    _approved_items(evalset, reference.document, 6000)
+    formats = releases.exportable_formats()
+    release = releases.release_create(evalset=evalset, user=owner, formats=formats)
+    svc.wait_for(
+        lambda: Release.objects.filter(
+            pk=release.pk, status="building", progress_done__gt=0
+        ).exists(),
+        what="the worker to be part-way through building the release",
+    )
+    worker.kill()
+    assert Release.objects.get(pk=release.pk).status == "building"
+
+    worker.start()
+    built = svc.wait_for(
+        lambda: Release.objects.filter(pk=release.pk).exclude(status="building").first(),
+        timeout=180,
+        what="the restarted worker to resume the interrupted build",
+    )
+    assert (built.status, built.error, built.interruptions) == ("ready", "", 1)
+    assert sorted(built.files.values_list("format", flat=True)) == sorted(formats)
+    assert built.items.count() == 6000

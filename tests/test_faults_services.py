@@ -30,7 +30,7 @@ from kombu import Connection, Queue
 from rest_framework.authtoken.models import Token
 
 from evalsets import queue, services
-from evalsets.models import AnchorResolution, EvalItem, GoldAnchor, ParseVersion
+from evalsets.models import AnchorResolution, Document, EvalItem, GoldAnchor, ParseVersion
 from tests import services as svc
 from tests.conftest import HANDBOOK
 
@@ -467,3 +467,48 @@ def test_the_pending_summary_counts_only_the_callers_workspace(
         == 1
     )
     assert client_for(outsider).get(PENDING).status_code == 404
+
+
+@pytest.mark.services
+def test_a_burst_whose_worker_loses_its_database_mid_task_is_finished_by_the_retry_at_once(
+    redis_workers, workspace, annotator, document
+):
+    """The coalesced task holds the document's resolving lease; the dropped connection ends
+    it, and the attempt to let the lease go on that connection failed too, so the retry and
+    every later task left the work until the lease expired. Leases here last an hour: only a
+    task that lets go (or a retry that takes back its own lease) finishes in time."""
+    name = "groundwork-faults-resolver"
+    sentences = [f"Clause {n} says the limit is {n * 7} days for case {n}." for n in range(2000)]
+    text = " ".join(sentences)
+    ParseVersion.objects.create(
+        document=document, parser="big", text=text, text_length=len(text), status="ready"
+    )
+    evalset = services.evalset_create(workspace=workspace, user=annotator, slug="many")
+    item = services.item_create(evalset=evalset, user=annotator, item_id="q", question="Why?")
+    GoldAnchor.objects.bulk_create(  # damaged quotes: the slower fuzzy tier, a longer task
+        GoldAnchor(
+            item=item,
+            source_id="handbook.txt",
+            document=document,
+            quote=sentences[n].replace("limit", "lirnit"),
+        )
+        for n in range(0, 2000, 2)
+    )
+    redis_workers(
+        DATABASE_URL=f"{svc.database_url()}?application_name={name}",
+        GROUNDWORK_LEASE_S="3600",
+        GROUNDWORK_SWEEP_STALE_S="7200",
+    )
+    services.anchor_create_typed(  # one anchor through the service queues the burst's task
+        item=item, user=annotator, source_id="handbook.txt", quote=sentences[1]
+    )
+    total = GoldAnchor.objects.count()
+    rows = AnchorResolution.objects.filter(parse__parser="big")
+    svc.wait_for(lambda: 0 < rows.count() < total, what="the coalesced task to be part-way")
+    assert _terminate_backends(name) >= 1
+
+    svc.check_every_anchor_resolved_once(total, what="the retry to resolve every anchor")
+    svc.wait_for(
+        lambda: Document.objects.filter(pk=document.pk, resolving_by="").exists(),
+        what="the lease to be let go",
+    )

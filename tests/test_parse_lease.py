@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
-from evalsets import ingest, sweep, tasks
+from evalsets import ingest, queue, sweep, tasks
 from evalsets.models import ParseVersion
 
 pytestmark = pytest.mark.django_db
@@ -76,3 +78,36 @@ def test_the_sweep_queues_a_parse_whose_lease_expired_and_leaves_a_live_one(docu
     _expire(queued)
 
     assert sweep.stale_parses() == [queued.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_lease_sweep_never_takes_a_live_slow_parse_for_a_dead_one(
+    document, settings, monkeypatch
+):
+    settings.GROUNDWORK_SWEEP_STALE_S = 2  # a lease of 1 s, renewed every 0.25 s
+    settings.GROUNDWORK_PARSE_TIMEOUT_S = 3  # the parser hangs three leases long
+    queued: list[tuple[str, tuple]] = []
+    monkeypatch.setattr(queue, "send", lambda name, *ids, **kw: queued.append((name, ids)))
+    parse = ParseVersion.objects.create(
+        document=document, parser="evalsets.parsers.diagnostic:HangingParser", status="queued"
+    )
+    lease = ingest.claim_parse(parse.pk)
+    stop, sweeps = threading.Event(), []
+
+    def sweeping() -> None:  # another worker's lease sweeps, far more often than every 0.5 s
+        try:
+            while not stop.wait(0.1):
+                sweeps.append(sweep.sweep_leases())
+        finally:
+            connection.close()
+
+    sweeper = threading.Thread(target=sweeping)
+    sweeper.start()
+    try:
+        assert ingest.run_parse(lease).status == "failed"  # cut off after 3 s
+    finally:
+        stop.set()
+        sweeper.join()
+
+    assert len(sweeps) > 10
+    assert ("parse_version", (parse.pk,)) not in queued
