@@ -18,6 +18,13 @@ is warmed once before timing, so the warm rows are what an annotator sees after 
 
 With ``--as-pdf`` the filler is as a PDF parser reads it (ligatures, words broken at lines' ends),
 which the search then steps over: the price of that against the plain text is the difference.
+
+The hostile rows come first, in this process and in CPU time (no server needed, ``--hostile-only``
+runs just them): a text of ``a a a ...`` (``--hostile-mb``, 10 by default) and a 99-word query of
+it that never matches, searched by the regular expression the search used to run (the query's
+words with any run of whitespace between them, which tries every position anew) and by the
+matcher it runs now (``evalsets.textsearch``: one ``str.find`` over the copy with its runs of
+whitespace written as one space), with the positions the new one examined.
 """
 
 from __future__ import annotations
@@ -25,10 +32,14 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
+import sys
 import time
 
 import _services as svc
 import requests
+
+sys.path.insert(0, str(svc.ROOT))
+from evalsets import textsearch  # pure Python, no Django
 
 DATABASE = "gw_search_bench"
 REDIS_DB = 5
@@ -95,6 +106,56 @@ def browser_scan(session, base: str, parse: str, query: str, pages: int) -> int:
     return sum(1 for _ in pattern.finditer("".join(parts)))
 
 
+#: The finding's query: 98 words of the text and one that is not in it.
+HOSTILE_QUERY = " ".join(["a"] * 98 + ["b"])
+
+
+def old_regex_search(text: str, query: str, limit: int = 1001) -> int:
+    """Hits as the search counted them before: the query's words, any whitespace between,
+    one regular expression run over the lowered text."""
+    words = query.translate(textsearch._LOWER).split()
+    pattern = re.compile(r"\s+".join(re.escape(w) for w in words))
+    lowered = text.translate(textsearch._LOWER)
+    return sum(1 for _ in zip(range(limit), pattern.finditer(lowered), strict=False))
+
+
+def cpu_ms(fn) -> tuple[float, object]:
+    t0 = time.process_time()
+    result = fn()
+    return (time.process_time() - t0) * 1000, result
+
+
+def hostile_rows(megabytes: int) -> list[list]:
+    """The old matcher and the new on the hostile input, in CPU time."""
+    text = "a " * (megabytes * 1024 * 1024 // 2)
+    old_ms, old_hits = cpu_ms(lambda: old_regex_search(text, HOSTILE_QUERY))
+    prepare_ms, prepared = cpu_ms(lambda: textsearch.prepare_search(text))
+    new_ms, found = cpu_ms(lambda: prepared.search(HOSTILE_QUERY))
+    what = f"{megabytes} MB of 'a a a', 99-word query"
+    return [
+        [f"old: regular expression ({what})", f"{old_ms:,.0f}", "-", old_hits],
+        [
+            "new: prepare once per parse (lower, write runs as one space)",
+            f"{prepare_ms:,.0f}",
+            "-",
+            "-",
+        ],
+        [
+            f"new: str.find over the copy ({what})",
+            f"{new_ms:,.1f}",
+            f"{found.examined:,}",
+            found.total,
+        ],
+    ]
+
+
+def print_hostile(megabytes: int) -> None:
+    print(f"hostile search, {megabytes} MB, in this process (CPU time):", flush=True)
+    rows = hostile_rows(megabytes)
+    print(svc.table(["matcher", "CPU ms", "positions examined", "hits"], rows), flush=True)
+    print()
+
+
 def timed(fn, samples: int) -> list[float]:
     times = []
     for _ in range(samples):
@@ -116,8 +177,15 @@ def main() -> None:
         action="store_true",
         help="a text as a PDF parser reads it: ligatures and words broken at lines' ends",
     )
+    parser.add_argument("--hostile-mb", type=int, default=10, help="size of the hostile text")
+    parser.add_argument(
+        "--hostile-only", action="store_true", help="only the hostile rows (no server needed)"
+    )
     args = parser.parse_args()
 
+    print_hostile(args.hostile_mb)
+    if args.hostile_only:
+        return
     env = svc.prepare(DATABASE, REDIS_DB)
     token, parse, _doc, length = seed(args.pages, args.page_kb, args.as_pdf)
     print(f"document: {args.pages:,} pages, {length / 1e6:.1f} M characters", flush=True)

@@ -4,9 +4,13 @@ The matching is ``evalsets.textsearch`` (pure Python); this module loads a parse
 per web process and keeps it lowered, least recently used first out once the characters held
 pass ``GROUNDWORK_SEARCH_CACHE_CHARS``, as ``evalsets.resolution`` keeps folded parses for the
 resolver. A parse written again has a new key (its length and last update), so it is read again.
+Each search examines at most ``GROUNDWORK_SEARCH_MAX_CHARS`` positions a scan, and says where
+it stopped if it stopped there.
 """
 
 from __future__ import annotations
+
+from django.conf import settings
 
 from evalsets import textsearch
 from evalsets.models import ParseVersion
@@ -30,6 +34,9 @@ def searchable(parse: ParseVersion) -> textsearch.SearchableText:
 def parse_search(
     parse: ParseVersion, query: str, *, after: int = 0, limit: int = 50
 ) -> textsearch.Found:
-    """Hits of ``query`` in ``parse`` from code point ``after`` on (``QueryError`` if bad)."""
+    """Hits of ``query`` in ``parse`` from code point ``after`` on (``QueryError`` if bad),
+    each scan examining at most ``GROUNDWORK_SEARCH_MAX_CHARS`` positions."""
     textsearch.check_query(query)
-    return searchable(parse).search(query, after=after, limit=limit)
+    return searchable(parse).search(
+        query, after=after, limit=limit, budget=settings.GROUNDWORK_SEARCH_MAX_CHARS
+    )

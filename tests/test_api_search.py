@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from hypothesis import given, settings
@@ -24,6 +25,7 @@ ITEM = "/api/workspaces/acme/evalsets/quiz/items/q1"
 @pytest.fixture(autouse=True)
 def _fresh_search_cache():
     searchable_parses.clear()
+    cache.clear()  # the searches counted against each user's rate
     yield
     searchable_parses.clear()
 
@@ -279,6 +281,56 @@ def test_a_parse_written_again_is_searched_in_its_new_text(client_for, viewer, r
     reference.text = HANDBOOK + "A sabbatical follows seven years.\n"
     reference.save()
     assert _search(client, reference, q="sabbatical").json()["total"] == 1
+
+
+# -- search: its bounds --------------------------------------------------------------------------
+
+
+def test_a_search_past_its_budget_says_where_it_stopped_and_the_next_page_goes_on(
+    document, client_for, viewer, settings
+):
+    settings.GROUNDWORK_SEARCH_MAX_CHARS = 2000
+    pages = ["a " * 1500, "a " * 200 + "the needle here "]
+    text = "".join(pages)
+    parse = services.parse_version_add(
+        document=document, parser="long", text=text, page_starts=[0, len(pages[0])]
+    )
+    client = client_for(viewer)
+    body = _search(client, parse, q="needle").json()
+    assert (body["complete"], body["hits"], body["total_is_lower_bound"]) == (False, [], True)
+    assert body["searched_to"] == body["next_after"] == 2000
+    assert body["searched_to_page"] == 1
+    more = _search(client, parse, q="needle", after=body["next_after"]).json()
+    assert [h["start"] for h in more["hits"]] == [text.index("needle")]
+    assert (more["complete"], more["searched_to"], more["next_after"]) == (True, None, None)
+
+
+def test_a_search_within_its_budget_is_complete(client_for, viewer, reference):
+    body = _search(client_for(viewer), reference, q="leave").json()
+    assert (body["complete"], body["searched_to"], body["searched_to_page"]) == (True, None, None)
+
+
+def test_searching_faster_than_the_rate_is_a_429_that_names_the_limit(
+    client_for, viewer, owner, reference, settings
+):
+    settings.GROUNDWORK_RATE_SEARCH = "2/min"
+    client = client_for(viewer)
+    assert [_search(client, reference, q="leave").status_code for _ in range(2)] == [200, 200]
+    refused = _search(client, reference, q="leave")
+    assert refused.status_code == 429
+    body = refused.json()
+    assert body["detail"].startswith("too many searches: GROUNDWORK_RATE_SEARCH allows 2 a minute")
+    assert body["limit"] == {"setting": "GROUNDWORK_RATE_SEARCH", "value": "2/min"}
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    # each user is counted alone
+    assert _search(client_for(owner), reference, q="leave").status_code == 200
+
+
+def test_a_bad_search_is_counted_against_the_rate_too(client_for, viewer, reference, settings):
+    settings.GROUNDWORK_RATE_SEARCH = "1/min"
+    client = client_for(viewer)
+    assert _search(client, reference, q="").status_code == 400
+    assert _search(client, reference, q="leave").status_code == 429
 
 
 # -- how each parse read the evidence ------------------------------------------------------------

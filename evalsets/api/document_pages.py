@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evalsets import search, selectors, textsearch
+from evalsets.api.throttles import SearchThrottle
 from evalsets.api.views import WorkspaceScoped
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import ParseStatus, ParseVersion, Role
@@ -123,9 +124,16 @@ class DocumentPagesView(WorkspaceScoped, APIView):
 
 
 class DocumentSearchView(WorkspaceScoped, APIView):
-    """Where a word or phrase occurs in one parse's whole text: any case, any whitespace."""
+    """Where a word or phrase occurs in one parse's whole text: any case, any whitespace.
+
+    Each search examines at most ``GROUNDWORK_SEARCH_MAX_CHARS`` positions a scan: past them
+    the answer has ``"complete": false`` and ``searched_to`` (a code point, and its page), and
+    ``next_after`` goes on from there. Each user may search ``GROUNDWORK_RATE_SEARCH`` times
+    (a 429 names the limit).
+    """
 
     required_roles = {"get": Role.VIEWER}
+    throttle_classes = [SearchThrottle]
 
     @extend_schema(
         parameters=[
@@ -162,6 +170,9 @@ class DocumentSearchView(WorkspaceScoped, APIView):
                 "total_is_lower_bound": found.total_is_lower_bound,
                 "index": found.index,
                 "next_after": found.next_after,
+                "complete": found.complete,
+                "searched_to": found.searched_to,
+                "searched_to_page": found.searched_to_page,
                 "hits": [hit.to_dict() for hit in found.hits],
             }
         )

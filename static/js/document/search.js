@@ -36,6 +36,7 @@ export function setupSearch(ctx) {
   let total = 0;
   let lowerBound = false;
   let nextAfter = null;
+  let stoppedPage = null; // the page the server's search stopped at (its work per request), if it did
   let current = -1;
   let asked = 0; // the latest request; older answers are dropped
   let typing = null;
@@ -111,7 +112,15 @@ export function setupSearch(ctx) {
   /* -- asking the server ------------------------------------------------------------------ */
   function say(text) { countEl.textContent = text; }
   function counted() {
-    return (lowerBound ? "more than " + (total - 1).toLocaleString() : total.toLocaleString()) + " hit" + (total === 1 ? "" : "s");
+    // A count stopped by the search's work limit holds what it found so far: "at least".
+    const bound = stoppedPage != null ? "at least " + total.toLocaleString() : "more than " + (total - 1).toLocaleString();
+    return (lowerBound ? bound : total.toLocaleString()) + " hit" + (total === 1 ? "" : "s") + stoppedNote();
+  }
+  function stoppedNote() {
+    return stoppedPage == null ? "" : " up to page " + stoppedPage + " (the search stops there; More hits goes on)";
+  }
+  function sayNone() {
+    say(stoppedPage == null ? "No hits for “" + query + "” in this parse." : "No hits for “" + query + "”" + stoppedNote() + ".");
   }
   function sayWhere() {
     if (!hits.length) return;
@@ -123,7 +132,7 @@ export function setupSearch(ctx) {
     const jump = !opts || opts.jump !== false;
     query = q;
     searched = parseNow();
-    hits = []; total = 0; lowerBound = false; nextAfter = null; current = -1;
+    hits = []; total = 0; lowerBound = false; nextAfter = null; stoppedPage = null; current = -1;
     list.replaceChildren();
     clearMarks();
     more.hidden = true;
@@ -136,8 +145,9 @@ export function setupSearch(ctx) {
       const data = await G.request("GET", urlOf(searched) + "?q=" + encodeURIComponent(q) + "&limit=" + LIMIT);
       if (mine !== asked) return;
       total = data.total; lowerBound = data.total_is_lower_bound; nextAfter = data.next_after;
+      stoppedPage = data.complete === false ? data.searched_to_page : null;
       addHits(data.hits);
-      if (!hits.length) { say("No hits for “" + q + "” in this parse."); return; }
+      if (!hits.length) { sayNone(); return; }
       sayWhere();
       if (jump) go(0);
       else markLoaded();
@@ -156,8 +166,12 @@ export function setupSearch(ctx) {
       const data = await G.request("GET", urlOf(searched) + "?q=" + encodeURIComponent(query) + "&limit=" + LIMIT + "&after=" + nextAfter);
       if (mine !== asked) return false;
       nextAfter = data.next_after;
+      stoppedPage = data.complete === false ? data.searched_to_page : null;
       addHits(data.hits);
+      if (lowerBound) total = Math.max(total, hits.length); // the count so far, at least
       markLoaded();
+      if (hits.length) sayWhere();
+      else sayNone();
       return data.hits.length > 0;
     } catch (err) {
       G.toast("Could not load more hits: " + err.message, "error");
