@@ -166,7 +166,8 @@ def _held(lease: ParseLease):
 
 def _run_parser(parse: ParseVersion, data: bytes, progress, pages: tuple[int, int] | None):
     """Run ``parse``'s parser on ``data`` (pages ``[a, b)`` when given) in its isolated
-    child, within the configured time, memory and page limits."""
+    child, within the configured time (in all, and for any one page), memory and page
+    limits."""
     return parsers.parse_isolated(
         parse.parser,
         data,
@@ -175,6 +176,7 @@ def _run_parser(parse: ParseVersion, data: bytes, progress, pages: tuple[int, in
         max_pages=settings.GROUNDWORK_MAX_PAGES,
         progress=progress,
         pages=pages,
+        page_timeout_s=settings.GROUNDWORK_PARSE_PAGE_S,
     )
 
 

@@ -230,6 +230,10 @@ GROUNDWORK_MAX_PARSE_UPLOAD_BYTES = env_int("GROUNDWORK_MAX_PARSE_UPLOAD_MB", 10
 GROUNDWORK_MAX_PAGES = env_int("GROUNDWORK_MAX_PAGES", 2000)
 GROUNDWORK_PARSE_TIMEOUT_S = env_int("GROUNDWORK_PARSE_TIMEOUT_S", 300)
 GROUNDWORK_PARSE_MEMORY_MB = env_int("GROUNDWORK_PARSE_MEMORY_MB", 2048)
+# A PDF parser reports each page it reads: one page taking longer than this stops the parse
+# (a page of nested fills costs minutes to read for a few hundred bytes), so such a file
+# holds a parse worker for seconds, not for the whole timeout of each parser. 0: no limit.
+GROUNDWORK_PARSE_PAGE_S = env_int("GROUNDWORK_PARSE_PAGE_S", 30)
 #: A team's own parsers, as dotted paths "package.module:ATTR" (comma-separated in the
 #: environment); packages can also publish them under the ``groundwork.parsers`` entry points.
 GROUNDWORK_PARSERS = env_list("GROUNDWORK_PARSERS", [])
@@ -289,6 +293,9 @@ GROUNDWORK_SWEEP_STALE_S = env_int("GROUNDWORK_SWEEP_STALE_S", 120)
 # its lease from a thread every quarter of this; one that stopped renewing for this long (it
 # was killed) is taken over by the next lease sweep, every half of it (evalsets.ingest).
 GROUNDWORK_LEASE_S = env_int("GROUNDWORK_LEASE_S", 20)
+# A release build whose files storage refused (a full disk) cleans up what it wrote and is
+# queued again, built once more after the stale limit; this many refusals fail it, saying so.
+GROUNDWORK_RELEASE_STORAGE_TRIES = env_int("GROUNDWORK_RELEASE_STORAGE_TRIES", 10)
 # At least the parse-upload limit, so that endpoint's own 413 (which names its setting) is
 # what a too-large parse gets, not Django's wordless 400.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(10 * 1024 * 1024, GROUNDWORK_MAX_PARSE_UPLOAD_BYTES)

@@ -65,3 +65,22 @@ def scribble(payload: bytes, *, size: int) -> bytes:
     sys.stdout.buffer.write(b"y" * size)
     sys.stdout.buffer.flush()
     return b""
+
+
+@limited_job
+def pages(payload: bytes, *, seconds: list[float]) -> bytes:
+    """Reads one "page" per entry of ``seconds``, spending that long on it, reporting each."""
+    report_progress(0, len(seconds))
+    for done, pause in enumerate(seconds, start=1):
+        time.sleep(pause)
+        report_progress(done, len(seconds))
+    return b"read %d pages" % len(seconds)
+
+
+@limited_job
+def slow_start(payload: bytes, *, pause: float) -> bytes:
+    """Spends ``pause`` before its first report (opening the file), then reads one page."""
+    time.sleep(pause)
+    report_progress(0, 1)
+    report_progress(1, 1)
+    return b"opened"

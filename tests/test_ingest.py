@@ -145,6 +145,20 @@ def test_a_hanging_parser_is_cut_off_and_the_worker_lives(workspace, document, s
     assert parse.error == "Parsing took longer than 2 s and was stopped."
 
 
+def test_a_parser_stuck_on_one_page_is_stopped_at_the_page_budget_long_before_its_timeout(
+    workspace, document, settings
+):
+    settings.GROUNDWORK_PARSE_TIMEOUT_S = 120
+    settings.GROUNDWORK_PARSE_PAGE_S = 1
+    parse = ParseVersion.objects.create(
+        document=document, parser="evalsets.parsers.diagnostic:HangingParser", status="queued"
+    )
+    assert tasks.parse_version(parse.pk) == "failed"
+    parse.refresh_from_db()
+    assert parse.error_code == "timeout"
+    assert parse.error == "Parsing spent longer than 1 s on one page (page 2) and was stopped."
+
+
 def test_a_parse_task_for_a_deleted_document_does_nothing(workspace, document):
     parse = ParseVersion.objects.create(document=document, parser="plaintext", parser_version="9")
     document.delete()

@@ -114,3 +114,33 @@ def test_an_answer_past_the_cap_is_cut_off_by_the_parent_even_if_the_child_does_
             f"{JOBS}:scribble", b"", args={"size": 4 << 20}, timeout_s=30, max_output_bytes=1024
         )
     assert (caught.value.code, caught.value.limit) == ("too_large", "output")
+
+
+def test_a_job_stuck_on_one_step_is_stopped_at_the_step_deadline_however_long_its_budget():
+    with pytest.raises(LimitExceeded) as caught:
+        run_limited(
+            f"{JOBS}:pages",
+            b"",
+            args={"seconds": [0, 0, 30]},
+            timeout_s=60,
+            step=(1.0, "page"),
+            what="Parsing",
+        )
+    assert (caught.value.code, caught.value.limit) == ("timeout", "step")
+    assert caught.value.reason == (
+        "Parsing spent longer than 1 s on one page (page 3) and was stopped."
+    )
+
+
+def test_many_quick_steps_may_together_take_longer_than_one_step_is_allowed():
+    answer = run_limited(
+        f"{JOBS}:pages", b"", args={"seconds": [0.3] * 6}, timeout_s=30, step=(1.0, "page")
+    )
+    assert answer == b"read 6 pages"
+
+
+def test_the_step_deadline_starts_at_the_first_report_not_before_it():
+    answer = run_limited(
+        f"{JOBS}:slow_start", b"", args={"pause": 1.5}, timeout_s=30, step=(1.0, "page")
+    )
+    assert answer == b"opened"

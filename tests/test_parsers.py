@@ -40,6 +40,7 @@ from tests.documents import (
     make_scan_pdf,
     make_zip,
 )
+from tests.hostile_pdfs import nested_fills_pdf
 
 PDF_PARSERS = ["pypdf", "pdfminer", "pdfium"]
 MB = 1024 * 1024
@@ -85,10 +86,10 @@ def test_each_pdf_parser_puts_page_starts_on_real_page_boundaries(name, report_p
 
 
 @pytest.mark.parametrize("name", PDF_PARSERS)
-def test_each_pdf_parser_reports_progress_page_by_page(name, report_pdf):
+def test_each_pdf_parser_reports_progress_page_by_page_from_when_the_file_is_open(name, report_pdf):
     calls: list[tuple[int, int]] = []
     PARSERS[name].parse(report_pdf, max_pages=100, progress=lambda d, t: calls.append((d, t)))
-    assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert calls == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
 
 
 @pytest.mark.parametrize("name", PDF_PARSERS)
@@ -499,7 +500,7 @@ def test_parse_isolated_returns_the_same_text_as_parsing_in_process_and_streams_
     )
     direct = PARSERS["pdfminer"].parse(report_pdf, max_pages=100)
     assert isolated == direct
-    assert calls == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    assert calls == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
 
 
 def test_parse_isolated_passes_the_parsers_own_failure_through(report_pdf):
@@ -523,6 +524,18 @@ def test_a_hanging_parse_is_cut_off_by_the_timeout_and_the_caller_lives():
     assert caught.value.code == "timeout"
     assert caught.value.reason == "Parsing took longer than 1.5 s and was stopped."
     assert calls == [(1, 3)]  # progress arrived before the hang
+
+
+@pytest.mark.parametrize("parser", ["pdfminer", "pdfium"])
+def test_a_few_hundred_bytes_of_nested_fills_stop_the_parse_at_the_page_budget(parser):
+    with pytest.raises(ParseError) as caught:
+        parse_isolated(
+            parser, nested_fills_pdf(22), timeout_s=600, memory_mb=2048, page_timeout_s=2
+        )
+    assert caught.value.code == "timeout"
+    assert caught.value.reason == (
+        "Parsing spent longer than 2 s on one page (page 1) and was stopped."
+    )
 
 
 def test_a_memory_blow_up_is_cut_off_by_the_memory_limit():

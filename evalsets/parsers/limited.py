@@ -126,17 +126,23 @@ def run_limited(
     max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     progress: ProgressFn | None = None,
     what: str = "The job",
+    step: tuple[float, str] | None = None,
 ) -> bytes:
     """Run ``job(payload, **args)`` in a limited child process; return the bytes it returned.
 
     ``timeout_s`` bounds wall-clock time, ``memory_mb`` address space (0: no limit), ``cpu_s``
     processor time (default: the timeout plus 5 s, a backstop should this process die; 0: no
-    limit) and ``max_output_bytes`` the result. ``what`` starts the sentences of the errors
-    ("Drawing the page took longer than 30 s and was stopped."). Raises ``LimitExceeded`` for a
-    budget hit and ``JobError`` for the job's own failure or a child that died without answering.
+    limit) and ``max_output_bytes`` the result. ``step=(seconds, "page")`` also bounds the
+    wall-clock time between two progress reports, from the first report on: a job whose cost
+    grows with its steps (a parser's pages) gets a budget in proportion to them, so one step
+    crafted to be costly is stopped long before the whole job's deadline. ``what`` starts the
+    sentences of the errors ("Drawing the page took longer than 30 s and was stopped."). Raises
+    ``LimitExceeded`` for a budget hit and ``JobError`` for the job's own failure or a child
+    that died without answering.
     """
     load_job(job)
-    budget = _Budget(timeout_s, memory_mb, _cpu_limit(timeout_s, cpu_s), max_output_bytes, what)
+    cpu_limit = _cpu_limit(timeout_s, cpu_s)
+    budget = _Budget(timeout_s, memory_mb, cpu_limit, max_output_bytes, what, step)
     header = json.dumps(args or {}).encode("utf-8") + b"\n"
     with tempfile.TemporaryFile() as stdin:
         stdin.write(header)
@@ -154,12 +160,12 @@ def run_limited(
         )
         try:
             collector = _Collector(proc, budget.max_output_bytes + _HEADER_MAX, progress)
-            stopped = collector.run(timeout_s)
+            stopped = collector.run(timeout_s, step[0] if step else None)
         finally:
             if proc.poll() is None:
                 _kill(proc)
     if stopped:
-        raise budget.exceeded(stopped)
+        raise budget.exceeded(stopped, at_step=collector.steps_done + 1)
     return _interpret(proc.returncode, collector.stdout(), collector.stderr_tail, job, budget)
 
 
@@ -171,17 +177,29 @@ def _cpu_limit(timeout_s: float, cpu_s: float | None) -> int:
 
 class _Budget:
     def __init__(
-        self, timeout_s: float, memory_mb: int, cpu_s: int, max_output_bytes: int, what: str
+        self,
+        timeout_s: float,
+        memory_mb: int,
+        cpu_s: int,
+        max_output_bytes: int,
+        what: str,
+        step: tuple[float, str] | None = None,
     ) -> None:
         self.timeout_s = timeout_s
         self.memory_mb = memory_mb
         self.cpu_s = cpu_s
         self.max_output_bytes = max_output_bytes
         self.what = what
+        self.step = step
 
-    def exceeded(self, limit: str) -> LimitExceeded:
-        """The error for one limit: ``wall_clock``, ``cpu``, ``memory`` or ``output``."""
-        if limit == "wall_clock":
+    def exceeded(self, limit: str, at_step: int = 0) -> LimitExceeded:
+        """The error for one limit: ``wall_clock``, ``step`` (then ``at_step`` says which),
+        ``cpu``, ``memory`` or ``output``."""
+        if limit == "step" and self.step is not None:
+            seconds, name = self.step
+            code, reason = "timeout", f"spent longer than {seconds:g} s on one {name}"
+            reason += f" ({name} {at_step})"
+        elif limit == "wall_clock":
             code, reason = "timeout", f"took longer than {self.timeout_s:g} s"
         elif limit == "cpu":
             code, reason = "timeout", f"used more than {self.cpu_s} s of processor time"
@@ -235,11 +253,14 @@ class _Collector:
         self.stdout_bytes = 0
         self.stderr_buffer = b""
         self.stderr_tail = ""
+        #: Steps reported done, and when the last report came (None before the first).
+        self.steps_done = 0
+        self.stepped_at: float | None = None
 
     def stdout(self) -> bytes:
         return b"".join(self.chunks)
 
-    def run(self, timeout_s: float) -> str:
+    def run(self, timeout_s: float, step_s: float | None = None) -> str:
         assert self.proc.stdout is not None and self.proc.stderr is not None
         deadline = time.monotonic() + timeout_s
         selector = selectors.DefaultSelector()
@@ -250,7 +271,11 @@ class _Collector:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return "wall_clock"
-                for key, _ in selector.select(timeout=min(remaining, 1.0)):
+                step_left = self._step_left(step_s)
+                if step_left <= 0:
+                    return "step"
+                wait = min(remaining, step_left, 1.0)
+                for key, _ in selector.select(timeout=wait):
                     if not self._read(selector, key):
                         return "output"
         finally:
@@ -261,6 +286,13 @@ class _Collector:
         except subprocess.TimeoutExpired:
             return "wall_clock"
         return ""
+
+    def _step_left(self, step_s: float | None) -> float:
+        """Seconds the current step may still take (infinite with no step budget, or before
+        the first report)."""
+        if step_s is None or self.stepped_at is None:
+            return math.inf
+        return self.stepped_at + step_s - time.monotonic()
 
     def _read(self, selector: selectors.BaseSelector, key: selectors.SelectorKey) -> bool:
         """Take one chunk; False when stdout passed its cap."""
@@ -281,23 +313,24 @@ class _Collector:
         for line in lines:
             text = line.decode("utf-8", "replace")
             if text.startswith(PROGRESS_PREFIX):
-                _report(self.progress, text)
+                self._stepped(text)
             else:
                 self._keep_stderr(text + "\n")
 
     def _keep_stderr(self, text: str) -> None:
         self.stderr_tail = (self.stderr_tail + text)[-_STDERR_TAIL:]
 
-
-def _report(progress: ProgressFn | None, line: str) -> None:
-    if progress is None:
-        return
-    try:
-        _, done, total = line.split()
-        done_steps, total_steps = int(done), int(total)
-    except ValueError:
-        return
-    progress(done_steps, total_steps)
+    def _stepped(self, line: str) -> None:
+        """A progress report: the step clock starts again, and the caller hears of it."""
+        try:
+            _, done, total = line.split()
+            done_steps, total_steps = int(done), int(total)
+        except ValueError:
+            return
+        self.steps_done = done_steps
+        self.stepped_at = time.monotonic()
+        if self.progress is not None:
+            self.progress(done_steps, total_steps)
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:

@@ -164,6 +164,7 @@ class PdfiumParser:
         self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
     ) -> ParsedText:
         with _opened(data, max_pages) as (document, total):
+            report(progress, 0, total)  # open: the clock of each page's budget starts here
             part = self._read(document, 0, total, total, progress)
         return self.join_ranges([part])
 

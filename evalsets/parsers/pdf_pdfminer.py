@@ -51,6 +51,7 @@ class PdfminerParser:
         self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
     ) -> ParsedText:
         document, total = self._open(data, max_pages)
+        report(progress, 0, total)  # open: the clock of each page's budget starts here
         return self.join_ranges([self._read(document, 0, None, total, max_pages, progress)])
 
     def parse_pages(

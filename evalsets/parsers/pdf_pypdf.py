@@ -50,6 +50,7 @@ class PypdfParser:
         self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None
     ) -> ParsedText:
         reader, total = self._open(data, max_pages)
+        report(progress, 0, total)  # open: the clock of each page's budget starts here
         return self.join_ranges([self._read(reader, 0, total, total, progress)])
 
     def parse_pages(

@@ -42,8 +42,13 @@ def parse_isolated(
     max_pages: int = DEFAULT_MAX_PAGES,
     progress: ProgressFn | None = None,
     pages: tuple[int, int | None] | None = None,
+    page_timeout_s: float | None = None,
 ) -> ParsedText:
     """Parse ``data`` with ``parser_name`` in a child process; return its ``ParsedText``.
+
+    ``page_timeout_s`` bounds the time between two pages a parser reports (from its first
+    report on), so a page crafted to cost minutes fails the parse at once rather than at
+    ``timeout_s``; a parser that reports no pages (an unpaged format) has only ``timeout_s``.
 
     ``pages=(start, stop)`` reads only that range of pages (``stop`` None: to the end) with
     a parser that supports it (``base.supports_ranges``); the answer is then the range's
@@ -72,6 +77,7 @@ def parse_isolated(
             max_output_bytes=MAX_PARSE_OUTPUT_BYTES,
             progress=progress,
             what="Parsing",
+            step=(page_timeout_s, "page") if page_timeout_s else None,
         )
     except JobError as exc:
         raise _parse_error(exc) from None
