@@ -8,7 +8,9 @@ kept and why reading stopped. A last row plans one item of many anchors (the pla
 compared every pair).
 
 Run: `.venv/bin/python bench/import_budget_bench.py`. CPU time is measured in a pass without
-tracing, peak memory in a second pass under `tracemalloc`.
+tracing, peak memory in a second pass under `tracemalloc`. Each file is read twice: with the
+default budget, and by its peer, the same reader with no budget (as readers were before one
+existed: about a minute and 1-2 GB of memory in all); `--no-peer` leaves the peer out.
 """
 
 from __future__ import annotations
@@ -75,9 +77,13 @@ def _cases() -> list[tuple[str, str, str, bytes]]:
     ]
 
 
-def _read(slug: str, name: str, data: bytes) -> tuple[int, str]:
+#: The peer: the same readers with no budget to stop them, as they read before there was one.
+UNBOUNDED = ReadBudget(max_problems=10**12, max_lines=10**12, max_items=10**12)
+
+
+def _read(slug: str, name: str, data: bytes, budget: ReadBudget) -> tuple[int, str]:
     try:
-        result = get_format(slug).reader(data, filename=name, documents={}, budget=ReadBudget())
+        result = get_format(slug).reader(data, filename=name, documents={}, budget=budget)
         return len(result.problems), f"read whole ({len(result.items):,} items)"
     except BudgetExceeded as exc:
         return len(exc.result.problems), f"stopped: {exc.limit} at line {exc.line:,}"
@@ -108,13 +114,19 @@ def _plan(count: int) -> str:
 
 
 def main() -> None:
-    print("| file | zipped/sent | CPU s | peak MB | problems kept | outcome |")
-    print("|---|---:|---:|---:|---:|---|")
+    peer = "--no-peer" not in sys.argv[1:]
+    print("| file | zipped/sent | reader | CPU s | peak MB | problems kept | outcome |")
+    print("|---|---:|---|---:|---:|---:|---|")
     for slug, name, what, data in _cases():
-        cpu, peak, (kept, outcome) = _measure(partial(_read, slug, name, data))
-        print(f"| {what} | {len(data):,} B | {cpu:.2f} | {peak:.1f} | {kept} | {outcome} |")
+        budgets = [("budget", ReadBudget())] + ([("no budget", UNBOUNDED)] if peer else [])
+        for label, budget in budgets:
+            cpu, peak, (kept, outcome) = _measure(partial(_read, slug, name, data, budget))
+            print(
+                f"| {what} | {len(data):,} B | {label} | {cpu:.2f} | {peak:.1f} | {kept:,} "
+                f"| {outcome} |"
+            )
     cpu, peak, outcome = _measure(partial(_plan, 40_000))
-    print(f"| plan one item of 40,000 anchors | - | {cpu:.2f} | {peak:.1f} | - | {outcome} |")
+    print(f"| plan one item of 40,000 anchors | - | - | {cpu:.2f} | {peak:.1f} | - | {outcome} |")
 
 
 if __name__ == "__main__":
