@@ -4,8 +4,9 @@ Runs mutmut over the readers in `evalsets/formats/` and over `evalsets/imports.p
 only the import tests (`tests/test_imports.py`, `tests/test_format_readers.py`) deciding
 whether a mutant is caught, and prints killed / total with every survivor named. With
 `--suite resolver` it does the same for the quote resolver's rules (`RESOLVER`), judged by
-`tests/test_resolver.py` alone, and with `--suite lease` for the resolving lease (`LEASE`),
-judged by `tests/test_coalesce.py`.
+`tests/test_resolver.py` alone, with `--suite lease` for the resolving lease (`LEASE`),
+judged by `tests/test_coalesce.py`, and with `--suite budget` for the import budget
+(`BUDGET`), judged by the import tests and `tests/test_import_budget.py`.
 
 It works in a scratch copy (`var/mutation/imports/`, git-ignored) so the checkout never
 gets a `mutants/` folder and the project's own configuration is not touched: the copy gets
@@ -128,11 +129,21 @@ LEASE: dict[str, tuple[str, ...]] = {
         "resolve_in_parse",
     ),
 }
+#: The import budget: the problems, lines and questions one file may cost before reading stops.
+BUDGET: dict[str, tuple[str, ...]] = {
+    "evalsets/formats/results.py": (
+        "ǁImportResultǁadd",
+        "ǁImportResultǁcount_lines",
+        "ǁImportResultǁcheck_items",
+    ),
+    "evalsets/formats/reading.py": ("physical_lines",),
+}
 #: Which functions and which tests, per suite: (every function, the default run, the tests).
 SUITES = {
     "imports": (READERS, FOCUSED, TESTS),
     "resolver": (RESOLVER, RESOLVER, ["tests/test_resolver.py"]),
     "lease": (LEASE, LEASE, ["tests/test_coalesce.py"]),
+    "budget": (BUDGET, BUDGET, [*TESTS, "tests/test_import_budget.py"]),
 }
 
 

@@ -19,6 +19,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from evalsets import imports
 from evalsets.formats import BudgetExceeded, ImportResult, ReadBudget, get_format
+from evalsets.formats.reading import physical_lines
+from evalsets.formats.results import WARNING, Problem
 from evalsets.models import EvalItem, EvalSet, ImportRecord, ParseVersion
 
 WS = "/api/workspaces/acme"
@@ -352,3 +354,71 @@ def test_an_import_file_over_the_upload_limit_is_refused_with_413_naming_the_set
     assert response.status_code == 413
     assert response.json()["limit"] == {"setting": "GROUNDWORK_MAX_UPLOAD_MB", "value": 1}
     assert "'big.jsonl' is too large" in response.json()["detail"]
+
+
+# -- the budget's own arithmetic and words -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("", 1),
+        ("one", 1),
+        ("one\n", 1),
+        ("one\ntwo", 2),
+        ("one\r\ntwo\r\n", 2),
+        ("one\rtwo\rthree", 3),
+        ("one\r", 1),
+        ("a\r\n\rb\n\nc", 5),
+    ],
+)
+def test_physical_lines_counts_lf_crlf_and_lone_cr_endings_and_an_unended_last_line(text, lines):
+    assert physical_lines(text) == lines
+
+
+def test_a_problem_within_the_budget_is_kept_whole():
+    result = ImportResult(format="contextgrid-jsonl", filename="set.jsonl")
+    result.add(
+        "eval item 'q1' has an empty question",
+        line=3,
+        item="q1",
+        field="question",
+        severity=WARNING,
+        hint="write one",
+    )
+    assert result.problems == [
+        Problem(3, "q1", "question", "eval item 'q1' has an empty question", WARNING, "write one")
+    ]
+
+
+def test_past_the_budget_a_warning_is_counted_and_an_error_stops_with_the_next_problem_named():
+    result = ImportResult(
+        format="contextgrid-jsonl", filename="set.jsonl", budget=ReadBudget(max_problems=1)
+    )
+    result.add("first.", line=1, item="q1")
+    result.add("a warning.", line=2, item="q2", severity=WARNING)
+    assert (len(result.problems), result.unlisted) == (1, 1)
+    with pytest.raises(BudgetExceeded) as caught:
+        result.add("the second error.", line=3, item="q3")
+    assert caught.value.message == (
+        "set.jsonl: reading stopped at line 3 after 1 problems, the limit for one import (the "
+        "next: the second error); fix the problems listed and import again"
+    )
+    assert (caught.value.limit, caught.value.line) == ("max_problems", 3)
+    with pytest.raises(BudgetExceeded) as unlined:
+        result.add("no line.", item="q4")
+    assert "reading stopped after 1 problems" in unlined.value.message
+
+
+def test_past_the_question_budget_the_message_says_where_the_first_one_too_many_is():
+    result = ImportResult(format="beir", filename="f.zip", budget=ReadBudget(max_items=2))
+    result.check_items(2, line=9)  # at the limit: fine
+    with pytest.raises(BudgetExceeded) as caught:
+        result.check_items(3, line=9)
+    assert caught.value.message == (
+        "f.zip holds more than 2 questions (question 3 is at line 9), the limit for one "
+        "import. Split the file and import each part"
+    )
+    with pytest.raises(BudgetExceeded) as unlined:
+        result.check_items(3)
+    assert unlined.value.message.startswith("f.zip holds more than 2 questions, the limit")
