@@ -2,10 +2,11 @@
 
 A ``Release`` freezes an eval set at a version number: which items went in (approved ones
 unless an owner explicitly chose more, which the release records), an immutable snapshot of
-each as context-grid's own dict (``ReleaseItem``), and the files built from that snapshot
-(``ReleaseFile``, one per format, with its SHA-256), so a download months later is the same
-bytes whatever happened to the set since. Building runs in a Celery task that reports
-progress on the release row.
+each as context-grid's own dict (``ReleaseItem``) and the parse each document's text is read
+from, all written in the request that made the release; and the files built from that
+snapshot (``ReleaseFile``, one per format, with its SHA-256), so a download months later is
+the same bytes whatever happened to the set since. Building the files runs in a Celery task
+that reports progress on the release row.
 
 ``ImportRecord`` is the audit of one committed import. ``PendingImportLabel`` keeps an
 imported offset-pinned label (LegalBench-RAG's spans) whose document is not in the workspace
@@ -15,6 +16,7 @@ there, so it waits here and becomes a ``GoldAnchor`` when it is.
 
 from __future__ import annotations
 
+import posixpath
 import uuid
 
 from django.conf import settings
@@ -49,7 +51,8 @@ class Release(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    #: When the snapshot was taken (the build's first step) and when the files were done.
+    #: When the snapshot was taken (in the request that made the release) and when the files
+    #: were done.
     frozen_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     resolver_version = models.CharField(max_length=32)
@@ -66,6 +69,9 @@ class Release(models.Model):
     parses_used = models.JSONField(default=dict, blank=True)
     #: The ``_evalset`` header written: id, version, source, meta.
     header = models.JSONField(default=dict, blank=True)
+    #: ``{source_id: parse pk}``: the parse whose text every file reads for each document of
+    #: the workspace (BEIR's corpus holds them all), chosen when the release was made.
+    texts = models.JSONField(default=dict, blank=True)
     item_count = models.PositiveIntegerField(default=0)
     status = models.CharField(
         max_length=16, choices=ReleaseStatus.choices, default=ReleaseStatus.QUEUED
@@ -78,6 +84,9 @@ class Release(models.Model):
     #: How many times its build was found abandoned (its worker killed, its host lost) and
     #: taken over; past ``releases.MAX_BUILD_INTERRUPTIONS`` it fails instead.
     interruptions = models.PositiveIntegerField(default=0)
+    #: How many times writing its files failed in storage (a full disk): the build is tried
+    #: again later, and fails once ``GROUNDWORK_RELEASE_STORAGE_TRIES`` were spent.
+    storage_failures = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -126,12 +135,13 @@ class ReleaseItem(models.Model):
         return f"{self.release}/{self.item_id}"
 
 
+def release_folder(release: Release) -> str:
+    """The storage folder holding a release's files and nothing else."""
+    return f"releases/{release.evalset.workspace.slug}/{release.evalset.slug}/{release.public_id}"
+
+
 def release_upload_to(instance: ReleaseFile, filename: str) -> str:
-    release = instance.release
-    return (
-        f"releases/{release.evalset.workspace.slug}/{release.evalset.slug}/"
-        f"{release.public_id}/{filename}"
-    )
+    return posixpath.join(release_folder(instance.release), filename)
 
 
 class ReleaseFile(models.Model):

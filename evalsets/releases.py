@@ -1,11 +1,13 @@
 """Releases: freeze an eval set at a version number and build its files, byte-stable forever.
 
-``release_create`` checks the request and numbers the release inside one transaction with
-the eval set's row locked, then queues the build. The build (``release_build``, run by a
-Celery task) snapshots the chosen items as context-grid dicts (``ReleaseItem``), then streams
-each format's writer from that snapshot into a temporary file and from there into storage,
-so memory stays flat however large the set is. After that nothing about a release changes:
-downloads are the stored bytes, whatever happens to the set.
+``release_create`` checks the request, numbers the release and snapshots the chosen items as
+context-grid dicts (``ReleaseItem``, with where each anchor lies and which parse each
+document's text comes from) inside one transaction with the eval set's row locked, then
+queues the build. The build (``release_build``, run by a Celery task) only writes files:
+it streams each format's writer from that snapshot into a temporary file and from there into
+storage, so memory stays flat however large the set is, and the same snapshot always gives
+the same bytes. After that nothing about a release changes: downloads are the stored bytes,
+whatever happens to the set.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import contextgrid as cg
+from django.conf import settings
 from django.core.files import File
 from django.db import OperationalError, transaction
 from django.db.models import Count, F, OuterRef, Prefetch, Q, Subquery
@@ -39,6 +42,7 @@ from evalsets.models import (
     ReleaseItem,
     ReleaseStatus,
 )
+from evalsets.models_release import release_folder
 from evalsets.models_review import EventKind, ItemEvent
 
 log = logging.getLogger(__name__)
@@ -145,14 +149,6 @@ class ParseTexts(Mapping):
 
     def __len__(self) -> int:
         return len(self._parses)
-
-
-def workspace_texts(
-    workspace, gold_parser: str = "", gold_parsers: dict | None = None
-) -> ParseTexts:
-    parses = chosen_parses(workspace, gold_parser, gold_parsers)
-    names = dict(Document.objects.filter(pk__in=list(parses)).values_list("pk", "source_id"))
-    return ParseTexts({names[doc]: parse.pk for doc, parse in parses.items()})
 
 
 # -- creating ----------------------------------------------------------------------------------
@@ -284,12 +280,17 @@ def release_create(
     gold_parser: str | None = None,
     gold_parsers: dict | None = None,
 ) -> Release:
-    """Number a new release of ``evalset`` and queue its build; the set's version moves on.
+    """Number a new release of ``evalset``, freeze what it holds, and queue its files' build.
 
     The release is version ``N`` (the set's current version, or one past the last release)
     and the set becomes version ``N + 1``, the one now being worked on. Gold spans come from
     one ``gold_parser`` for every document, or per document kind (``gold_parsers``, where
     ``REFERENCE`` takes each document's reference parse); neither: anchors only.
+
+    The snapshot (every chosen item as it is now, where its anchors lie, which parse each
+    document's text comes from) is written in the same transaction as the release, under
+    the set's lock: the release holds what was chosen when it was made, however long its
+    build waits for a worker and however often it is redelivered.
     """
     formats = _check_formats(formats)
     states = _check_states(include_states)
@@ -302,8 +303,7 @@ def release_create(
         quotas.check_releases_today(evalset.workspace)
         quotas.check_room(evalset.workspace, 0, f"a release of {evalset.slug!r}")
         locked = EvalSet.objects.select_for_update().get(pk=evalset.pk)
-        count = EvalItem.objects.filter(evalset=locked, state__in=states).count()
-        if count == 0:
+        if not EvalItem.objects.filter(evalset=locked, state__in=states).exists():
             raise InvalidInput(nothing_to_release(locked.slug, states), field="include_states")
         last = locked.releases.order_by("-version").values_list("version", flat=True).first()
         version = max(locked.version, (last or 0) + 1)
@@ -317,81 +317,15 @@ def release_create(
             formats=formats,
             gold_parser=gold_parser,
             gold_parsers=gold_parsers,
-            item_count=count,
-            progress_total=count * (1 + len(formats)),
         )
+        _snapshot(release)
         EvalSet.objects.filter(pk=locked.pk).update(version=version + 1)
         queue.after_commit("build_release", release.pk)
     evalset.version = version + 1
     return release
 
 
-# -- building --------------------------------------------------------------------------------
-
-
-def release_claim(release_id: int) -> Release | None:
-    """The release, claimed for building by this worker; ``None`` if gone, built or busy.
-
-    A queued release is claimed; so is one left ``building`` by a worker that stopped
-    renewing it (``release_build`` renews it from a thread while it runs), unless it was
-    abandoned ``MAX_BUILD_INTERRUPTIONS`` times already: then it fails with that reason.
-    """
-    now = timezone.now()
-    claimed = Release.objects.filter(pk=release_id, status=ReleaseStatus.QUEUED).update(
-        status=ReleaseStatus.BUILDING, progress_done=0, error="", updated_at=now
-    )
-    if not claimed and not _take_over_abandoned(release_id, now):
-        return None
-    return Release.objects.select_related("evalset__workspace", "created_by").get(pk=release_id)
-
-
-def abandoned_builds(now=None) -> Q:
-    """Releases being built whose builder stopped renewing them (``ingest.lease_length``)."""
-    now = now or timezone.now()
-    return Q(status=ReleaseStatus.BUILDING, updated_at__lt=now - ingest.lease_length())
-
-
-INTERRUPTED = (
-    "the build was interrupted {n} times (its worker stopped while building it, as one "
-    "killed for memory or time does), so it was not started again; try a release with "
-    "fewer formats or items, or ask an administrator to look at the workers' logs"
-)
-
-
-def _take_over_abandoned(release_id: int, now) -> bool:
-    """Resume an abandoned build (True), or fail it once it was abandoned too often."""
-    abandoned = Release.objects.filter(abandoned_builds(now), pk=release_id)
-    given_up = abandoned.filter(interruptions__gte=MAX_BUILD_INTERRUPTIONS).update(
-        status=ReleaseStatus.FAILED,
-        error=INTERRUPTED.format(n=MAX_BUILD_INTERRUPTIONS + 1),
-        interruptions=F("interruptions") + 1,
-        finished_at=now,
-        updated_at=now,
-    )
-    if given_up:
-        log.warning("release %s failed: its build was interrupted too often", release_id)
-        return False
-    return (
-        abandoned.update(interruptions=F("interruptions") + 1, progress_done=0, updated_at=now) == 1
-    )
-
-
-class _Progress:
-    def __init__(self, release: Release, every: int = 250) -> None:
-        self.release = release
-        self.every = every
-        self.done = 0
-
-    def step(self, n: int = 1) -> None:
-        before = self.done
-        self.done += n
-        if self.done // self.every != before // self.every:
-            self.flush()
-
-    def flush(self) -> None:
-        Release.objects.filter(pk=self.release.pk).update(
-            progress_done=self.done, updated_at=timezone.now()
-        )
+# -- freezing ----------------------------------------------------------------------------------
 
 
 def _items_for(release: Release):
@@ -451,54 +385,65 @@ def _where_missing(anchor: GoldAnchor, parse: ParseVersion | None) -> str:
     )
 
 
-def _snapshot(release: Release, progress: _Progress) -> None:
-    """Freeze the chosen items as context-grid dicts, in the set's order."""
+class _Freezer:
+    """Turns items into release rows, counting what the release notes need to say."""
+
+    def __init__(self, release: Release, parses: dict, gold: dict | None) -> None:
+        self.release = release
+        self.parses = parses
+        self.gold = gold
+        self.states: dict[str, int] = {}
+        self.unanswerable = 0
+        self.used_docs: set[int] = set()
+        self.unplaced = _Unplaced()
+
+    def row(self, position: int, item: EvalItem) -> ReleaseItem:
+        anchors = list(item.anchors.all())
+        cg_item = bridge.item_to_cg(
+            item, anchors=anchors, gold_parses=self.gold, approval=_approval(item)
+        )
+        self.used_docs.update(a.document_id for a in anchors if a.document_id)
+        spans = []
+        for number, anchor in enumerate(anchors, start=1):
+            parse = self.parses.get(anchor.document_id) if anchor.document_id else None
+            span = bridge.anchor_span(anchor, parse)
+            if span is None:
+                self.unplaced.add(item.item_id, number, anchor, _where_missing(anchor, parse))
+            spans.append(list(span) if span is not None else None)
+        self.states[item.state] = self.states.get(item.state, 0) + 1
+        if not cg_item.is_answerable:
+            self.unanswerable += 1
+        return ReleaseItem(
+            release=self.release,
+            position=position,
+            item_id=item.item_id,
+            state=item.state,
+            data=cg_item.to_dict(),
+            positions=spans,
+        )
+
+
+def _snapshot(release: Release) -> None:
+    """Freeze the chosen items as context-grid dicts, in the set's order, written in batches
+    (memory stays flat however large the set), with the header, the parse each document's
+    text is read from, and the notes. Runs inside the caller's transaction."""
     evalset = release.evalset
     parses = chosen_parses(evalset.workspace, release.gold_parser, release.gold_parsers)
     gold = gold_parses(evalset.workspace, parses, release.gold_parser, release.gold_parsers)
-    ReleaseItem.objects.filter(release=release).delete()
+    names = dict(Document.objects.filter(pk__in=list(parses)).values_list("pk", "source_id"))
+    freezer = _Freezer(release, parses, gold)
     position = 0
     batch: list[ReleaseItem] = []
-    states: dict[str, int] = {}
-    unanswerable = 0
-    used_docs: set[int] = set()
-    unplaced = _Unplaced()
     for item in _items_for(release).iterator(chunk_size=BATCH):
-        anchors = list(item.anchors.all())
-        cg_item = bridge.item_to_cg(
-            item, anchors=anchors, gold_parses=gold, approval=_approval(item)
-        )
-        used_docs.update(a.document_id for a in anchors if a.document_id)
-        spans = []
-        for number, anchor in enumerate(anchors, start=1):
-            parse = parses.get(anchor.document_id) if anchor.document_id else None
-            span = bridge.anchor_span(anchor, parse)
-            if span is None:
-                unplaced.add(item.item_id, number, anchor, _where_missing(anchor, parse))
-            spans.append(list(span) if span is not None else None)
-        states[item.state] = states.get(item.state, 0) + 1
-        if not cg_item.is_answerable:
-            unanswerable += 1
-        batch.append(
-            ReleaseItem(
-                release=release,
-                position=position,
-                item_id=item.item_id,
-                state=item.state,
-                data=cg_item.to_dict(),
-                positions=spans,
-            )
-        )
+        batch.append(freezer.row(position, item))
         position += 1
         if len(batch) >= BATCH:
             ReleaseItem.objects.bulk_create(batch)
-            progress.step(len(batch))
             batch = []
     ReleaseItem.objects.bulk_create(batch)
-    progress.step(len(batch))
 
     release.item_count = position
-    release.progress_total = position * (1 + len(release.formats))
+    release.progress_total = position * len(release.formats)
     release.frozen_at = timezone.now()
     release.header = {
         "id": evalset.slug,
@@ -506,16 +451,18 @@ def _snapshot(release: Release, progress: _Progress) -> None:
         "source": evalset.source,
         "meta": dict(evalset.meta or {}),
     }
-    release.parses_used = _parses_used(parses, used_docs, gold)
-    release.notes = _release_notes(release, states, unanswerable, gold, used_docs)
-    if unplaced.note():
-        release.notes.append(unplaced.note())
+    release.texts = {names[doc]: parse.pk for doc, parse in parses.items()}
+    release.parses_used = _parses_used(parses, names, freezer.used_docs, gold)
+    release.notes = _release_notes(release, freezer, gold)
+    if freezer.unplaced.note():
+        release.notes.append(freezer.unplaced.note())
     release.save(
         update_fields=[
             "item_count",
             "progress_total",
             "frozen_at",
             "header",
+            "texts",
             "parses_used",
             "notes",
             "updated_at",
@@ -524,9 +471,11 @@ def _snapshot(release: Release, progress: _Progress) -> None:
 
 
 def _parses_used(
-    parses: dict[int, ParseVersion], used_docs: set[int], gold: dict[int, ParseVersion] | None
+    parses: dict[int, ParseVersion],
+    names: dict[int, str],
+    used_docs: set[int],
+    gold: dict[int, ParseVersion] | None,
 ) -> dict:
-    names = dict(Document.objects.filter(pk__in=list(parses)).values_list("pk", "source_id"))
     return {
         names[doc]: {
             "parse": str(parse.public_id),
@@ -540,27 +489,23 @@ def _parses_used(
 
 
 def _release_notes(
-    release: Release,
-    states: dict[str, int],
-    unanswerable: int,
-    gold: dict[int, ParseVersion] | None,
-    used_docs: set[int],
+    release: Release, freezer: _Freezer, gold: dict[int, ParseVersion] | None
 ) -> list[str]:
     notes: list[str] = []
     if release.includes_unapproved:
-        others = {s: n for s, n in states.items() if s != ItemState.APPROVED}
+        others = {s: n for s, n in freezer.states.items() if s != ItemState.APPROVED}
         if others:
             listed = ", ".join(f"{n} {s}" for s, n in sorted(others.items()))
             who = release.created_by.username if release.created_by else "the owner"
             notes.append(
                 f"Includes items that are not approved ({listed}), explicitly chosen by {who}."
             )
-    if unanswerable:
-        noun = "item has" if unanswerable == 1 else "items have"
-        notes.append(f"{unanswerable} {noun} no evidence and count as unanswerable.")
+    if freezer.unanswerable:
+        noun = "item has" if freezer.unanswerable == 1 else "items have"
+        notes.append(f"{freezer.unanswerable} {noun} no evidence and count as unanswerable.")
     if gold is not None:
         missing = sorted(
-            Document.objects.filter(pk__in=used_docs)
+            Document.objects.filter(pk__in=freezer.used_docs)
             .exclude(pk__in=list(gold))
             .values_list("source_id", flat=True)
         )
@@ -580,35 +525,148 @@ def _release_notes(
     return notes
 
 
+# -- building ----------------------------------------------------------------------------------
+
+
+def release_claim(release_id: int) -> Release | None:
+    """The release, claimed for building by this worker; ``None`` if gone, built or busy.
+
+    A queued release is claimed; so is one left ``building`` by a worker that stopped
+    renewing it (``release_build`` renews it from a thread while it runs), unless it was
+    abandoned ``MAX_BUILD_INTERRUPTIONS`` times already: then it fails with that reason.
+    A ready or failed release is never claimed, so a redelivered message for it does nothing.
+    """
+    now = timezone.now()
+    claimed = Release.objects.filter(pk=release_id, status=ReleaseStatus.QUEUED).update(
+        status=ReleaseStatus.BUILDING, progress_done=0, error="", updated_at=now
+    )
+    if not claimed and not _take_over_abandoned(release_id, now):
+        return None
+    return Release.objects.select_related("evalset__workspace", "created_by").get(pk=release_id)
+
+
+def abandoned_builds(now=None) -> Q:
+    """Releases being built whose builder stopped renewing them (``ingest.lease_length``)."""
+    now = now or timezone.now()
+    return Q(status=ReleaseStatus.BUILDING, updated_at__lt=now - ingest.lease_length())
+
+
+INTERRUPTED = (
+    "the build was interrupted {n} times (its worker stopped while building it, as one "
+    "killed for memory or time does), so it was not started again; try a release with "
+    "fewer formats or items, or ask an administrator to look at the workers' logs"
+)
+
+
+def _take_over_abandoned(release_id: int, now) -> bool:
+    """Resume an abandoned build (True), or fail it once it was abandoned too often.
+
+    Each takeover counts one more interruption, which is also what tells the builder that
+    was taken over (should it still be running) that it no longer holds the release."""
+    abandoned = Release.objects.filter(abandoned_builds(now), pk=release_id)
+    given_up = abandoned.filter(interruptions__gte=MAX_BUILD_INTERRUPTIONS).update(
+        status=ReleaseStatus.FAILED,
+        error=INTERRUPTED.format(n=MAX_BUILD_INTERRUPTIONS + 1),
+        interruptions=F("interruptions") + 1,
+        finished_at=now,
+        updated_at=now,
+    )
+    if given_up:
+        log.warning("release %s failed: its build was interrupted too often", release_id)
+        _remove_files(Release.objects.get(pk=release_id))
+        return False
+    return (
+        abandoned.update(interruptions=F("interruptions") + 1, progress_done=0, updated_at=now) == 1
+    )
+
+
+def _holding(release: Release):
+    """The release, while this builder still holds it: building, and not taken over since
+    it was claimed. Every write of a build goes through it, so a builder that was taken for
+    dead but still runs (a stalled host) changes nothing of what its successor does."""
+    return Release.objects.filter(
+        pk=release.pk, status=ReleaseStatus.BUILDING, interruptions=release.interruptions
+    )
+
+
+class _Superseded(Exception):
+    """This builder was taken over while it ran: another one builds the release now."""
+
+
+class _Progress:
+    def __init__(self, release: Release, every: int = 250) -> None:
+        self.release = release
+        self.every = every
+        self.done = 0
+
+    def step(self, n: int = 1) -> None:
+        before = self.done
+        self.done += n
+        if self.done // self.every != before // self.every:
+            self.flush()
+
+    def flush(self) -> None:
+        _holding(self.release).update(progress_done=self.done, updated_at=timezone.now())
+
+
 class _Frozen:
     """The frozen items, streamed once in order, and where each one's anchors lie.
 
     A writer iterates it and asks ``positions(item)`` about the item it was just handed;
     only that item's positions are held, so memory stays flat however large the set is.
+    Rows are read a batch at a time, with no cursor left open while the build writes its
+    progress: on SQLite a read left open across another connection's commit would make
+    this connection's next write fail at once ("database is locked").
     """
 
-    def __init__(self, release: Release, progress: _Progress) -> None:
+    def __init__(self, release: Release, progress: _Progress | None) -> None:
         self.release = release
         self.progress = progress
         self._current: tuple[str, list] = ("", [])
 
     def __iter__(self) -> Iterator[cg.EvalItem]:
-        rows = (
-            ReleaseItem.objects.filter(release=self.release)
-            .order_by("position")
-            .values_list("data", "positions")
-        )
-        for data, positions in rows.iterator(chunk_size=BATCH):
-            item = cg.EvalItem.from_dict(data)
-            self._current = (item.id, positions)
-            yield item
-            self.progress.step()
+        rows = ReleaseItem.objects.filter(release=self.release).order_by("position")
+        start = 0
+        while batch := list(
+            rows.filter(position__gte=start).values_list("position", "data", "positions")[:BATCH]
+        ):
+            for position, data, positions in batch:
+                item = cg.EvalItem.from_dict(data)
+                self._current = (item.id, positions)
+                yield item
+                if self.progress is not None:
+                    self.progress.step()
+                start = position + 1
 
     def positions(self, item: cg.EvalItem) -> list[tuple[int, int] | None]:
         item_id, positions = self._current
         if item.id != item_id:
             raise LookupError(f"positions asked for {item.id!r} while writing {item_id!r}")
         return [tuple(p) if p is not None else None for p in positions]
+
+
+def frozen_texts(release: Release) -> ParseTexts:
+    """The texts the release's files read, from the parses chosen when it was made (those
+    deleted since, with their document, are left out)."""
+    chosen = release.texts or {}
+    there = set(ParseVersion.objects.filter(pk__in=chosen.values()).values_list("pk", flat=True))
+    return ParseTexts({source: pk for source, pk in chosen.items() if pk in there})
+
+
+def write_format(
+    release: Release, slug: str, out, texts: ParseTexts, progress: _Progress | None = None
+):
+    """Write the release's ``slug`` file into ``out`` from its snapshot alone; returns the
+    writer's notes. Nothing in it depends on when or where it is written, so a build that
+    is resumed or redone writes the same bytes."""
+    frozen = _Frozen(release, progress)
+    return FORMATS[slug].writer(
+        EvalSetHeader(**release.header),
+        iter(frozen),
+        out,
+        documents=texts,
+        positions=frozen.positions,
+    )
 
 
 def _sha256_and_size(handle) -> tuple[str, int]:
@@ -623,18 +681,14 @@ def _sha256_and_size(handle) -> tuple[str, int]:
 
 
 def release_filename(release: Release, slug: str) -> str:
-    fmt = FORMATS[slug]
-    return fmt.filename(f"{release.evalset.slug}-v{release.version}-{slug}")
+    name = (release.header or {}).get("id") or release.evalset.slug
+    return FORMATS[slug].filename(f"{name}-v{release.version}-{slug}")
 
 
 def _build_file(release: Release, slug: str, texts: ParseTexts, progress: _Progress) -> None:
     fmt = FORMATS[slug]
-    header = EvalSetHeader(**release.header)
     with tempfile.TemporaryFile() as handle:
-        frozen = _Frozen(release, progress)
-        notes = fmt.writer(
-            header, iter(frozen), handle, documents=texts, positions=frozen.positions
-        )
+        notes = write_format(release, slug, handle, texts, progress)
         sha256, size = _sha256_and_size(handle)
         stored = ReleaseFile(
             release=release,
@@ -648,7 +702,18 @@ def _build_file(release: Release, slug: str, texts: ParseTexts, progress: _Progr
             rows=notes.rows,
         )
         stored.file.save(stored.filename, File(handle), save=False)
-        stored.save()
+    _record_file(release, stored)
+
+
+def _record_file(release: Release, stored: ReleaseFile) -> None:
+    """Keep the stored file as the release's, if this builder still holds the release."""
+    with transaction.atomic():
+        if list(_holding(release).select_for_update().values_list("pk", flat=True)):
+            stored.save()
+            return
+    if not ReleaseFile.objects.filter(release=release, file=stored.file.name).exists():
+        stored.file.storage.delete(stored.file.name)
+    raise _Superseded
 
 
 def _remove_files(release: Release) -> None:
@@ -656,42 +721,104 @@ def _remove_files(release: Release) -> None:
         if stored.file:
             stored.file.storage.delete(stored.file.name)
         stored.delete()
+    _remove_unrecorded(release)
+
+
+def _remove_unrecorded(release: Release) -> None:
+    """Delete what lies in the release's folder with no file row naming it: what a build
+    killed mid-write, or stopped by a full disk, left there (a partial or empty file)."""
+    storage = ReleaseFile._meta.get_field("file").storage
+    folder = release_folder(release)
+    try:
+        _folders, names = storage.listdir(folder)
+    except (FileNotFoundError, NotImplementedError):
+        return
+    recorded = set(ReleaseFile.objects.filter(release=release).values_list("file", flat=True))
+    for name in names:
+        path = f"{folder}/{name}"
+        if path not in recorded:
+            storage.delete(path)
 
 
 def _renew_build(release: Release) -> int:
-    """Say the build is alive; 0 once it is no longer building (done, failed, taken)."""
-    return Release.objects.filter(pk=release.pk, status=ReleaseStatus.BUILDING).update(
-        updated_at=timezone.now()
-    )
-
-
-def _snapshot_kept(release: Release) -> bool:
-    """The snapshot an interrupted build took whole, kept so its files are built from the
-    items as they were when it was frozen, not as they are now."""
-    return (
-        release.frozen_at is not None
-        and ReleaseItem.objects.filter(release=release).count() == release.item_count
-    )
+    """Say the build is alive; 0 once it is no longer this builder's (done, failed, taken)."""
+    return _holding(release).update(updated_at=timezone.now())
 
 
 def _build(release: Release, progress: _Progress) -> None:
-    _remove_files(release)  # what an interrupted build had written of them
-    if _snapshot_kept(release):
-        progress.step(release.item_count)
-    else:
-        _snapshot(release, progress)
-    texts = workspace_texts(release.evalset.workspace, release.gold_parser, release.gold_parsers)
+    if not _holding(release).exists():
+        raise _Superseded  # taken over before this builder even began
+    if release.frozen_at is None:
+        # Queued before releases were frozen when made: freeze it now, once.
+        with transaction.atomic():
+            ReleaseItem.objects.filter(release=release).delete()
+            _snapshot(release)
+    _remove_unrecorded(release)
+    done = set(ReleaseFile.objects.filter(release=release).values_list("format", flat=True))
+    texts = frozen_texts(release)
     for slug in release.formats:
+        if slug in done:  # written whole by an earlier attempt, from the same snapshot
+            progress.step(release.item_count)
+            continue
         _build_file(release, slug, texts, progress)
 
 
+STORAGE_WAITING = (
+    "storage refused the release's files ({reason}), so nothing of them was kept; the "
+    "build is tried again in about {seconds} s (attempt {tries} of {limit})"
+)
+STORAGE_GAVE_UP = (
+    "storage refused the release's files each of the {limit} times they were written "
+    "({reason}), so nothing of them was kept; free space on the server's storage and make "
+    "the release again"
+)
+
+
+def _storage_refused(release: Release, exc: OSError) -> None:
+    """Clean up after a write storage refused, and queue the build again (the sweep sends
+    it once the stale limit has passed) or, past the tries allowed, fail it saying why."""
+    now = timezone.now()
+    holding = _holding(release)
+    if not holding.exists():
+        return
+    _remove_unrecorded(release)
+    tries = release.storage_failures + 1
+    limit = max(1, settings.GROUNDWORK_RELEASE_STORAGE_TRIES)
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    log.warning("release %s: storage refused its files (%s), try %s", release.pk, reason, tries)
+    if tries < limit:
+        seconds = int(settings.GROUNDWORK_SWEEP_STALE_S)
+        error = STORAGE_WAITING.format(reason=reason, seconds=seconds, tries=tries, limit=limit)
+        holding.update(
+            status=ReleaseStatus.QUEUED, error=error, storage_failures=tries, updated_at=now
+        )
+        return
+    error = STORAGE_GAVE_UP.format(limit=limit, reason=reason)
+    if holding.update(
+        status=ReleaseStatus.FAILED, error=error, storage_failures=tries, finished_at=now
+    ):
+        _remove_files(release)
+
+
+def _failed(release: Release, exc: Exception) -> None:
+    log.exception("release %s failed to build", release.pk)
+    if _holding(release).update(
+        status=ReleaseStatus.FAILED,
+        error=f"the build failed: {type(exc).__name__}: {exc}",
+        finished_at=timezone.now(),
+    ):
+        _remove_files(release)
+
+
 def release_build(release: Release) -> Release:
-    """Snapshot the items and write every chosen format; on failure the release says why.
+    """Write every chosen format from the frozen snapshot; on failure the release says why.
 
     The build renews the release from a thread while it runs, so a worker killed mid-build
     leaves it to be taken over (``release_claim``, queued again by the sweep) once it stops
-    renewing; a build interrupted after its snapshot resumes from that snapshot. Nothing of
-    it was served meanwhile: files are downloadable only once the release is ready.
+    renewing; the next build keeps the files written whole, removes what was left half
+    written, and writes the rest. Storage that refuses a file (a full disk) queues the
+    build again, up to ``GROUNDWORK_RELEASE_STORAGE_TRIES`` times. Nothing of a release is
+    served before it is ready, and a ready release is never built again.
     """
     progress = _Progress(release)
     try:
@@ -699,22 +826,20 @@ def release_build(release: Release) -> Release:
             _build(release, progress)
     except OperationalError:
         # Transient: give the release back to the queue and let the task retry.
-        Release.objects.filter(pk=release.pk).update(status=ReleaseStatus.QUEUED)
+        _holding(release).update(status=ReleaseStatus.QUEUED)
         raise
+    except _Superseded:
+        log.info("release %s: taken over by another builder; this one stops", release.pk)
+    except OSError as exc:
+        _storage_refused(release, exc)
     except Exception as exc:
-        log.exception("release %s failed to build", release.pk)
-        Release.objects.filter(pk=release.pk).update(
-            status=ReleaseStatus.FAILED,
-            error=f"the build failed: {type(exc).__name__}: {exc}",
+        _failed(release, exc)
+    else:
+        _holding(release).update(
+            status=ReleaseStatus.READY,
+            progress_done=release.progress_total,
             finished_at=timezone.now(),
         )
-        release.refresh_from_db()
-        return release
-    Release.objects.filter(pk=release.pk).update(
-        status=ReleaseStatus.READY,
-        progress_done=release.progress_total,
-        finished_at=timezone.now(),
-    )
     release.refresh_from_db()
     return release
 

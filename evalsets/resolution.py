@@ -29,7 +29,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from evalsets import ingest, queue, resolver
@@ -163,6 +163,22 @@ def _batches(anchors: Iterable[GoldAnchor]) -> Iterator[list[GoldAnchor]]:
         yield batch
 
 
+def in_pages(anchors: QuerySet[GoldAnchor]) -> Iterator[GoldAnchor]:
+    """``anchors`` (ordered by pk), read ``BATCH`` at a time, each page whole by its own
+    query (after the last pk seen), never through one cursor left open.
+
+    On SQLite an open cursor is an open read transaction: the writes made between its
+    fetches could not commit once anyone else had written since it began ("database is
+    locked" at once: an old snapshot cannot become the writer, however long it waits), so a
+    document of more than one batch never resolved while others wrote. With whole pages
+    the connection holds nothing between a batch's short write transactions.
+    """
+    last = 0
+    while page := list(anchors.filter(pk__gt=last)[:BATCH]):
+        yield from page
+        last = page[-1].pk
+
+
 def resolve_in_parse(
     parse: ParseVersion, anchors: Iterable[GoldAnchor], renew: Callable[[], bool] | None = None
 ) -> int:
@@ -184,7 +200,7 @@ def resolve_in_parse(
 def resolve_parse(parse: ParseVersion) -> int:
     """Every anchor on the parse's document, resolved in this parse."""
     anchors = GoldAnchor.objects.filter(document=parse.document_id).only(*ANCHOR_FIELDS)
-    return resolve_in_parse(parse, anchors.order_by("pk").iterator(chunk_size=BATCH))
+    return resolve_in_parse(parse, in_pages(anchors.order_by("pk")))
 
 
 def unresolved_in(parse: ParseVersion):
@@ -244,7 +260,7 @@ def _resolve_pass(document_id: int, token: str) -> int:
             break  # taken over: the new holder does the rest
         done += resolve_in_parse(
             parse,
-            unresolved_in(parse).iterator(chunk_size=BATCH),
+            in_pages(unresolved_in(parse)),
             renew=lambda: _renew_resolving(document_id, token),
         )
     return done

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from evalsets import (
     access,
+    idempotency,
     ingest,
     parsers,
     pdfview,
@@ -310,7 +311,7 @@ def document_upload(
         kind=kind,
         uploaded_by=user,
     )
-    document.file.save(upload.name or sha256, upload, save=False)
+    _store_upload(document, upload)
     try:
         with transaction.atomic():
             quotas.lock_workspace(workspace)
@@ -330,6 +331,27 @@ def document_upload(
             raise Conflict(f"{source_id!r} was uploaded at the same moment; try again") from None
         return existing, False
     return document, True
+
+
+def _store_upload(document: Document, upload: UploadedFile) -> None:
+    """Store the upload's bytes as ``document``'s file, before any row is written.
+
+    A write that storage refuses part-way (a full disk) raises ``OSError``, which the API
+    answers 507 "storage is full, nothing was saved"; what it had written is removed here
+    first, so no partial or empty file is left for a later reader. A complete copy of the
+    same bytes under that name (another upload of this file that won) is left alone.
+    """
+    name = document.file.field.generate_filename(document, upload.name or document.sha256)
+    try:
+        document.file.save(upload.name or document.sha256, upload, save=False)
+    except OSError:
+        storage = document.file.storage
+        try:
+            if storage.exists(name) and storage.size(name) < upload.size:
+                storage.delete(name)
+        except OSError:
+            pass  # left to the sweep's orphan clean-up (sweep.orphan_files)
+        raise
 
 
 def _check_document_room(workspace: Workspace, upload: UploadedFile) -> None:
@@ -560,6 +582,7 @@ def item_create(
         assignee=assignee,
     )
     audit.record_item_created(item=item, user=user)
+    idempotency.record("item", item.pk)
     return item
 
 
@@ -574,6 +597,8 @@ def item_update(*, item: EvalItem, user, row_version: int, **changes: Any) -> Ev
         _check_assignee(item.evalset, changes["assignee"], user)
     if "qtype" in changes:
         changes["qtype"] = changes["qtype"] or None
+    if _unchanged(item, changes):
+        return item  # nothing to write: no new row version, no history entry
     before = audit.snapshot(item, changes)
     with transaction.atomic():
         workflow.check_editable(item)
@@ -585,6 +610,17 @@ def item_update(*, item: EvalItem, user, row_version: int, **changes: Any) -> Ev
         item.refresh_from_db()
         audit.record_item_edited(item=item, user=user, before=before, fields=changes)
     return item
+
+
+def _unchanged(item: EvalItem, changes: dict[str, Any]) -> bool:
+    """True when every value sent is the item's own already: a save of an untouched form."""
+    for name, value in changes.items():
+        if name == "assignee":
+            if getattr(value, "pk", value) != item.assignee_id:
+                return False
+        elif getattr(item, name) != value:
+            return False
+    return True
 
 
 def _raise_stale(item: EvalItem, row_version: int) -> None:
@@ -800,23 +836,27 @@ def _anchor_created(anchor: GoldAnchor, *, user, version: int | None) -> None:
         row_version=None if version is None else version + 1,
     )
     resolution.resolution_request(anchor=anchor)
+    idempotency.record("anchor", anchor.pk)
 
 
 @transaction.atomic
 def anchor_update_grade(*, anchor: GoldAnchor, grade: int, user=None) -> GoldAnchor:
+    """Set the anchor's grade; its current grade changes nothing (no new row version of the
+    item, no history entry), so a repeated or retried save is not a change someone made."""
     validation.check_grade(grade)
     workflow.check_editable(anchor.item)
     before = anchor.grade
+    if before == grade:
+        return anchor
     anchor.grade = grade
     anchor.save(update_fields=["grade"])
     item_touch(item=anchor.item)
-    if before != grade:
-        audit.record_anchor(
-            anchor=anchor,
-            kind="anchor_grade_changed",
-            user=user,
-            changes={"grade": {"before": before, "after": grade}},
-        )
+    audit.record_anchor(
+        anchor=anchor,
+        kind="anchor_grade_changed",
+        user=user,
+        changes={"grade": {"before": before, "after": grade}},
+    )
     return anchor
 
 

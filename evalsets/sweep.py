@@ -25,7 +25,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from evalsets import ingest, queue, releases, resolution
+from evalsets import idempotency, ingest, queue, releases, resolution
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -38,6 +38,7 @@ from evalsets.models import (
     Release,
     ReleaseStatus,
 )
+from labelling import fsbroker
 
 
 def stale_after() -> timedelta:
@@ -152,9 +153,11 @@ def documents_missing_resolutions(workspace=None, older_than: timedelta | None =
 
 
 def stale_releases(older_than: timedelta | None = None) -> list[int]:
-    """Releases still queued after the stale interval (their build message was lost), and
-    releases whose builder stopped renewing them (its worker was killed mid-build): the
-    build task's ``release_claim`` takes those over, and a redelivered build does the same.
+    """Releases still queued after the stale interval (their build message was lost, or
+    storage refused their files and they wait to be tried again), and releases whose
+    builder stopped renewing them (its worker was killed mid-build): the build task's
+    ``release_claim`` takes those over, and a redelivered build does the same. A ready or
+    failed release is never among them: its files are final.
     """
     cutoff = _cutoff(older_than)
     queued = Q(status=ReleaseStatus.QUEUED, updated_at__lt=cutoff)
@@ -199,14 +202,25 @@ def _stored_names(storage, folder: str) -> Iterator[str]:
 
 
 def orphan_files(older_than: timedelta | None = None) -> list[str]:
-    """Uploaded files that no document points at, untouched for ``older_than`` (default
-    ``ORPHAN_GRACE``): left by an upload whose row was never written and that could not
-    remove its file itself (its process died, or an outer transaction rolled back)."""
+    """Uploaded files that no document points at, and parses' character-box files that no
+    parse points at, untouched for ``older_than`` (default ``ORPHAN_GRACE``): left by an
+    upload or a parse whose row was never written (or was written again with a new box
+    file) and that could not remove its file itself (its process died, or an outer
+    transaction rolled back)."""
     storage = Document._meta.get_field("file").storage
     cutoff = timezone.now() - (ORPHAN_GRACE if older_than is None else older_than)
-    referenced = set(Document.objects.exclude(file="").values_list("file", flat=True))
+    documents = Document.objects.exclude(file="").values_list("file", flat=True)
+    boxes = ParseVersion.objects.exclude(char_boxes="").values_list("char_boxes", flat=True)
+    return _unreferenced(storage, "documents", set(documents), cutoff) + [
+        name
+        for name in _unreferenced(storage, "parses", set(boxes), cutoff)
+        if name.endswith(".boxes")
+    ]
+
+
+def _unreferenced(storage, folder: str, referenced: set[str], cutoff: datetime) -> list[str]:
     found = []
-    for name in _stored_names(storage, "documents"):
+    for name in _stored_names(storage, folder):
         if name in referenced:
             continue
         try:
@@ -260,7 +274,18 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
         "releases": len(releases),
         "labels": len(labelled),
         "files": 0 if periodic else remove_orphan_files(),
+        "broker_parts": remove_broker_parts(),
+        "idempotency_keys": idempotency.forget_expired(),
     }
+
+
+def remove_broker_parts() -> int:
+    """Half-written messages the embedded default's broker folder keeps after a writer died
+    (``labelling.fsbroker``); none under another broker."""
+    if not settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        return 0
+    folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("data_folder_out")
+    return fsbroker.remove_stale_parts(folder) if folder else 0
 
 
 def documents_with_dead_resolvers() -> list[int]:

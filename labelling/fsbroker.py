@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import uuid
 from queue import Empty
-from time import monotonic, sleep
+from time import monotonic, sleep, time
 
 from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
@@ -41,6 +41,32 @@ class Channel(filesystem.Channel):
             os.replace(partial, final)
         except OSError as exc:
             raise ChannelError(f"Cannot add file {final!r} to directory") from exc
+
+
+#: A ``.part`` file this old was left by a writer that died between creating it and renaming
+#: it (a kill, a full disk): a live writer renames within milliseconds.
+PART_GRACE_S = 60.0
+
+
+def remove_stale_parts(folder: str, older_than_s: float = PART_GRACE_S) -> int:
+    """Delete the half-written messages (``.<name>.part``) in ``folder`` older than
+    ``older_than_s``; no queue reads them, so nothing else ever would. How many."""
+    cutoff = time() - older_than_s
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return 0
+    for entry in entries:
+        if not (entry.name.startswith(".") and entry.name.endswith(".part")):
+            continue
+        try:
+            if entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed += 1
+        except FileNotFoundError:
+            continue  # renamed into the queue or removed meanwhile
+    return removed
 
 
 #: The first pause while a worker waits for its own task's acknowledgement, in seconds; each

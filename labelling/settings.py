@@ -287,6 +287,9 @@ GROUNDWORK_SEARCH_CACHE_CHARS = env_int("GROUNDWORK_SEARCH_CACHE_CHARS", 120_000
 # 64M is a 50 MB document whole, about 80 ms of one core. Past it the answer says where the
 # search stopped ("complete": false, "searched_to") and the next page goes on from there.
 GROUNDWORK_SEARCH_MAX_CHARS = env_int("GROUNDWORK_SEARCH_MAX_CHARS", 64_000_000)
+# How long a create's Idempotency-Key is remembered: a retry with the same key from the same
+# user within it is answered with what the first request made (evalsets.idempotency).
+GROUNDWORK_IDEMPOTENCY_WINDOW_S = env_int("GROUNDWORK_IDEMPOTENCY_WINDOW_S", 86400)
 # Background work untouched this long counts as lost and is queued again (evalsets.sweep).
 GROUNDWORK_SWEEP_STALE_S = env_int("GROUNDWORK_SWEEP_STALE_S", 120)
 # A worker holding a parse, a page range, a document's resolution or a release build renews

@@ -7,8 +7,10 @@ from labelling import labels, login_limit, views
 ws = "w/<slug:ws>"
 evalset = f"{ws}/sets/<slug:set_slug>"
 
-# Unexpected errors under /api/ answer in the API's JSON error shape (evalsets.api.errors).
+# Unexpected errors, and URLs that name no endpoint, under /api/ answer in the API's JSON
+# error shape (evalsets.api.errors).
 handler500 = "evalsets.api.errors.server_error"
+handler404 = "evalsets.api.errors.not_found"
 
 urlpatterns = [
     path("", views.home, name="home"),

@@ -242,12 +242,13 @@ def test_compare_lists_items_added_removed_and_changed_field_by_field(
 
 def test_the_build_reports_progress_and_the_detail_shows_it(items, evalset, owner):
     release = releases.release_create(evalset=evalset, user=owner, formats=["contextgrid-jsonl"])
-    assert (release.status, release.progress_total) == ("queued", 2 * 3)
+    # The items were frozen with the release: the build only writes one file of 3 items.
+    assert (release.status, release.progress_total) == ("queued", 3)
 
     claimed = releases.release_claim(release.pk)
     built = releases.release_build(claimed)
 
-    assert built.status == "ready" and built.progress_done == built.progress_total == 6
+    assert built.status == "ready" and built.progress_done == built.progress_total == 3
     assert releases.release_claim(release.pk) is None  # built once, not again
 
 
@@ -694,3 +695,32 @@ def test_in_the_parse_it_was_highlighted_in_an_anchor_is_where_it_was_highlighte
     res = fresh.resolutions.get(parse=theirs)
     assert bridge.anchor_span(fresh, theirs) == (res.start, res.end)
     assert bridge.anchor_span(fresh, None) is None
+
+
+def test_a_release_queued_before_releases_were_frozen_when_made_is_frozen_by_its_build(
+    items, evalset, owner
+):
+    # As a release queued by the previous version is found after an upgrade: numbered,
+    # with no snapshot yet.
+    release = Release.objects.create(
+        evalset=evalset,
+        version=1,
+        created_by=owner,
+        include_states=["approved"],
+        formats=["contextgrid-jsonl"],
+    )
+
+    built = releases.release_build(releases.release_claim(release.pk))
+
+    assert (built.status, built.item_count, built.frozen_at is not None) == ("ready", 3, True)
+    assert list(built.items.values_list("item_id", flat=True)) == ["q1", "q2", "q5"]
+    assert built.texts == {"handbook.txt": Document.objects.get().parses.get().pk}
+
+
+def test_a_release_is_frozen_in_the_request_that_makes_it(items, evalset, owner):
+    release = releases.release_create(evalset=evalset, user=owner, formats=["contextgrid-jsonl"])
+
+    # The build has not run (its message leaves once the test's transaction would commit).
+    assert release.frozen_at is not None and release.status == "queued"
+    assert list(release.items.values_list("item_id", flat=True)) == ["q1", "q2", "q5"]
+    assert release.header["version"] == 1 and release.texts

@@ -3,18 +3,24 @@
 ``detail`` is a sentence a person can act on (it names the field where there is one);
 ``errors`` lets a form put each message beside its field. Domain errors from the services,
 DRF's validation errors, database integrity races and Django's own validation errors all
-come out this way, as 4xx, never as a 500. A fault of our own (an exception nothing
-expected) is still a 500, but under ``/api/`` it keeps the same shape and shows no traceback:
-``server_error`` is the site's ``handler500``.
+come out this way, as 4xx, never as a 500. Storage that is full (a disk, a quota) is a 507
+saying so. A fault of our own (an exception nothing expected) is still a 500, but under
+``/api/`` it keeps the same shape and shows no traceback, with ``DEBUG`` on (``make run``)
+or off: API views answer it here, anything else through ``server_error``, the site's
+``handler500``.
 """
 
 from __future__ import annotations
 
+import errno
+
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.signals import got_request_exception
 from django.db import IntegrityError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.log import log_response
 from django.views import defaults
 from rest_framework import status
 from rest_framework.exceptions import ValidationError
@@ -77,7 +83,58 @@ def _body_refused(exc) -> Response:
     return Response({"detail": message, "errors": {"body": [message]}}, status=code)
 
 
+#: ``errno`` values meaning the storage is full: the disk, or the user's quota on it.
+STORAGE_FULL = (errno.ENOSPC, errno.EDQUOT)
+#: PostgreSQL's SQLSTATE for "disk full"; SQLite says "database or disk is full".
+DISK_FULL_SQLSTATE = "53100"
+
+
+def storage_full(exc: BaseException) -> bool:
+    """True when ``exc`` says the server ran out of space, for files or for the database."""
+    if isinstance(exc, OSError):
+        return exc.errno in STORAGE_FULL
+    if isinstance(exc, OperationalError):
+        cause = exc.__cause__
+        return getattr(cause, "sqlstate", None) == DISK_FULL_SQLSTATE or "disk is full" in str(exc)
+    return False
+
+
+def _storage_full() -> Response:
+    """507. An upload's file is stored before the transaction that would point at it, and
+    what it wrote is removed when storing fails (``services.document_upload``); a database
+    that is full rolls its transaction back: either way the request kept nothing."""
+    message = (
+        "the server's storage is full, so nothing was saved; try again once space has been "
+        "freed, or tell the site's administrator"
+    )
+    return Response(
+        {"detail": message, "errors": {}},
+        status=status.HTTP_507_INSUFFICIENT_STORAGE,
+        headers={"Retry-After": "60"},
+    )
+
+
+def _unexpected(exc: Exception, context) -> Response:
+    """A fault of our own in an API view: logged with its traceback as Django logs one, and
+    signalled as Django signals one (the test client re-raises it from there), but answered
+    in the API's shape, never as Django's HTML debug page."""
+    request = getattr(context.get("request"), "_request", None)
+    got_request_exception.send(sender=None, request=request)
+    response = server_error_json()
+    log_response(
+        "%s: %s",
+        "Internal Server Error",
+        request.path if request is not None else "",
+        response=response,
+        request=request,
+        exception=exc,
+    )
+    return response
+
+
 def exception_handler(exc, context):
+    if storage_full(exc):
+        return _storage_full()
     if isinstance(exc, GroundworkError):
         message = _printable(exc.message)
         errors = {_printable(exc.field or "non_field_errors"): [message]}
@@ -101,11 +158,15 @@ def exception_handler(exc, context):
             status=status.HTTP_409_CONFLICT,
         )
     if isinstance(exc, OperationalError):
-        # A locked SQLite file in embedded mode, or a dropped database connection: nothing
-        # was written (the request's transaction rolled back), so the client may simply retry.
+        # A locked SQLite file in embedded mode, or a dropped database connection. A
+        # connection that drops just after COMMIT fails here too, with the change saved, so
+        # the answer cannot say nothing was saved: a create sent with an Idempotency-Key is
+        # safe to send again as it was; anything else is reloaded first.
         return Response(
             {
-                "detail": "the database is busy or unreachable; nothing was saved, try again",
+                "detail": "the database was busy or its connection failed; the change may or "
+                "may not have been saved. A request sent with an Idempotency-Key can be sent "
+                "again with the same key; otherwise reload before trying again",
                 "errors": {},
             },
             status=status.HTTP_503_SERVICE_UNAVAILABLE,
@@ -113,7 +174,7 @@ def exception_handler(exc, context):
         )
     response = drf_exception_handler(exc, context)
     if response is None:
-        return None
+        return _unexpected(exc, context)
     if isinstance(exc, ValidationError):
         errors = _flatten(response.data)
         response.data = {
@@ -131,12 +192,25 @@ def server_error(request: HttpRequest, *args, **kwargs) -> HttpResponse:
     Django has already logged the exception with its traceback; the client gets neither.
     """
     if request.path_info.startswith("/api/"):
-        return JsonResponse(
-            {
-                "detail": "the server failed while answering this request; the error was "
-                "logged, try again later or tell the site's administrator",
-                "errors": {},
-            },
-            status=500,
-        )
+        return server_error_json()
     return defaults.server_error(request, *args, **kwargs)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's ``handler404``: a URL under ``/api/`` that names no endpoint answers in the
+    API's shape too, not with the site's HTML page."""
+    if request.path_info.startswith("/api/"):
+        message = f"there is no API endpoint at {_printable(request.path_info)!r}"
+        return JsonResponse({"detail": message, "errors": {}}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error_json() -> JsonResponse:
+    return JsonResponse(
+        {
+            "detail": "the server failed while answering this request; the error was "
+            "logged, try again later or tell the site's administrator",
+            "errors": {},
+        },
+        status=500,
+    )

@@ -22,7 +22,7 @@ from evalsets.api import throttles
 from evalsets.api.storable import StrictJSONParser
 from evalsets.api.views import WorkspaceScoped
 from evalsets.errors import Conflict, InvalidInput
-from evalsets.models import Release, Role
+from evalsets.models import Release, ReleaseStatus, Role
 
 
 class _ReleaseBase(WorkspaceScoped, APIView):
@@ -69,10 +69,23 @@ class ReleaseDetailView(_ReleaseBase):
         return Response(s.ReleaseSerializer(self.release(kwargs["version"])).data)
 
 
+def _not_ready(release: Release) -> str:
+    """Why a file of a release that is not ready is not served: its bytes are final only
+    once the whole release is built, and what a client downloads must never change."""
+    if release.status == ReleaseStatus.FAILED:
+        return f"release {release.version} failed, so it has no files: {release.error}"
+    return (
+        f"release {release.version} is {release.status} ({release.percent}% built); its files "
+        "can be downloaded once it is ready"
+    )
+
+
 class ReleaseFileView(_ReleaseBase):
     @extend_schema(responses={(200, "application/octet-stream"): bytes})
     def get(self, request, *args, **kwargs):
         release = self.release(kwargs["version"])
+        if release.status != ReleaseStatus.READY:
+            raise Conflict(_not_ready(release), field="status")
         stored = release.files.filter(format=kwargs["fmt"]).first()
         if stored is None:
             built = ", ".join(f.format for f in release.files.all()) or "none yet"

@@ -19,10 +19,11 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from evalsets import access, comparison, ingest, selectors, services
+from evalsets import access, comparison, idempotency, ingest, selectors, services
 from evalsets.api import serializers as s
 from evalsets.api import throttles
 from evalsets.api.body_limit import check_body_size
+from evalsets.api.idempotency import Made, create_once
 from evalsets.api.storable import StrictJSONParser
 from evalsets.models import EvalItem, Invitation, ItemState, Membership, Role, Workspace
 from evalsets.portability import evalset_portability
@@ -261,15 +262,26 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     def create(self, request, *args, **kwargs):
         data = s.DocumentCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        document, created = services.document_upload(
-            workspace=self.workspace,
-            user=request.user,
-            upload=data.validated_data["file"],
-            source_id=data.validated_data.get("source_id") or None,
-        )
-        out = s.DocumentSerializer(self.get_queryset().get(pk=document.pk)).data
-        out["duplicate_of_existing"] = not created
-        return Response(out, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+        def make() -> Made:
+            document, created = services.document_upload(
+                workspace=self.workspace,
+                user=request.user,
+                upload=data.validated_data["file"],
+                source_id=data.validated_data.get("source_id") or None,
+            )
+            if created:
+                # After the upload's commit: a retry whose key was not recorded still finds
+                # the same bytes stored (an upload is kept once per content) and gets 200.
+                idempotency.record("document", document.pk)
+            return self._shown(document.pk, duplicate=not created), document.pk, created
+
+        return create_once(request, "document", make, self._shown)
+
+    def _shown(self, pk: int, duplicate: bool = False) -> dict:
+        out = s.DocumentSerializer(self.get_queryset().get(pk=pk)).data
+        out["duplicate_of_existing"] = duplicate
+        return out
 
     def retrieve(self, request, *args, **kwargs):
         return Response(s.DocumentSerializer(self.get_object()).data)
@@ -478,10 +490,14 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
         data = s.ItemCreateSerializer(data=request.data, context={"workspace": self.workspace})
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
-        item = services.item_create(
-            evalset=self.evalset, user=request.user, item_id=fields.pop("id"), **fields
-        )
-        return Response(self._shown(item.pk), status=status.HTTP_201_CREATED)
+
+        def make() -> Made:
+            item = services.item_create(
+                evalset=self.evalset, user=request.user, item_id=fields.pop("id"), **fields
+            )
+            return self._shown(item.pk), item.pk, True
+
+        return create_once(request, "item", make, self._shown)
 
     def retrieve(self, request, *args, **kwargs):
         (item,) = selectors.with_anchors([self.get_object()])
@@ -546,30 +562,37 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
     def create(self, request, *args, **kwargs):
         data = s.AnchorCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        fields = data.validated_data
+
+        def make() -> Made:
+            anchor = self._create_anchor(data.validated_data)
+            return s.AnchorSerializer(selectors.with_resolutions(anchor)).data, anchor.pk, True
+
+        return create_once(
+            request,
+            "anchor",
+            make,
+            lambda pk: s.AnchorSerializer(self.get_queryset().get(pk=pk)).data,
+        )
+
+    def _create_anchor(self, fields: dict):
         if "parse" in fields:
             parse = selectors.parse_in_workspace(self.workspace, fields["parse"])
-            anchor = services.anchor_create_from_highlight(
+            return services.anchor_create_from_highlight(
                 item=self.item,
-                user=request.user,
+                user=self.request.user,
                 parse=parse,
                 start=fields["start"],
                 end=fields["end"],
                 grade=fields["grade"],
             )
-        else:
-            anchor = services.anchor_create_typed(
-                item=self.item,
-                user=request.user,
-                source_id=fields["source_id"],
-                quote=fields["quote"],
-                grade=fields["grade"],
-                page_hint=fields.get("page_hint"),
-                occurrence=fields["occurrence"],
-            )
-        return Response(
-            s.AnchorSerializer(selectors.with_resolutions(anchor)).data,
-            status=status.HTTP_201_CREATED,
+        return services.anchor_create_typed(
+            item=self.item,
+            user=self.request.user,
+            source_id=fields["source_id"],
+            quote=fields["quote"],
+            grade=fields["grade"],
+            page_hint=fields.get("page_hint"),
+            occurrence=fields["occurrence"],
         )
 
     def retrieve(self, request, *args, **kwargs):

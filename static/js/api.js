@@ -38,7 +38,37 @@
     }
   }
 
+  /* A fresh key for one user action (crypto.randomUUID needs a secure context; plain http
+     on another host has only getRandomValues). */
+  function idempotencyKey() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    const bytes = crypto.getRandomValues(new Uint8Array(16));
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  /* The creates the server makes once per Idempotency-Key (items, anchors, documents): only
+     these are sent again by themselves; another POST (a comment, an approval) is not, as
+     the server would do it twice. */
+  const KEYED_CREATE = /\/(items|anchors|documents)\/(\?.*)?$/;
+
+  /* A create is one user action: it carries a fresh Idempotency-Key, and when the answer is
+     lost (the connection failed, or the server's database did: 503) it is sent once more
+     with the same key, so a create that did commit is answered with what it made instead
+     of being made twice. */
   async function request(method, url, data, options) {
+    if (method !== "POST" || !KEYED_CREATE.test(url)) return send(method, url, data, options);
+    const headers = Object.assign({ "Idempotency-Key": idempotencyKey() }, (options && options.headers) || {});
+    const once = Object.assign({}, options, { headers: headers });
+    try {
+      return await send(method, url, data, once);
+    } catch (err) {
+      if (!(err instanceof ApiError) || (err.status !== 0 && err.status !== 503)) throw err;
+      await new Promise((done) => setTimeout(done, 2000));
+      return send(method, url, data, once);
+    }
+  }
+
+  async function send(method, url, data, options) {
     refuseRewritten(url);
     const init = { method: method, credentials: "same-origin", headers: { Accept: "application/json", "X-Groundwork-Tab": tab } };
     if (options && options.keepalive) init.keepalive = true;
@@ -84,6 +114,7 @@
       xhr.open("POST", url);
       xhr.setRequestHeader("X-CSRFToken", cookie("csrftoken"));
       xhr.setRequestHeader("Accept", "application/json");
+      xhr.setRequestHeader("Idempotency-Key", idempotencyKey());
       xhr.upload.onprogress = (e) => { if (e.lengthComputable && onProgress) onProgress(e.loaded, e.total); };
       xhr.onload = () => {
         let body = null;

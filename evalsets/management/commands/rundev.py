@@ -1,7 +1,9 @@
 """Run the web server and the Celery workers together, for ``make run``.
 
 One command, one Ctrl-C: the web server and the workers are child processes that are
-stopped when this command stops, so nothing is left running in the background.
+stopped when this command stops, so nothing is left running in the background. A worker
+that dies meanwhile (killed, out of memory) is started again after a pause that grows
+while it keeps dying at once (``Supervised``), with a log line each way.
 
 Two workers, so a new upload's parse never waits behind resolution work: one consumes the
 parse and release queues (and the default one), the other the resolution queue
@@ -21,15 +23,30 @@ app folders, as under runserver. ``--reload`` restarts the web processes when co
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
+import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from evalsets import queue
+
+log = logging.getLogger(__name__)
+
+#: gunicorn's limit on one request, the README's production line's too: its default of 30 s
+#: killed a worker in the middle of a 300-item import on a loaded machine (a 500, nothing saved).
+WEB_TIMEOUT_S = 120
+#: Seconds before a dead worker is started again, doubling from the first to the last for a
+#: worker that keeps dying at once (a broken setting), so it does not spin the machine.
+RESTART_PAUSES = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
+#: A worker that ran this long before dying starts again after the first pause.
+HEALTHY_AFTER_S = 60.0
+#: How often the command looks at its children.
+CHECK_EVERY_S = 0.5
 
 
 def worker_command(name: str, queues: list[str], concurrency: int) -> list[str]:
@@ -78,8 +95,8 @@ def web_command(addrport: str, *, processes: int, threads: int, reload: bool) ->
         f"--workers={processes}",
         "--worker-class=gthread",
         f"--threads={threads}",
-        # Long enough for a large upload over a slow link; a busy thread does not count.
-        "--timeout=120",
+        # Long enough for a large upload over a slow link or a long import on a busy machine.
+        f"--timeout={WEB_TIMEOUT_S}",
         # An idle connection is kept (in the poller, not a thread) longer than a client keeps
         # it: a client reusing one just as the server closed it gets a reset, not an answer.
         "--keep-alive=75",
@@ -95,6 +112,53 @@ def default_web_processes() -> int:
     return max(2, min(4, os.cpu_count() or 1))
 
 
+class Supervised:
+    """One worker that rundev starts again when it dies, after a pause that grows while it
+    keeps dying: without this a killed or crashed worker left its queue unread (releases and
+    parses waited) until someone restarted ``make run``."""
+
+    def __init__(self, command: list[str], start, now=time.monotonic) -> None:
+        self.command = command
+        self._start = start
+        self._now = now
+        self.restarts = 0
+        self._failures = 0
+        self._started_at = now()
+        self._due: float | None = None
+        self.process: subprocess.Popen = start(command)
+
+    @property
+    def name(self) -> str:
+        return next(arg for arg in self.command if arg.startswith("--hostname=")).split("=")[1]
+
+    def check(self) -> None:
+        """Start the worker again if it died and its pause is over."""
+        if self._due is None:
+            code = self.process.poll()
+            if code is None:
+                return
+            self._died(code)
+        if self._now() >= self._due:
+            self._due = None
+            self.restarts += 1
+            self._started_at = self._now()
+            self.process = self._start(self.command)
+            log.warning("started worker %s again (restart %d)", self.name, self.restarts)
+
+    def _died(self, code: int) -> None:
+        ran = self._now() - self._started_at
+        self._failures = 1 if ran >= HEALTHY_AFTER_S else self._failures + 1
+        pause = RESTART_PAUSES[min(self._failures, len(RESTART_PAUSES)) - 1]
+        self._due = self._now() + pause
+        log.warning(
+            "worker %s stopped (exit code %s) after %.0f s; starting it again in %.0f s",
+            self.name,
+            code,
+            ran,
+            pause,
+        )
+
+
 def _stop(processes: list[subprocess.Popen]) -> None:
     for process in processes:
         if process.poll() is None:
@@ -105,6 +169,19 @@ def _stop(processes: list[subprocess.Popen]) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def _spawn(command: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(command, cwd=settings.BASE_DIR, env=os.environ.copy())
+
+
+def _watch(web: subprocess.Popen, workers: list[Supervised]) -> int:
+    """Keep the workers running until the web server stops; its exit code."""
+    while (code := web.poll()) is None:
+        for worker in workers:
+            worker.check()
+        time.sleep(CHECK_EVERY_S)
+    return code
 
 
 def _stop_on_sigterm(signum, frame) -> None:
@@ -148,13 +225,11 @@ class Command(BaseCommand):
     ):
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         signal.signal(signal.SIGTERM, _stop_on_sigterm)
-        children = [
-            subprocess.Popen(command, cwd=settings.BASE_DIR, env=os.environ.copy())
+        workers = [
+            Supervised(command, _spawn)
             for command in worker_commands(concurrency, resolve_concurrency)
         ]
-        command = web_command(host, processes=web_processes, threads=web_threads, reload=reload)
-        web = subprocess.Popen(command, cwd=settings.BASE_DIR, env=os.environ.copy())
-        children.insert(0, web)
+        web = _spawn(web_command(host, processes=web_processes, threads=web_threads, reload=reload))
         broker = settings.CELERY_BROKER_URL.split("@")[-1]
         self.stdout.write(
             self.style.SUCCESS(
@@ -169,12 +244,12 @@ class Command(BaseCommand):
             )
         )
         try:
-            code = web.wait()
+            code = _watch(web, workers)
             if code:
                 raise CommandError(f"the web server stopped (exit code {code})")
         except KeyboardInterrupt:
             pass
         finally:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            _stop(children)
+            _stop([web, *(worker.process for worker in workers)])
             self.stdout.write("Stopped the web server and the workers.")
