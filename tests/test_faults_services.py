@@ -30,6 +30,7 @@ from kombu import Connection, Queue
 from rest_framework.authtoken.models import Token
 
 from evalsets import queue, services
+from evalsets.management.commands import rundev
 from evalsets.models import AnchorResolution, Document, EvalItem, GoldAnchor, ParseVersion
 from tests import services as svc
 from tests.conftest import HANDBOOK
@@ -310,8 +311,7 @@ class WebServer:
         self.options = [
             "--bind",
             f"127.0.0.1:{self.port}",
-            "--timeout",
-            "60",
+            f"--timeout={rundev.WEB_TIMEOUT_S}",  # the README's production line's limit
             "--log-level",
             "warning",
         ]
