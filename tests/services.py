@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -360,3 +361,23 @@ def race(*contenders) -> list:
     for thread in threads:
         thread.join(timeout=30)
     return results
+
+
+def free_port() -> int:
+    """A TCP port on the loopback nobody listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def embedded_env(tmp_path) -> dict[str, str]:
+    """The environment of ``make run``'s embedded default in a folder of its own: a SQLite
+    file, the file-system broker and media under ``tmp_path``, tasks sent to real workers."""
+    return {
+        **os.environ,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "GROUNDWORK_VAR_DIR": str(tmp_path),
+        "DJANGO_MEDIA_ROOT": str(tmp_path / "media"),
+        "CELERY_BROKER_URL": "filesystem://",
+        "CELERY_TASK_ALWAYS_EAGER": "false",
+    }

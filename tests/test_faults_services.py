@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -59,12 +58,6 @@ def _waiting(response) -> dict:
 NO_PERSISTENCE = ["--save", "", "--appendonly", "no", "--daemonize", "no"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 # -- a Redis of our own ------------------------------------------------------------------------
 
 
@@ -72,7 +65,7 @@ class PrivateRedis:
     """A ``redis-server`` this test may crash and restart; it keeps nothing across restarts."""
 
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = svc.free_port()
         self.url = f"redis://127.0.0.1:{self.port}/0"
         self.process: subprocess.Popen | None = None
 
@@ -306,7 +299,7 @@ class WebServer:
     application_name = "groundwork-faults-web"
 
     def __init__(self, media_root) -> None:
-        self.port = _free_port()
+        self.port = svc.free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.options = [
             "--bind",

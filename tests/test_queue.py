@@ -12,7 +12,6 @@ import json
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -36,15 +35,10 @@ from evalsets.models import GoldAnchor, ParseVersion, PendingImportLabel
 from labelling import fsbroker
 from labelling.celery import app as celery_app
 from labelling.settings import filesystem_broker_options
+from tests import services as svc
 
 CONTRACT = "This agreement starts today. Either party may terminate it."
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -236,15 +230,8 @@ def test_rundev_answers_from_its_web_processes_and_stops_every_child_when_stoppe
     """``make run``'s command: one line says where to go, the web answers, and stopping the
     command (Ctrl-C, or SIGTERM as a benchmark or a supervisor sends it to it alone) leaves
     no web process or worker behind."""
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "GROUNDWORK_VAR_DIR": str(tmp_path),
-        "DJANGO_MEDIA_ROOT": str(tmp_path / "media"),
-        "CELERY_BROKER_URL": "filesystem://",
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-    }
+    port = svc.free_port()
+    env = svc.embedded_env(tmp_path)
     command = [sys.executable, "manage.py", "rundev", f"127.0.0.1:{port}", "--web-processes=2"]
     out = open(tmp_path / "rundev.log", "w+")  # noqa: SIM115
     process = subprocess.Popen(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from evalsets.management.commands import rundev
+from tests import services as svc
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,12 +117,6 @@ def test_the_readmes_gunicorn_line_has_the_timeout_make_run_uses():
     assert rundev.WEB_TIMEOUT_S >= 120
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _children(pid: int) -> list[tuple[int, str]]:
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -161,15 +155,8 @@ READY = (
 
 
 def test_make_run_starts_a_killed_parse_worker_again_and_it_does_the_work(tmp_path):
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "GROUNDWORK_VAR_DIR": str(tmp_path),
-        "DJANGO_MEDIA_ROOT": str(tmp_path / "media"),
-        "CELERY_BROKER_URL": "filesystem://",
-        "CELERY_TASK_ALWAYS_EAGER": "false",
-    }
+    port = svc.free_port()
+    env = svc.embedded_env(tmp_path)
     manage = [sys.executable, "manage.py"]
     subprocess.run([*manage, "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     log = tmp_path / "rundev.log"
