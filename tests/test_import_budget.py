@@ -422,3 +422,17 @@ def test_past_the_question_budget_the_message_says_where_the_first_one_too_many_
     with pytest.raises(BudgetExceeded) as unlined:
         result.check_items(3)
     assert unlined.value.message.startswith("f.zip holds more than 2 questions, the limit")
+
+
+def test_the_stop_names_the_next_problem_cut_to_200_characters_and_no_hint_is_empty():
+    result = ImportResult(
+        format="contextgrid-jsonl", filename="set.jsonl", budget=ReadBudget(max_problems=1)
+    )
+    result.add("a problem without a hint.", line=1)
+    assert result.problems[0].hint == ""
+    with pytest.raises(BudgetExceeded) as long:
+        result.add("x" * 199 + "yz.", line=2)
+    assert f"(the next: {'x' * 199}y); fix" in long.value.message
+    with pytest.raises(BudgetExceeded) as ends:
+        result.add("the column named X.", line=3)
+    assert "(the next: the column named X); fix" in ends.value.message
