@@ -6,7 +6,9 @@ whether a mutant is caught, and prints killed / total with every survivor named.
 `--suite resolver` it does the same for the quote resolver's rules (`RESOLVER`), judged by
 `tests/test_resolver.py` alone, with `--suite lease` for the resolving lease (`LEASE`),
 judged by `tests/test_coalesce.py`, and with `--suite budget` for the import budget
-(`BUDGET`), judged by the import tests and `tests/test_import_budget.py`.
+(`BUDGET`), judged by the import tests and `tests/test_import_budget.py`, and with `--suite
+limits` for quotas and throttles (`LIMITS`), judged by `tests/test_quotas.py` and
+`tests/test_throttles.py`.
 
 It works in a scratch copy (`var/mutation/imports/`, git-ignored) so the checkout never
 gets a `mutants/` folder and the project's own configuration is not touched: the copy gets
@@ -138,12 +140,30 @@ BUDGET: dict[str, tuple[str, ...]] = {
     ),
     "evalsets/formats/reading.py": ("physical_lines",),
 }
+#: What a user or workspace may hold and how fast it may ask: quotas and per-user throttles.
+LIMITS: dict[str, tuple[str, ...]] = {
+    "evalsets/quotas.py": (
+        "check_workspace_count",
+        "check_document_count",
+        "stored_bytes",
+        "check_room",
+        "check_releases_today",
+        "_wait",
+    ),
+    "evalsets/api/throttles.py": (
+        "rate_setting",
+        "ǁScopedThrottleǁallow_request",
+        "ǁScopedThrottleǁget_rate",
+        "ǁScopedThrottleǁthrottle_failure",
+    ),
+}
 #: Which functions and which tests, per suite: (every function, the default run, the tests).
 SUITES = {
     "imports": (READERS, FOCUSED, TESTS),
     "resolver": (RESOLVER, RESOLVER, ["tests/test_resolver.py"]),
     "lease": (LEASE, LEASE, ["tests/test_coalesce.py"]),
     "budget": (BUDGET, BUDGET, [*TESTS, "tests/test_import_budget.py"]),
+    "limits": (LIMITS, LIMITS, ["tests/test_quotas.py", "tests/test_throttles.py"]),
 }
 
 

@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from evalsets import quotas, releases, services
-from evalsets.errors import LimitReached, RateLimited
+from evalsets.errors import LimitReached, RateLimited, TooLarge
 from evalsets.models import (
     Document,
     EvalSet,
@@ -210,6 +210,23 @@ def test_a_release_of_a_workspace_already_at_its_byte_limit_is_a_413(
     assert not Release.objects.exists()
 
 
+@pytest.mark.django_db
+def test_a_release_of_a_workspace_exactly_at_its_byte_limit_is_refused_too(
+    owner, item, document, settings
+):
+    settings.GROUNDWORK_MAX_WORKSPACE_MB = 1
+    others = quotas.stored_bytes(document.workspace) - document.size
+    Document.objects.filter(pk=document.pk).update(size=MB - others)
+    assert quotas.stored_bytes(document.workspace) == MB
+    with pytest.raises(TooLarge, match="GROUNDWORK_MAX_WORKSPACE_MB allows"):
+        _release(item.evalset, owner)
+
+
+@pytest.mark.django_db
+def test_a_workspace_with_nothing_stored_stores_no_bytes(owner):
+    assert quotas.stored_bytes(services.workspace_create(user=owner, slug="empty")) == 0
+
+
 # -- releases a day ----------------------------------------------------------------------------
 
 
@@ -255,6 +272,27 @@ def test_releases_of_every_set_in_the_workspace_count_and_older_ones_do_not(
         _release(other, owner)
     Release.objects.filter(pk=made.pk).update(created_at=timezone.now() - timedelta(hours=25))
     assert _release(other, owner).version == 1
+
+
+@pytest.mark.django_db
+def test_another_workspaces_releases_do_not_count_towards_this_ones_day(owner, item, settings):
+    settings.GROUNDWORK_MAX_RELEASES_PER_DAY = 1
+    _release(item.evalset, owner)
+    quotas.check_releases_today(services.workspace_create(user=owner, slug="beta"))
+
+
+@pytest.mark.parametrize(
+    ("seconds", "said"),
+    [
+        (20, "1 min"),
+        (90, "2 min"),
+        (119 * 60, "119 min"),
+        (120 * 60, "2 hours"),
+        (23 * 3600, "23 hours"),
+    ],
+)
+def test_the_wait_for_the_next_release_is_said_in_minutes_then_hours(seconds, said):
+    assert quotas._wait(seconds) == said
 
 
 # -- the races, on PostgreSQL ------------------------------------------------------------------

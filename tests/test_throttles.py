@@ -215,3 +215,19 @@ def test_a_malformed_rate_setting_stops_start_up_naming_the_setting(monkeypatch,
     monkeypatch.setenv("GROUNDWORK_RATE_X", raw)
     with pytest.raises(ImproperlyConfigured, match="GROUNDWORK_RATE_X must be a rate like"):
         env_rate("GROUNDWORK_RATE_X", "1/min")
+
+
+@pytest.mark.django_db
+def test_a_wait_under_a_second_is_told_as_one_second(
+    client_for, annotator, document, settings, monkeypatch
+):
+    settings.GROUNDWORK_RATE_UPLOADS = "1/min"
+    now = [1_000_000.0]
+    monkeypatch.setattr(SimpleRateThrottle, "timer", lambda self: now[0])
+    client = client_for(annotator)
+    assert _upload(client, 0).status_code == 201
+    now[0] += 59.8
+    refused = _upload(client, 1)
+    assert refused.status_code == 429
+    assert refused.json()["detail"].endswith("; try again in 1 s")
+    assert refused["Retry-After"] == "1"

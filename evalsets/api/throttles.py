@@ -5,8 +5,7 @@ viewset's action names, or an ``APIView``'s lower-case methods, the names ``requ
 uses; ``None``: every request to the view) and a rate, read at each request from the setting
 ``GROUNDWORK_RATE_<SCOPE>`` (``"120/min"``; ``labelling/settings.py``), so a changed setting
 holds at once. A view lists the throttles of its costly actions in ``throttle_classes``. A new
-scope is a subclass naming ``scope``, ``actions`` and ``what``, plus its setting; or a view
-sets DRF's ``throttle_scope`` and lists ``ScopedThrottle`` itself.
+scope is a subclass naming ``scope``, ``actions`` and ``what``, plus its setting.
 
 Each signed-in user is counted alone. Throttles run after the permission check, so a request
 refused for its role, or for a workspace the caller cannot see, is never counted, and a 429
@@ -36,18 +35,15 @@ def rate_setting(scope: str) -> str:
 class ScopedThrottle(ScopedRateThrottle):
     """``scope``'s rate per user, from its setting, for the ``actions`` named."""
 
-    #: None: the view's ``throttle_scope`` (DRF's ScopedRateThrottle).
-    scope: str | None = None
+    #: The scope: its rate is the setting ``rate_setting(scope)``.
+    scope: str = ""
     #: The actions counted; None: all of them.
     actions: frozenset[str] | None = None
-    #: What is counted, as the refusal says it ("too many uploads"); default: the scope.
+    #: What is counted, as the refusal says it ("too many uploads").
     what: str = ""
 
     def allow_request(self, request, view) -> bool:
         if self.actions is not None and action_of(view, request) not in self.actions:
-            return True
-        self.scope = type(self).scope or getattr(view, self.scope_attr, None)
-        if not self.scope:
             return True
         self.rate = self.get_rate()
         self.num_requests, self.duration = self.parse_rate(self.rate)
@@ -62,11 +58,10 @@ class ScopedThrottle(ScopedRateThrottle):
 
     def throttle_failure(self) -> bool:
         wait = self.wait() or self.duration
-        what = self.what or self.scope.replace("_", " ")
         name = rate_setting(self.scope)
-        per = PERIODS.get(self.duration, f"per {self.duration} s")
+        per = PERIODS[self.duration]  # env_rate allows only these periods
         raise RateLimited(
-            f"too many {what}: {name} allows {self.num_requests:,} {per} for each user; "
+            f"too many {self.what}: {name} allows {self.num_requests:,} {per} for each user; "
             f"try again in {max(1, round(wait))} s",
             retry_after=wait,
             extra={"limit": {"setting": name, "value": self.rate}},
