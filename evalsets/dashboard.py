@@ -123,8 +123,12 @@ def _people(evalset: EvalSet, items: list[EvalItem]) -> list[dict]:
     )
     for name, kind, n in decisions:
         row(name)[kind] += n
+    # A review assignment on an approved item has nothing left to review (the item was
+    # approved by someone else, or before it was assigned): it is closed, as the review queue
+    # (``selectors.queue``) counts it.
     open_work = (
         ItemAssignment.objects.filter(item__evalset=evalset, done_at__isnull=True)
+        .exclude(kind=AssignmentKind.REVIEW, item__state=ItemState.APPROVED)
         .values_list("user__username", "kind")
         .annotate(n=Count("id"))
     )
@@ -410,18 +414,34 @@ def _anchor_span(anchor: GoldAnchor) -> tuple[object, int, int]:
     return ("quote", anchor.source_id, anchor.quote), 0, len(anchor.quote)
 
 
+def _everyone_worked(item: EvalItem, annotators: list, submitted: set[int]) -> bool:
+    """Whether each assigned annotator has anchored the item or submitted their part: two
+    people who have not started yet would otherwise "agree" perfectly on finding nothing."""
+    anchored = {anchor.created_by_id for anchor in item.anchors.all()}
+    return all(user_pk in anchored or user_pk in submitted for user_pk, _ in annotators)
+
+
 def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
     """Span-overlap agreement between the annotators assigned to the same item."""
     annotators: dict[int, list] = defaultdict(list)
-    for item_pk, user_pk, username in (
+    submitted: dict[int, set[int]] = defaultdict(set)
+    for item_pk, user_pk, username, done_at in (
         ItemAssignment.objects.filter(item__evalset=evalset, kind=AssignmentKind.ANNOTATE)
         .order_by("user__username")
-        .values_list("item", "user", "user__username")
+        .values_list("item", "user", "user__username", "done_at")
     ):
         annotators[item_pk].append((user_pk, username))
-    overlapped = [item for item in items if len(annotators.get(item.pk, ())) >= 2]
+        if done_at is not None:
+            submitted[item_pk].add(user_pk)
+    assigned = [item for item in items if len(annotators.get(item.pk, ())) >= 2]
+    overlapped = [
+        item for item in assigned if _everyone_worked(item, annotators[item.pk], submitted[item.pk])
+    ]
+    # Overlapped items still waiting for someone: the page says "not yet" rather than
+    # "nothing assigned" while they are counted out.
+    waiting = len(assigned) - len(overlapped)
     if not overlapped:
-        return {"items": [], "pairs": [], "mean": None}
+        return {"items": [], "pairs": [], "mean": None, "waiting": waiting}
     per_item = []
     per_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
     for item in overlapped:
@@ -450,4 +470,5 @@ def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
             for pair, v in sorted(per_pair.items())
         ],
         "mean": round(sum(r["agreement"] for r in per_item) / len(per_item), 4),
+        "waiting": waiting,
     }

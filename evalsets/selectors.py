@@ -378,6 +378,16 @@ def evalsets_of(workspaces: Iterable) -> list[EvalSet]:
     return list(EvalSet.objects.filter(workspace__in=list(workspaces)).select_related("workspace"))
 
 
+def assigned_to(username: str) -> Q:
+    """Items assigned to the person named ``username``: as the item's ``assignee`` or through
+    an annotate assignment (with overlap the single ``assignee`` names only the first of
+    several annotators)."""
+    annotating = ItemAssignment.objects.filter(
+        item=OuterRef("pk"), user__username=username, kind=AssignmentKind.ANNOTATE
+    )
+    return Q(assignee__username=username) | Q(Exists(annotating))
+
+
 def items_for_person(user, workspaces: Iterable) -> tuple[list[EvalItem], list[EvalItem]]:
     """``(assigned, recent)``: the open items assigned to ``user`` (newest change first, 20
     at most) and the other items they wrote (10 at most), in these workspaces: an item shows
@@ -386,7 +396,9 @@ def items_for_person(user, workspaces: Iterable) -> tuple[list[EvalItem], list[E
         "evalset__workspace"
     )
     assigned = list(
-        mine.filter(assignee=user).exclude(state=ItemState.APPROVED).order_by("-updated_at")[:20]
+        mine.filter(assigned_to(user.username))
+        .exclude(state=ItemState.APPROVED)
+        .order_by("-updated_at")[:20]
     )
     recent = mine.filter(author=user).exclude(pk__in=[item.pk for item in assigned])
     return assigned, list(recent.order_by("-updated_at")[:10])

@@ -4,6 +4,7 @@ me" takes the next one; overlapped items wait for every annotator before review.
 from __future__ import annotations
 
 import pytest
+from django.test import Client
 
 from evalsets import services
 from evalsets.models import EvalItem, ItemAssignment, Membership, Role
@@ -181,3 +182,30 @@ def test_assignments_list_filters_by_person_kind_and_open(client_for, items, own
     assert client.get(ASSIGN, {"user": "bob"}).json()["count"] == 2
     assert client.get(ASSIGN, {"user": "ann", "open": "true"}).json()["count"] == 2
     assert client.get(ASSIGN, {"kind": "review"}).json()["count"] == 0
+
+
+def test_everyone_an_overlapped_item_is_assigned_to_sees_it_under_assigned_to_you(
+    client_for, evalset, owner, annotator
+):
+    # Written by someone else, so it can only reach Ann's home page by being assigned to her.
+    services.item_create(evalset=evalset, user=owner, item_id="o1", question="Shared?")
+    body = {"users": ["olive", "ann"], "kind": "annotate", "overlap": 2}
+    assert client_for(owner).post(ASSIGN, body, format="json").status_code == 201
+    assert EvalItem.objects.get(item_id="o1").assignee == owner
+    for person in (owner, annotator):
+        web = Client()
+        web.force_login(person)
+        assigned = web.get("/").context["assigned"]
+        assert [item.item_id for item in assigned] == ["o1"], person.username
+
+
+def test_the_items_api_filters_by_every_annotator_an_item_is_assigned_to(
+    client_for, evalset, owner, annotator
+):
+    services.item_create(evalset=evalset, user=owner, item_id="o1", question="Shared?")
+    services.item_create(evalset=evalset, user=owner, item_id="o2", question="Alone?")
+    body = {"users": ["olive", "ann"], "kind": "annotate", "overlap": 2, "items": ["o1"]}
+    assert client_for(owner).post(ASSIGN, body, format="json").status_code == 201
+    listed = client_for(owner).get(f"{SET}items/", {"assignee": "ann"}).json()
+    assert [item["id"] for item in listed["results"]] == ["o1"]
+    assert client_for(owner).get(f"{SET}items/", {"assignee": "olive"}).json()["count"] == 1

@@ -154,6 +154,48 @@ def test_agreement_compares_the_spans_of_overlapping_annotators(
     ]
 
 
+def test_agreement_waits_until_every_assigned_annotator_has_worked_on_an_item(
+    client_for, client, evalset, owner, annotator, make_user, workspace, reference
+):
+    bob = make_user("bob")
+    Membership.objects.create(workspace=workspace, user=bob, role=Role.ANNOTATOR)
+    one = services.item_create(evalset=evalset, user=owner, item_id="one", question="A?")
+    services.item_create(evalset=evalset, user=owner, item_id="two", question="B?")
+    client_for(owner).post(
+        "/api/workspaces/acme/evalsets/quiz/assignments/",
+        {"users": ["ann", "bob"], "kind": "annotate", "overlap": 2},
+        format="json",
+    )
+    fresh = client_for(owner).get(DASHBOARD).json()["agreement"]
+    assert fresh == {"items": [], "pairs": [], "mean": None, "waiting": 2}
+    client.force_login(owner)
+    assert "Not yet: 2 overlapped items wait" in client.get(PAGE).content.decode()
+    # Ann anchors "one"; Bob finds nothing there and says so by submitting his part.
+    services.anchor_create_from_highlight(
+        item=one, user=annotator, parse=reference, start=19, end=39
+    )
+    assert client_for(owner).get(DASHBOARD).json()["agreement"]["waiting"] == 2
+    workflow.item_submit(item=one, user=bob)
+    worked = client_for(owner).get(DASHBOARD).json()["agreement"]
+    assert worked["items"] == [{"item": "one", "annotators": ["ann", "bob"], "agreement": 0.0}]
+    assert (worked["mean"], worked["waiting"]) == (0.0, 1)
+
+
+def test_review_assignments_on_approved_items_are_not_counted_as_open(
+    client_for, filled, owner, reviewer
+):
+    # q1 is already approved and q2 waits for review: only q2 is left for Rita to do.
+    response = client_for(owner).post(
+        "/api/workspaces/acme/evalsets/quiz/assignments/",
+        {"users": ["rita"], "kind": "review", "items": ["q1", "q2"]},
+        format="json",
+    )
+    assert len(response.json()["created"]) == 2
+    people = {p["user"]: p for p in client_for(owner).get(DASHBOARD).json()["people"]}
+    queue = client_for(reviewer).get("/api/workspaces/acme/evalsets/quiz/next/", {"role": "review"})
+    assert people["rita"]["open_review"] == queue.json()["remaining"] == 1
+
+
 def test_span_agreement_is_one_when_neither_annotator_found_evidence():
     assert dashboard.span_agreement({}, {}) == 1.0
     assert dashboard.span_agreement({"t": [(0, 10)]}, {}) == 0.0
@@ -163,7 +205,7 @@ def test_span_agreement_is_one_when_neither_annotator_found_evidence():
 def test_an_empty_set_has_a_dashboard(client_for, evalset, viewer):
     data = client_for(viewer).get(DASHBOARD).json()
     assert data["items"] == 0
-    assert data["agreement"] == {"items": [], "pairs": [], "mean": None}
+    assert data["agreement"] == {"items": [], "pairs": [], "mean": None, "waiting": 0}
     assert data["quality"]["size"] == 0
 
 

@@ -433,7 +433,10 @@ class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 class ItemFilter(django_filters.FilterSet):
     state = django_filters.ChoiceFilter(choices=ItemState.choices)
     qtype = django_filters.CharFilter()
-    assignee = django_filters.CharFilter(field_name="assignee__username")
+    assignee = django_filters.CharFilter(
+        method="assigned",
+        label="the item's assignee, or one of the annotators it is assigned to with overlap",
+    )
     q = django_filters.CharFilter(
         method="search", label="words each in the item's id, question or answer (any case)"
     )
@@ -444,6 +447,9 @@ class ItemFilter(django_filters.FilterSet):
 
     def search(self, queryset, name, value):
         return selectors.search_items(queryset, value)
+
+    def assigned(self, queryset, name, value):
+        return queryset.filter(selectors.assigned_to(value))
 
 
 class _InSet(WorkspaceScoped):
