@@ -307,6 +307,7 @@ def postgresql():
 
 @pytest.mark.services
 @pytest.mark.parametrize("attempt", range(3))
+@pytest.mark.usefixtures("sent")  # no background work outlives the race
 def test_two_uploads_racing_for_a_workspace_s_last_document_place_get_one_winner(
     postgresql, workspace, annotator, settings, attempt
 ):
@@ -329,6 +330,7 @@ def test_two_uploads_racing_for_a_workspace_s_last_document_place_get_one_winner
 
 @pytest.mark.services
 @pytest.mark.parametrize("attempt", range(3))
+@pytest.mark.usefixtures("sent")  # no background work outlives the race
 def test_two_workspaces_created_at_once_by_one_user_at_their_limit_get_one_winner(
     postgresql, make_user, settings, attempt
 ):
@@ -345,6 +347,7 @@ def test_two_workspaces_created_at_once_by_one_user_at_their_limit_get_one_winne
 
 @pytest.mark.services
 @pytest.mark.parametrize("attempt", range(3))
+@pytest.mark.usefixtures("sent")  # no background work outlives the race
 def test_two_releases_racing_for_the_day_s_last_one_get_one_winner(
     postgresql, owner, item, workspace, annotator, settings, attempt
 ):
