@@ -13,8 +13,8 @@ limits` for quotas and throttles (`LIMITS`), judged by `tests/test_quotas.py` an
 It works in a scratch copy (`var/mutation/imports/`, git-ignored) so the checkout never
 gets a `mutants/` folder and the project's own configuration is not touched: the copy gets
 a `[tool.mutmut]` section of its own. Mutants are limited to the reading functions (the
-writers are the export side's), by default to the functions issue 13's import defects live
-in (`FOCUSED`; `--all` takes every reader); `--jobs` bounds the CPU it takes (default 1).
+writers are the export side's), by default to the functions where past import defects lived
+(`FOCUSED`; `--all` takes every reader); `--jobs` bounds the CPU it takes (default 1).
 
     .venv/bin/python bench/mutation_imports.py            # run, then print the figure
     .venv/bin/python bench/mutation_imports.py --report   # print the last run's figure
@@ -61,7 +61,7 @@ READERS: dict[str, tuple[str, ...]] = {
     "evalsets/formats/beir.py": ("read", "_qrels", "_read_queries", "_read_qrels"),
     "evalsets/imports.py": ("*",),
 }
-#: The default run: the reading and planning code issue 13's import defects live in (number
+#: The default run: the reading and planning code where past import defects lived (number
 #: spellings, filters, placing labels through their context, LegalBench answers and paths,
 #: what each format carries, evidence identity, review). About 440 mutants, ~50 minutes
 #: with one job on the shared 2-core machine.

@@ -1,7 +1,7 @@
 """Parse scaling: one 1,000-page PDF read by 1 and by 2 Celery workers, in page ranges.
 
 Why it exists: a long PDF used to be one task, so its parse took as long however many
-workers ran (pdfminer.six: about 90 s for 1,000 pages, issue 18). Now a PDF longer than
+workers ran (pdfminer.six: about 90 s for 1,000 pages). Now a PDF longer than
 ``GROUNDWORK_PARSE_RANGE_PAGES`` is split into ranges any worker can take
 (``evalsets.ingest``). This measures the real path -- ``parse_version`` queued on Redis,
 real ``celery worker`` processes (concurrency 1 each, as one per host would be) reading

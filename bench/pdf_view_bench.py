@@ -1,7 +1,7 @@
 """PDF view benchmark: a 1,000-page PDF drawn page by page, against the text view's page fetch.
 
-Why it exists: issue 15 asks that the first page of a 1,000-page PDF be drawn with its text
-layer in under 1 s (p95), that any page reached by "go to" be drawn in under 1 s (p95), that
+Why it exists: the targets are that the first page of a 1,000-page PDF be drawn with its
+text layer in under 1 s (p95), that any page reached by "go to" be drawn in under 1 s (p95), that
 rendering be cached and shared, done by workers where heavy, and bounded in memory. This
 starts the stack itself on 127.0.0.1 (a database ``gw_pdfview_bench`` of its own, created
 afresh; Redis db 3, emptied; production settings; gunicorn with 2 workers and one Celery

@@ -1,6 +1,6 @@
 """Sustained-rate benchmark: anchors created at a fixed rate by many users for a minute.
 
-Why it exists (issue 18): the load benchmark thinks for a second between actions and the
+Why it exists: the load benchmark thinks for a second between actions and the
 throughput benchmark resolves whole workspaces in bulk, so neither saw the background side
 fall behind a team creating anchors flat out. This one drives a fixed rate of anchor
 creations over HTTP (an open loop: a request is sent on schedule whether or not earlier ones

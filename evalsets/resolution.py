@@ -5,7 +5,7 @@ database and stores what it says. Writes are upserts on the ``(anchor, parse)`` 
 task that runs twice (a redelivery after a worker died, two workers racing) leaves exactly
 one row per pair, holding the latest answer.
 
-New anchors are resolved in bursts (issue 18): creating one only claims its document's
+New anchors are resolved in bursts: creating one only claims its document's
 "resolve what is pending" flag (``Document.resolve_queued_at``, a conditional update) and
 queues ``resolve_document`` if no such task is waiting yet. That task clears the flag first,
 then takes every anchor of the document with no row yet in each ready parse: one prepared

@@ -661,7 +661,7 @@ def item_delete(*, item: EvalItem, user=None) -> None:
 # -- anchors ---------------------------------------------------------------------------------
 
 
-#: The texts this process made highlights in most recently (issue 18). Annotators highlight in
+#: The texts this process made highlights in most recently. Annotators highlight in
 #: the same few documents over and over, and asking the database for a slice of a long text
 #: costs it the whole text each time (SQLite reads and decodes all 2 MB of a 1,000-page
 #: parse to cut 100 characters: 2-10 ms of the anchor-create request). Keyed like the
@@ -744,7 +744,7 @@ def anchor_create_from_highlight(
     """Turn a selection in a parse into an anchor: the server takes the quote and context.
 
     The quote and its context are read before the write transaction opens, so that holds
-    only the writes: on SQLite it holds the database's one write lock (issue 18).
+    only the writes: on SQLite it holds the database's one write lock.
 
     A selection made in another parse than the reference (the PDF view reads the pdfium
     parse) is placed in the reference by the resolver; when it lands there exactly or

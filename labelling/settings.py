@@ -157,7 +157,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes (web + worker) share one SQLite file in embedded mode: wait for the
     # lock instead of failing at once, and let readers run beside the writer. The threads of
     # one process take turns at writing without SQLite's sleeping busy handler
-    # (labelling/sqlite/base.py: the anchor-create tail of issue 18).
+    # (labelling/sqlite/base.py: the tail of an anchor create under load).
     DATABASES["default"]["ENGINE"] = "labelling.sqlite"
     # Keep each thread's connection between requests unless told otherwise: a new SQLite
     # connection reads the schema again and starts with an empty page cache, 4-6 ms of CPU
@@ -463,8 +463,8 @@ CELERY_TASK_QUEUES = [
     + [f"{CELERY_TASK_DEFAULT_QUEUE}.{kind}" for kind in ("parse", "resolve", "release")]
 ]
 CELERY_TASK_ROUTES = ("evalsets.queue.route",)
-# Force one resolution task per new anchor (the path before issue 18), for the benchmark's
-# peer row; by default a burst of anchors on a document is resolved by one task.
+# Force one resolution task per new anchor (the path before bursts were coalesced), for the
+# benchmark's peer row; by default a burst of anchors on a document is resolved by one task.
 GROUNDWORK_RESOLVE_PER_ANCHOR = env_bool("GROUNDWORK_RESOLVE_PER_ANCHOR", False)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True

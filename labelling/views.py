@@ -270,7 +270,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
 
 
 def _rendered_config(request: HttpRequest, document, shown) -> dict | None:
-    """The view "as it looks" (issue 15): offered for HTML, Markdown and Word documents when
+    """The view "as it looks": offered for HTML, Markdown and Word documents when
     the reference parse is shown, and chosen unless ``?view=text`` asks for the parse's text."""
     if shown is None or not shown.is_reference or shown.status != ParseStatus.READY:
         return None

@@ -272,7 +272,7 @@ def test_highlights_in_a_parse_read_its_text_once_per_process_and_make_the_same_
     client_for, item, annotator, reference
 ):
     """The web process keeps the texts highlighted in most recently: on SQLite a slice of a
-    2 MB text costs the database reading and decoding all of it, every time (issue 18)."""
+    2 MB text costs the database reading and decoding all of it, every time."""
     client = client_for(annotator)
     quotes = ["Remote work is limited", "Employees accrue 1.5 days of leave per month."]
     made = []

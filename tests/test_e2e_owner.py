@@ -1,6 +1,6 @@
 """An owner runs a team in Chromium, without the API: members, assignments, reopening,
 deleting with what goes with it said first, parser settings, a new workspace, failed uploads.
-And the fixes of issue 16 a browser shows: controls the state forbids are disabled with the
+And the fixes a browser shows: controls the state forbids are disabled with the
 reason, wide tables say they scroll, upload notes stay until dismissed, gold spans per kind.
 """
 

@@ -1,4 +1,4 @@
-"""The document as it looks, in Chromium (issue 15): a mouse drag over rendered HTML, Markdown
+"""The document as it looks, in Chromium: a mouse drag over rendered HTML, Markdown
 and Word becomes an anchor in the reference parse; existing anchors are drawn over their words
 with their status per parse; hostile HTML stays inert; a text file's form-feed pages redraw one
 at a time.

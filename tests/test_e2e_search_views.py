@@ -1,4 +1,4 @@
-"""Search inside the document in the views "as it looks" (issue 15), in Chromium: in the PDF view
+"""Search inside the document in the views "as it looks", in Chromium: in the PDF view
 the search runs over the pdfium parse and marks a hit over its glyphs on a late page; in the
 rendered HTML view it runs over the reference parse and marks a hit in a section that was not
 loaded yet. Esc clears the marks in both.

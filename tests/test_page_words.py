@@ -1,6 +1,6 @@
 """What the pages say: people's words for states, Groundwork's words where context-grid's
 library wording leaked in, and the item page opening "Highlight evidence in" on the item's
-own document. Each of these failed on the pages before issue 16."""
+own document. Each of these failed on the pages before they were mended."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Members, assignments and parser settings are pages over the same API and services; what a
 member may not do, or what the item's state forbids, is shown disabled with the API's own
-sentence. Also the fixes of issue 16 that need no browser: the release form's gold spans
+sentence. Also the fixes that need no browser: the release form's gold spans
 per document kind, ``make run PORT=...``. (The plain-text parser's own version is helper
 docview's change, with its test in ``tests/test_parsers.py``.)
 """

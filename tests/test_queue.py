@@ -201,7 +201,7 @@ def test_a_message_on_the_filesystem_broker_is_never_seen_half_written(tmp_path,
 
 def test_rundev_serves_the_web_side_from_several_processes_of_reused_threads():
     """One process runs one request at a time, threads or not: runserver's queued 20
-    annotators' anchor creations behind each other (issue 18)."""
+    annotators' anchor creations behind each other."""
     command = rundev.web_command("127.0.0.1:8000", processes=2, threads=8, reload=False)
 
     assert command[1:4] == ["-m", "gunicorn", "labelling.wsgi"]

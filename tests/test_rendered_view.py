@@ -1,4 +1,4 @@
-"""The document as it looks (issue 15): sanitised rendering, alignment to the reference parse,
+"""The document as it looks: sanitised rendering, alignment to the reference parse,
 the sections API, the script-less frame, and the view switch on the document page."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The rendered view is built by a worker and stored, so every web process serves it (issue 15).
+"""The rendered view is built by a worker and stored, so every web process serves it.
 
 A ready reference parse of an HTML, Markdown or Word document queues ``render_document``; the
 API reads the sections it serves from the stored files and never builds; until they are there

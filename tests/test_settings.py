@@ -103,7 +103,7 @@ def _conn_max_age(**env: str) -> str:
 
 
 def test_the_embedded_sqlite_keeps_its_connections_between_requests_other_databases_do_not():
-    """A new SQLite connection costs a third of an anchor-create's CPU (issue 18); a server
+    """A new SQLite connection costs a third of an anchor-create's CPU; a server
     database's connections are a shared resource, kept only when the deployment says so."""
     assert _conn_max_age() == "600"
     assert _conn_max_age(DATABASE_CONN_MAX_AGE="0") == "0"
@@ -112,7 +112,7 @@ def test_the_embedded_sqlite_keeps_its_connections_between_requests_other_databa
 
 def test_the_embedded_sqlite_reads_its_file_memory_mapped(tmp_path):
     """Columns after a parse's text of megabytes are reached by walking its overflow pages:
-    mapped, that costs microseconds instead of a read() call a page (issue 18)."""
+    mapped, that costs microseconds instead of a read() call a page."""
     shown = (
         "from django.db import connection; "
         "print(connection.cursor().execute('PRAGMA mmap_size').fetchone()[0])"

@@ -11,8 +11,8 @@ parse and release queues (and the default one), the other the resolution queue
 polls a worker's queues in turn, the filesystem broker included), but with every process
 busy on a long resolution a parse would still wait for one to finish.
 
-The web side is gunicorn with several processes of a few threads each, not ``runserver``
-(issue 18): one Python process runs one request at a time whatever its threads, so under
+The web side is gunicorn with several processes of a few threads each, not ``runserver``:
+one Python process runs one request at a time whatever its threads, so under
 20 annotators highlighting at 40 anchors/s runserver's one process was busy 98% of the time
 and the requests queued behind each other (create p95 1.25 s). Several processes share the
 SQLite file safely: WAL lets readers run beside the writer, and ``labelling.sqlite`` hands
