@@ -59,3 +59,10 @@ class RateLimited(GroundworkError):
     def __init__(self, message: str, *, retry_after: float, **kwargs):
         super().__init__(message, **kwargs)
         self.retry_after = max(1, math.ceil(retry_after))
+
+
+def limit_named(setting: str, value, **more) -> dict:
+    """The ``extra`` of a refusal at a configured limit: ``{"limit": {"setting", "value"}}``
+    (plus ``more``, such as the line), so a program reads which limit and its value the same
+    way from every quota, rate, budget and size refusal."""
+    return {"limit": {"setting": setting, "value": value, **more}}

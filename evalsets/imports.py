@@ -44,7 +44,7 @@ from django.db import IntegrityError, OperationalError, connection, transaction
 
 from evalsets import queue, resolution, services, validation
 from evalsets.archive import ArchiveTooLarge
-from evalsets.errors import Conflict, GroundworkError, InvalidInput
+from evalsets.errors import Conflict, GroundworkError, InvalidInput, limit_named
 from evalsets.formats import (
     FORMATS,
     BudgetExceeded,
@@ -303,7 +303,7 @@ def _refuse_past_budget(exc: BudgetExceeded) -> InvalidInput:
         f"{exc.message} ({name}={value:,}); nothing was imported",
         field="file",
         extra={
-            "limit": {"setting": name, "value": value, "line": exc.line},
+            **limit_named(name, value, line=exc.line),
             "problems": problem_dicts(result.problems, result.filename),
             "counts": {
                 "problems_listed": min(len(result.problems), result.budget.max_problems),
@@ -326,7 +326,7 @@ def _check_anchor_count(result: ImportResult) -> None:
             f"{limit:,} for one import (GROUNDWORK_IMPORT_MAX_ANCHORS); split the file and "
             "import each part; nothing was imported",
             field="file",
-            extra={"limit": {"setting": "GROUNDWORK_IMPORT_MAX_ANCHORS", "value": limit}},
+            extra=limit_named("GROUNDWORK_IMPORT_MAX_ANCHORS", limit),
         )
 
 

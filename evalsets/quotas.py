@@ -23,7 +23,8 @@ from django.contrib.auth import get_user_model
 from django.db.models import Sum
 from django.utils import timezone
 
-from evalsets.errors import LimitReached, RateLimited, TooLarge
+from evalsets.archive import MB
+from evalsets.errors import LimitReached, RateLimited, TooLarge, limit_named
 from evalsets.models import (
     Document,
     Membership,
@@ -34,12 +35,11 @@ from evalsets.models import (
     Workspace,
 )
 
-MB = 1024 * 1024
 DAY = timedelta(days=1)
 
 
 def _limit(name: str) -> dict:
-    return {"limit": {"setting": name, "value": getattr(settings, name)}}
+    return limit_named(name, getattr(settings, name))
 
 
 def _count(n: int, noun: str) -> str:

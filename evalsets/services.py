@@ -37,7 +37,7 @@ from evalsets import (
     selectors,
     validation,
 )
-from evalsets.errors import Conflict, InvalidInput, LimitReached
+from evalsets.errors import Conflict, InvalidInput, LimitReached, limit_named
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -152,7 +152,7 @@ def _check_open_invitations(workspace: Workspace, name: str) -> None:
                 f"{who} has {held:,} open invitations, the most {setting} allows ({most:,}); "
                 f"{then}",
                 field="username",
-                extra={"limit": {"setting": setting, "value": most}},
+                extra=limit_named(setting, most),
             )
 
 

@@ -12,10 +12,10 @@ import re
 
 from django.core.exceptions import FieldDoesNotExist
 
-from evalsets.errors import InvalidInput, TooLarge
+from evalsets.archive import MB
+from evalsets.errors import InvalidInput, TooLarge, limit_named
 
 MAX_GRADE = 2
-MB = 1024 * 1024
 ITEM_ID_RE = re.compile(r"^[^/\s][^/]{0,127}$")
 
 # -- keys that URLs carry ------------------------------------------------------------------------
@@ -313,5 +313,5 @@ def check_upload_size(size: int, name: str, limit: int) -> None:
             f"{name!r} is too large: {size / MB:.1f} MB, the limit is {limit / MB:.1f} MB "
             "(GROUNDWORK_MAX_UPLOAD_MB)",
             field="file",
-            extra={"limit": {"setting": "GROUNDWORK_MAX_UPLOAD_MB", "value": limit // MB}},
+            extra=limit_named("GROUNDWORK_MAX_UPLOAD_MB", limit // MB),
         )

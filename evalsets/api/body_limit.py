@@ -8,10 +8,8 @@ body's size, not a claim about it.
 
 from __future__ import annotations
 
-from evalsets.archive import limit_text, size_text
-from evalsets.errors import TooLarge
-
-MB = 1024 * 1024
+from evalsets.archive import MB, limit_text, size_text
+from evalsets.errors import TooLarge, limit_named
 
 
 def declared_size(request) -> int:
@@ -31,5 +29,5 @@ def check_body_size(request, limit: int, setting: str, what: str) -> None:
             f"{what} is {size_text(size)}, past the {limit_text(limit)} limit ({setting}); "
             "nothing was read",
             field="body",
-            extra={"limit": {"setting": setting, "value": round(limit / MB, 3)}},
+            extra=limit_named(setting, round(limit / MB, 3)),
         )

@@ -22,7 +22,7 @@ from django.core.exceptions import ImproperlyConfigured
 from rest_framework.throttling import ScopedRateThrottle, SimpleRateThrottle
 
 from evalsets.api.permissions import action_of
-from evalsets.errors import RateLimited
+from evalsets.errors import RateLimited, limit_named
 
 PERIODS = {1: "a second", 60: "a minute", 3600: "an hour", 86400: "a day"}
 
@@ -64,7 +64,7 @@ class ScopedThrottle(ScopedRateThrottle):
             f"too many {self.what}: {name} allows {self.num_requests:,} {per} for each user; "
             f"try again in {max(1, round(wait))} s",
             retry_after=wait,
-            extra={"limit": {"setting": name, "value": self.rate}},
+            extra=limit_named(name, self.rate),
         )
 
 
