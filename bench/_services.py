@@ -118,7 +118,7 @@ class Stack:
     def gunicorn(self, *, workers: int = 4, threads: int = 1) -> str:
         port = free_port()
         options = ["--workers", str(workers), "--threads", str(threads), "--timeout", "120"]
-        options += ["--log-level", "warning"]  # the README's production line, quieter
+        options += ["--log-level", "warning"]  # the production line of docs/deployment.md, quieter
         self._spawn(
             [PYTHON, "-m", "gunicorn", "labelling.wsgi", "--bind", f"127.0.0.1:{port}", *options]
         )

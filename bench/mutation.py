@@ -8,7 +8,8 @@ copies `evalsets/` into `mutants/` (git-ignored), mutates the export modules, an
 `tests/test_formats.py` and `tests/test_releases.py` against each mutant. `FUNCTIONS` below
 restricts the run to the export writers and the release/bridge code that feeds them; the
 readers in the same modules belong to the import suite. Surviving mutants are listed with
-`mutmut show NAME`; each is killed by a test or explained in bench/README.md.
+`mutmut show NAME`; each is killed by a test or explained in the record
+(``git show b7b8f47:bench/README.md``, "Mutation testing").
 """
 
 from __future__ import annotations

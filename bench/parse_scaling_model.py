@@ -2,9 +2,10 @@
 
 Why it exists: on a shared machine the wall clock of ``parse_scaling_bench.py`` says more
 about the other engineers' load than about the ranges, so the range size and shapes were
-chosen with this model, from costs measured per range (bench/README.md, "Where
-pdfminer.six's ranges lost time"): each range costs a start-up (``FIX`` s: a child process,
-imports, opening the file) plus its pages (``PAGE`` s each); the first range starts at
+chosen with this model, from costs measured per range (the record in ``git show
+b7b8f47:bench/README.md``, "Where pdfminer.six's ranges lost time"): each range costs a
+start-up (``FIX`` s: a child process, imports, opening the file) plus its pages (``PAGE`` s
+each); the first range starts at
 once, the other workers ``DELTA`` s later (once the first child has counted the pages);
 workers take ranges in order as they come free; the last one joins (``JOIN`` s). The
 single task is one start-up plus every page. No other load, no CPU lost to two busy cores.

@@ -18,7 +18,7 @@ the member:
 Members are streamed in small chunks; ``lines()`` never holds more than one line. Nested
 archives are never opened: a zip inside a zip is just bytes to the reader that asked for it.
 Pure Python with no Django import, so the isolated parser process uses it too; the limits come
-from the environment (``GROUNDWORK_ARCHIVE_*``, see the README's production table).
+from the environment (``GROUNDWORK_ARCHIVE_*``, see docs/deployment.md).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ that is not in the workspace yet. ``import_commit`` locks the set, makes the pla
 writes it in one transaction, or nothing at all; importing the same file again finds every
 item unchanged and writes nothing.
 
-**An import changes only what its format carries** (``CARRIES``, also the README's table):
+**An import changes only what its format carries** (``CARRIES``, also the table in docs/formats.md):
 a deepset file has no qtype, grades or page hints, so it never touches them. Anchors are
 added, never removed, and an incoming anchor that is the same evidence as a stored one is
 that anchor: same document and the same span in the document's reference parse (for
@@ -122,7 +122,7 @@ class Carries:
 _CONTEXT_GRID = Carries(fields=ITEM_FIELDS, meta=None, anchors=True, grade=True, review=True)
 _DEEPSET = Carries(new_only=("answer",), meta=("filters",), anchors=True, same_evidence="inside")
 
-#: Per format, what an import carries into an existing set (the README shows this table).
+#: Per format, what an import carries into an existing set (docs/formats.md shows this table).
 CARRIES: dict[str, Carries] = {
     "contextgrid-jsonl": _CONTEXT_GRID,
     "contextgrid-csv": _CONTEXT_GRID,

@@ -4,7 +4,7 @@ Debian's ``chromium`` is used (never a tool's own browser download), headless, w
 this machine needs. Tests marked ``e2e`` skip where it is missing, except in CI.
 
 Screenshots (`shot`) are kept only when ``GROUNDWORK_SHOTS`` names a folder:
-``GROUNDWORK_SHOTS=docs make test-e2e`` redraws the README's pictures that come from these
+``GROUNDWORK_SHOTS=docs make test-e2e`` redraws the pictures in docs/ that come from these
 tests; a plain run leaves the checkout as it was.
 """
 

@@ -304,7 +304,7 @@ class WebServer:
         self.options = [
             "--bind",
             f"127.0.0.1:{self.port}",
-            f"--timeout={rundev.WEB_TIMEOUT_S}",  # the README's production line's limit
+            f"--timeout={rundev.WEB_TIMEOUT_S}",  # the documented production line's limit
             "--log-level",
             "warning",
         ]

@@ -1,4 +1,4 @@
-"""``make run`` keeps its workers running and serves with the README's production limits.
+"""``make run`` keeps its workers running and serves with the documented production limits.
 
 A worker that dies (killed, out of memory, a crash) is started again after a pause that
 grows while it keeps dying, with a log line; before, its queues went unread until someone
@@ -105,9 +105,9 @@ def test_a_worker_that_ran_a_while_before_dying_gets_the_first_pause_again(start
     assert worker.restarts == 2
 
 
-def test_the_readmes_gunicorn_line_has_the_timeout_make_run_uses():
-    readme = (ROOT / "README.md").read_text()
-    line = next(line for line in readme.splitlines() if line.startswith(".venv/bin/gunicorn "))
+def test_the_deployment_docs_gunicorn_line_has_the_timeout_make_run_uses():
+    deployment = (ROOT / "docs" / "deployment.md").read_text()
+    line = next(line for line in deployment.splitlines() if line.startswith(".venv/bin/gunicorn "))
     timeout = re.search(r"--timeout[ =](\d+)", line)
 
     assert timeout is not None, line

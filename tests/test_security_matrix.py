@@ -584,7 +584,7 @@ def test_every_view_and_action_declares_the_role_it_needs():
 
 # -- pages offer what the API allows -----------------------------------------------------------
 
-#: The write controls each page shows, per role, from the README's description of the roles.
+#: The write controls each page shows, per role, from the roles paragraph of docs/api.md.
 PAGE_FLAGS = {
     # (page, flag): roles that see it
     ("workspace", "can_write"): {OWNER, REVIEWER, ANNOTATOR},  # upload
@@ -665,7 +665,7 @@ def _approved_version(world: World) -> int:
 
 NEW_PARSE = {"parser": "mine", "text": "Employee Handbook", "page_starts": [0]}
 
-#: The expected tables are written from the README's roles paragraph, not read from the code.
+#: The expected tables are written from the roles paragraph of docs/api.md, not read from the code.
 FIELD_MATRIX: dict[str, FieldRule] = {
     # Choosing the reference parse is an owner's, by the /reference/ action or on upload.
     "make_reference on a new parse": FieldRule(

@@ -44,7 +44,8 @@ class PdfminerParser:
     version = library_version("pdfminer.six")
     #: A range's worth of pages (``PageRangeParser``): about 3 s of one core for dense
     #: prose (25 ms a page), against about 0.3 s to start a child, open the file and walk
-    #: to the range; 8 ranges for 1,000 pages balance 2 or 4 workers (bench/README.md).
+    #: to the range; 8 ranges for 1,000 pages balance 2 or 4 workers
+    #: (``bench/parse_scaling_model.py``).
     pages_per_range = 125
 
     def parse(

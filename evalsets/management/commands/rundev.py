@@ -37,8 +37,9 @@ from evalsets import queue
 
 log = logging.getLogger(__name__)
 
-#: gunicorn's limit on one request, the README's production line's too: its default of 30 s
-#: killed a worker in the middle of a 300-item import on a loaded machine (a 500, nothing saved).
+#: gunicorn's limit on one request, also the production line's in docs/deployment.md: its
+#: default of 30 s killed a worker in the middle of a 300-item import on a loaded machine (a
+#: 500, nothing saved).
 WEB_TIMEOUT_S = 120
 #: Seconds before a dead worker is started again, doubling from the first to the last for a
 #: worker that keeps dying at once (a broken setting), so it does not spin the machine.
