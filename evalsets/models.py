@@ -12,13 +12,14 @@ Rules that a database can hold are constraints here; rules that need words for a
 
 from __future__ import annotations
 
-import bisect
 import uuid
 
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Substr
+
+from evalsets.textpages import page_begin, page_of
 
 
 class Role(models.TextChoices):
@@ -274,13 +275,12 @@ class ParseVersion(models.Model):
         )
 
     def page_of(self, offset: int) -> int:
-        """The 1-based page holding ``offset``, as context-grid counts pages."""
-        starts = self.page_starts or [0]
-        return max(1, bisect.bisect_right(starts, offset))
+        """The page (from 1) holding ``offset`` (``textpages.page_of``)."""
+        return page_of(self.page_starts, offset)
 
     def page_begin(self, offset: int) -> int:
-        """Where the page holding ``offset`` begins."""
-        return (self.page_starts or [0])[self.page_of(offset) - 1]
+        """Where the page holding ``offset`` begins (``textpages.page_begin``)."""
+        return page_begin(self.page_starts, offset)
 
 
 class ParseRange(models.Model):

@@ -18,7 +18,7 @@ import math
 import re
 import unicodedata
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress, pairwise, repeat
@@ -27,6 +27,8 @@ from typing import Any
 
 import edlib
 from rapidfuzz.distance import LCSseq
+
+from evalsets.textpages import page_of
 
 __all__ = [
     "AMBIGUOUS",
@@ -595,19 +597,12 @@ class PreparedText:
 
     # -- pages ---------------------------------------------------------------
 
-    def page_at(self, offset: int) -> int | None:
-        """The page (from 1) holding `offset`, or None without page starts."""
-        if not self.page_starts:
-            return None
-        page = bisect_right(self.page_starts, offset)
-        return page if page >= 1 else None
+    def page_at(self, offset: int) -> int:
+        """The page (from 1) holding `offset`, as `textpages.page_of` counts pages."""
+        return page_of(self.page_starts, offset)
 
     def _pages_of(self, start: int, end: int) -> range:
-        first = self.page_at(start)
-        last = self.page_at(max(start, end - 1))
-        if first is None or last is None:
-            return range(0)
-        return range(first, last + 1)
+        return range(self.page_at(start), self.page_at(max(start, end - 1)) + 1)
 
     # -- the public entry point -------------------------------------------
 

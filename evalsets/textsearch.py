@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, sub
 
+from evalsets.textpages import page_of
+
 __all__ = ["MAX_QUERY", "Found", "Hit", "QueryError", "SearchableText", "prepare_search"]
 
 #: The longest query, in code points: a sentence or two, not a page.
@@ -404,7 +406,7 @@ class SearchableText:
         return self.runs.narrowed(offset) if self.runs else offset
 
     def page_at(self, offset: int) -> int:
-        return max(1, bisect_right(self.page_starts, offset))
+        return page_of(self.page_starts, offset)
 
     def _snippet(self, start: int, end: int) -> Hit:
         text = self.text
