@@ -59,7 +59,6 @@ from evalsets.review import audit, workflow
 
 User = get_user_model()
 
-CONTEXT_CHARS = 32
 ITEM_EDITABLE_FIELDS = ("question", "qtype", "answer", "meta", "assignee")
 
 
@@ -692,8 +691,8 @@ def _highlighted(parse: ParseVersion, start: int, end: int) -> dict:
         )
     # Only the part that matters: from the highlight's page (or its prefix, if that reaches
     # further back) to just past its end. Trimming below only moves start forward.
-    offset = max(0, min(parse.page_begin(start), start - CONTEXT_CHARS))
-    text = _parse_text(parse)[offset : min(length, end + CONTEXT_CHARS)]
+    offset = max(0, min(parse.page_begin(start), start - resolver.CONTEXT_CHARS))
+    text = _parse_text(parse)[offset : min(length, end + resolver.CONTEXT_CHARS)]
     # Trim the selection to what it quotes: a stray space is not evidence.
     while start < end and text[start - offset].isspace():
         start += 1
@@ -708,8 +707,8 @@ def _highlighted(parse: ParseVersion, start: int, end: int) -> dict:
         ),
         "ref_start": start,
         "ref_end": end,
-        "prefix": text[max(0, start - CONTEXT_CHARS) - offset : start - offset],
-        "suffix": text[end - offset : end + CONTEXT_CHARS - offset],
+        "prefix": text[max(0, start - resolver.CONTEXT_CHARS) - offset : start - offset],
+        "suffix": text[end - offset : end + resolver.CONTEXT_CHARS - offset],
     }
 
 
