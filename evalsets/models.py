@@ -19,7 +19,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Substr
 
-from evalsets.textpages import page_begin, page_of
+from evalsets.textpages import page_begin, page_begins, page_of
 
 
 class Role(models.TextChoices):
@@ -245,8 +245,13 @@ class ParseVersion(models.Model):
         super().save(*args, **kwargs)
 
     @property
+    def page_begins(self) -> list[int]:
+        """Where each page begins, ``[0]`` when the parse has no page starts (one page)."""
+        return page_begins(self.page_starts)
+
+    @property
     def page_count(self) -> int:
-        return len(self.page_starts or [0])
+        return len(self.page_begins)
 
     @property
     def warnings(self) -> list[str]:

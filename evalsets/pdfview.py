@@ -210,7 +210,7 @@ def prerender(parse: ParseVersion, pages: int | None = None) -> int:
 
 def text_layer(parse: ParseVersion, page: int) -> dict[str, Any]:
     """Page ``page`` (from 1) of the pdfium parse as runs of text with their boxes."""
-    starts = parse.page_starts or [0]
+    starts = parse.page_begins
     start = starts[page - 1]
     end = starts[page] - len(PAGE_SEPARATOR) if page < len(starts) else parse.text_length
     text = parse.text_between(start, end)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-__all__ = ["page_begin", "page_of"]
+__all__ = ["page_begin", "page_begins", "page_of"]
 
 
 def page_of(page_starts: Sequence[int] | None, offset: int) -> int:
@@ -30,6 +30,11 @@ def page_of(page_starts: Sequence[int] | None, offset: int) -> int:
     if not page_starts:
         return 1
     return max(1, bisect_right(page_starts, offset))
+
+
+def page_begins(page_starts: Sequence[int] | None) -> list[int]:
+    """Where each page begins: ``page_starts``, or ``[0]`` (one page) when there are none."""
+    return list(page_starts) if page_starts else [0]
 
 
 def page_begin(page_starts: Sequence[int] | None, offset: int) -> int:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, sub
 
-from evalsets.textpages import page_of
+from evalsets.textpages import page_begins, page_of
 
 __all__ = ["MAX_QUERY", "Found", "Hit", "QueryError", "SearchableText", "prepare_search"]
 
@@ -373,7 +373,7 @@ class SearchableText:
 
     def __init__(self, text: str, page_starts: Sequence[int] | None = None) -> None:
         self.text = text
-        self.page_starts = list(page_starts) if page_starts else [0]
+        self.page_starts = page_begins(page_starts)
         #: the copy (``_search_copy``), and where it differs from the text
         copy, self.edits, self.written_out = _search_copy(text.translate(_LOWER))
         #: the copy searched: the copy with each run of whitespace one space (``_collapse``)

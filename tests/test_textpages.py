@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from evalsets.models import ParseVersion
 from evalsets.resolver import prepare, resolve
-from evalsets.textpages import page_begin, page_of
+from evalsets.textpages import page_begin, page_begins, page_of
 from evalsets.textsearch import prepare_search
 
 TEXT = "First page.\n\nSecond page.\n\nThird page."
@@ -44,6 +47,9 @@ def test_a_text_without_page_starts_is_one_page(starts):
     assert page_of(starts, 0) == 1
     assert page_of(starts, 10_000) == 1
     assert page_begin(starts, 10_000) == 0
+    assert page_begins(starts) == [0]
+    assert ParseVersion(page_starts=starts or []).page_begins == [0]
+    assert ParseVersion(page_starts=starts or []).page_count == 1
 
 
 def test_an_offset_at_a_page_start_is_on_that_page_and_one_past_the_end_on_the_last():
@@ -72,3 +78,15 @@ def test_parses_the_resolver_and_the_search_number_pages_alike(starts, offset):
     assert ParseVersion(text=TEXT, page_starts=starts or []).page_of(offset) == expected
     assert prepare(TEXT, starts).page_at(offset) == expected
     assert prepare_search(TEXT, starts).page_at(offset) == expected
+
+
+def test_the_page_rules_import_no_django():
+    """The resolver and the text search use them alone, in workers and benchmarks."""
+    code = (
+        "import sys, evalsets.textpages, evalsets.resolver, evalsets.textsearch; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
