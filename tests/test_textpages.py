@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalsets.models import ParseVersion
+from evalsets.parsers.base import join_pages, page_span
 from evalsets.resolver import prepare, resolve
 from evalsets.textpages import page_begin, page_begins, page_of
 from evalsets.textsearch import prepare_search
@@ -90,3 +91,11 @@ def test_the_page_rules_import_no_django():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+@given(st.lists(st.text(max_size=12), min_size=1, max_size=6))
+def test_each_page_joined_is_read_back_whole_without_its_separator(pages):
+    text, starts = join_pages(pages)
+    for index, page in enumerate(pages):
+        start, end = page_span(starts, index, len(text))
+        assert text[start:end] == page
