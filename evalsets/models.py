@@ -19,6 +19,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Substr
 
+from evalsets import resolver
 from evalsets.textpages import page_begin, page_begins, page_of
 
 
@@ -460,12 +461,15 @@ class GoldAnchor(models.Model):
 
 
 class ResolutionStatus(models.TextChoices):
+    """Where an anchor stands in one parse: the resolver's own answers, stored as it gives
+    them, plus the two only the app knows (not yet resolved, placed by a person)."""
+
     PENDING = "pending", "Pending"
-    EXACT = "exact", "Exact"
-    NORMALISED = "normalised", "Normalised"
-    FUZZY = "fuzzy", "Fuzzy"
-    AMBIGUOUS = "ambiguous", "Ambiguous"
-    NOT_FOUND = "not_found", "Lost"
+    EXACT = resolver.EXACT, "Exact"
+    NORMALISED = resolver.NORMALISED, "Normalised"
+    FUZZY = resolver.FUZZY, "Fuzzy"
+    AMBIGUOUS = resolver.AMBIGUOUS, "Ambiguous"
+    NOT_FOUND = resolver.NOT_FOUND, "Lost"
     #: Placed by a person (a candidate confirmed, or the span selected by hand); a re-run of
     #: the resolver never overwrites it.
     CONFIRMED = "confirmed", "Confirmed"
