@@ -42,7 +42,16 @@ from contextgrid.core.span import Span
 from contextgrid.score.anchor import AnchorResolver
 from resolver_corpus import SCALE_SOURCES, html_documents, pdf_documents
 
-from evalsets.resolver import FUZZY, FUZZY_MIN_WORDS_KEPT, RESOLVER_VERSION, Resolution, prepare
+from evalsets.resolver import (
+    CONTEXT_CHARS,
+    FUZZY,
+    FUZZY_MIN_WORDS_KEPT,
+    RESOLVER_VERSION,
+    Resolution,
+    occurrence_at,
+    prepare,
+)
+from evalsets.textpages import page_begin, page_of
 
 #: A reported span is correct when both its ends are within this many characters of truth.
 TOLERANCE = 3
@@ -123,30 +132,18 @@ def align_words(a: list[str], b: list[str]) -> dict[int, int]:
     return mapping
 
 
-def _page(starts: list[int] | None, offset: int) -> int | None:
-    from bisect import bisect_right
-
-    return bisect_right(starts, offset) if starts else None
-
-
 def _anchor(doc: dict, toks: list, i: int, j: int) -> dict:
     a = doc["a"]
     s, e = toks[i][1], toks[j][2]
     quote = a[s:e]
-    # what the app records for a highlight: its page, and how many copies of the exact quote
-    # begin on that page before it (context-grid's convention; the whole text without pages)
-    page = _page(doc["a_pages"], s)
-    first = doc["a_pages"][page - 1] if page else 0
-    occurrence, pos = 0, a.find(quote, first)
-    while pos != -1 and pos < s:
-        occurrence += 1
-        pos = a.find(quote, pos + 1)
+    # what the app records for a highlight: its page, how many copies of the exact quote
+    # begin on that page before it (context-grid's convention), and its context
     return {
         "quote": quote,
-        "occurrence": occurrence,
-        "page_hint": page,
-        "prefix": a[max(0, s - 32) : s],
-        "suffix": a[e : e + 32],
+        "occurrence": occurrence_at(a, quote, s, begin=page_begin(doc["a_pages"], s)),
+        "page_hint": page_of(doc["a_pages"], s),
+        "prefix": a[max(0, s - CONTEXT_CHARS) : s],
+        "suffix": a[e : e + CONTEXT_CHARS],
     }
 
 
@@ -368,7 +365,7 @@ def run_ours(
     context: bool = True,
     resolutions: list | None = None,
 ) -> list:
-    """Our resolver; with ``context`` it gets the 32 characters recorded either side of each
+    """Our resolver; with ``context`` it gets the characters recorded either side of each
     quote (as a highlight in Groundwork stores them), without it the quote alone, as the
     peers get it. ``prepare`` runs inside (once per parse), so its cost is in the timing."""
     prepared = {}

@@ -9,13 +9,12 @@ draws it (``static/js/compare.js``); nothing here is markup.
 
 from __future__ import annotations
 
-from bisect import bisect_right
-
 from django.db.models import F, Value
 from django.db.models.functions import Greatest, Least, Substr
 
 from evalsets import textdiff
 from evalsets.models import AnchorResolution, GoldAnchor, ParseStatus, ParseVersion
+from evalsets.textpages import page_of
 
 #: Characters of context shown on each side of a span.
 CONTEXT = 80
@@ -37,10 +36,6 @@ def _windows(anchor: GoldAnchor) -> dict[int, tuple[int, str]]:
         .values_list("parse_id", "window_start", "window")
     )
     return {parse_id: (start, window or "") for parse_id, start, window in rows}
-
-
-def _page(starts: list[int], offset: int) -> int:
-    return max(1, bisect_right(starts or [0], offset))
 
 
 def anchor_comparison(anchor: GoldAnchor) -> dict:
@@ -82,7 +77,7 @@ def anchor_comparison(anchor: GoldAnchor) -> dict:
             entry.update(
                 start=row.start,
                 end=row.end,
-                page=_page(parse.page_starts, row.start),
+                page=page_of(parse.page_starts, row.start),
                 before=window[:a],
                 text=window[a:b],
                 after=window[b:],

@@ -12,13 +12,15 @@ Rules that a database can hold are constraints here; rules that need words for a
 
 from __future__ import annotations
 
-import bisect
 import uuid
 
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Substr
+
+from evalsets import resolver
+from evalsets.textpages import page_begin, page_begins, page_of
 
 
 class Role(models.TextChoices):
@@ -244,8 +246,13 @@ class ParseVersion(models.Model):
         super().save(*args, **kwargs)
 
     @property
+    def page_begins(self) -> list[int]:
+        """Where each page begins, ``[0]`` when the parse has no page starts (one page)."""
+        return page_begins(self.page_starts)
+
+    @property
     def page_count(self) -> int:
-        return len(self.page_starts or [0])
+        return len(self.page_begins)
 
     @property
     def warnings(self) -> list[str]:
@@ -274,13 +281,12 @@ class ParseVersion(models.Model):
         )
 
     def page_of(self, offset: int) -> int:
-        """The 1-based page holding ``offset``, as context-grid counts pages."""
-        starts = self.page_starts or [0]
-        return max(1, bisect.bisect_right(starts, offset))
+        """The page (from 1) holding ``offset`` (``textpages.page_of``)."""
+        return page_of(self.page_starts, offset)
 
     def page_begin(self, offset: int) -> int:
-        """Where the page holding ``offset`` begins."""
-        return (self.page_starts or [0])[self.page_of(offset) - 1]
+        """Where the page holding ``offset`` begins (``textpages.page_begin``)."""
+        return page_begin(self.page_starts, offset)
 
 
 class ParseRange(models.Model):
@@ -455,12 +461,15 @@ class GoldAnchor(models.Model):
 
 
 class ResolutionStatus(models.TextChoices):
+    """Where an anchor stands in one parse: the resolver's own answers, stored as it gives
+    them, plus the two only the app knows (not yet resolved, placed by a person)."""
+
     PENDING = "pending", "Pending"
-    EXACT = "exact", "Exact"
-    NORMALISED = "normalised", "Normalised"
-    FUZZY = "fuzzy", "Fuzzy"
-    AMBIGUOUS = "ambiguous", "Ambiguous"
-    NOT_FOUND = "not_found", "Lost"
+    EXACT = resolver.EXACT, "Exact"
+    NORMALISED = resolver.NORMALISED, "Normalised"
+    FUZZY = resolver.FUZZY, "Fuzzy"
+    AMBIGUOUS = resolver.AMBIGUOUS, "Ambiguous"
+    NOT_FOUND = resolver.NOT_FOUND, "Lost"
     #: Placed by a person (a candidate confirmed, or the span selected by hand); a re-run of
     #: the resolver never overwrites it.
     CONFIRMED = "confirmed", "Confirmed"

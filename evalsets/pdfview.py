@@ -33,7 +33,8 @@ from django.conf import settings
 from evalsets import pdfdraw
 from evalsets.diskbudget import evict_least_recent
 from evalsets.models import Document, ParseVersion
-from evalsets.parsers import PAGE_SEPARATOR, charboxes
+from evalsets.parsers import charboxes
+from evalsets.parsers.base import page_span
 
 log = logging.getLogger(__name__)
 
@@ -210,9 +211,7 @@ def prerender(parse: ParseVersion, pages: int | None = None) -> int:
 
 def text_layer(parse: ParseVersion, page: int) -> dict[str, Any]:
     """Page ``page`` (from 1) of the pdfium parse as runs of text with their boxes."""
-    starts = parse.page_starts or [0]
-    start = starts[page - 1]
-    end = starts[page] - len(PAGE_SEPARATOR) if page < len(starts) else parse.text_length
+    start, end = page_span(parse.page_begins, page - 1, parse.text_length)
     text = parse.text_between(start, end)
     with parse.char_boxes.open("rb") as handle:
         boxes = charboxes.read_page(handle, page - 1)

@@ -152,7 +152,7 @@ def prepared(parse: ParseVersion) -> resolver.PreparedText:
     found = prepared_parses.get(parse)
     if found is None:
         text = parse.text  # loads it now if the caller deferred it
-        found = resolver.prepare(text, page_starts=parse.page_starts or [0])
+        found = resolver.prepare(text, page_starts=parse.page_begins)
         prepared_parses.put(parse, found)
     return found
 

@@ -1,12 +1,13 @@
 """Re-locating quoted gold evidence inside any parse of its document.
 
-Gold evidence is stored as a quote (plus optional page hint, occurrence and ~32 characters of
-context either side), because character offsets only mean something inside one parse. Every
-time a document is parsed again -- by another parser, or a new version of the same one -- each
-quote has to be found again in text that differs in whitespace, ligatures, hyphenation, running
-headers and damaged characters. This module does that, in three tiers of decreasing
-confidence (exact, normalised, fuzzy), and prefers saying "not found" or "ambiguous" to
-returning a wrong span: a missing anchor is visible, a wrong one silently scores the wrong text.
+Gold evidence is stored as a quote (plus optional page hint, occurrence and `CONTEXT_CHARS`
+characters of context either side), because character offsets only mean something inside one
+parse. Every time a document is parsed again -- by another parser, or a new version of the
+same one -- each quote has to be found again in text that differs in whitespace, ligatures,
+hyphenation, running headers and damaged characters. This module does that, in three tiers
+of decreasing confidence (exact, normalised, fuzzy), and prefers saying "not found" or
+"ambiguous" to returning a wrong span: a missing anchor is visible, a wrong one silently
+scores the wrong text.
 
 It is pure Python on purpose (no Django), so workers, scripts and the benchmark in
 ``bench/resolver_bench.py`` can import it alone. Offsets are code points, half-open.
@@ -18,7 +19,7 @@ import math
 import re
 import unicodedata
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import compress, pairwise, repeat
@@ -28,8 +29,11 @@ from typing import Any
 import edlib
 from rapidfuzz.distance import LCSseq
 
+from evalsets.textpages import page_of
+
 __all__ = [
     "AMBIGUOUS",
+    "CONTEXT_CHARS",
     "EXACT",
     "FUZZY",
     "NORMALISED",
@@ -57,6 +61,13 @@ NORMALISED = "normalised"
 FUZZY = "fuzzy"
 AMBIGUOUS = "ambiguous"
 NOT_FOUND = "not_found"
+
+#: Characters of the text a highlight records on each side of its quote (``prefix`` and
+#: ``suffix``): every place that records or reads an anchor's context takes this length.
+CONTEXT_CHARS = 32
+#: Each side of the context is weighed folded, cut to this: folding can lengthen a side (a
+#: ligature written out), so the cut leaves half as much again as a highlight records.
+FOLDED_CONTEXT_CHARS = CONTEXT_CHARS + CONTEXT_CHARS // 2
 
 #: Folded quotes shorter than this are never matched approximately: too many places in any
 #: real document are a couple of edits away from a short string.
@@ -595,19 +606,12 @@ class PreparedText:
 
     # -- pages ---------------------------------------------------------------
 
-    def page_at(self, offset: int) -> int | None:
-        """The page (from 1) holding `offset`, or None without page starts."""
-        if not self.page_starts:
-            return None
-        page = bisect_right(self.page_starts, offset)
-        return page if page >= 1 else None
+    def page_at(self, offset: int) -> int:
+        """The page (from 1) holding `offset`, as `textpages.page_of` counts pages."""
+        return page_of(self.page_starts, offset)
 
     def _pages_of(self, start: int, end: int) -> range:
-        first = self.page_at(start)
-        last = self.page_at(max(start, end - 1))
-        if first is None or last is None:
-            return range(0)
-        return range(first, last + 1)
+        return range(self.page_at(start), self.page_at(max(start, end - 1)) + 1)
 
     # -- the public entry point -------------------------------------------
 
@@ -2018,14 +2022,14 @@ class _Context:
             fs = fold(tail + s) if s else ""
             if fs and ftail:
                 fs = fs[len(ftail) :]
-            self._folded = (fp[-48:], fs[:48])
+            self._folded = (fp[-FOLDED_CONTEXT_CHARS:], fs[:FOLDED_CONTEXT_CHARS])
         return self._folded
 
     @property
     def lines(self) -> tuple[list[str], list[str]]:
         """Each side's lines folded as they read next to the quote (`_folded_lines`): the
         suffix's "-name )" after a quote ending "fun" folds to "name)". Joined, each side is
-        what `_fold` gives before its cut to 48 characters (which folds without the map to
+        what `_fold` gives before its cut to `FOLDED_CONTEXT_CHARS` (which folds without the map to
         lines, for speed: most choices need the sides whole). Made once: the rows next to the
         quote (`rows`) and the placement as rows (`_by_pieces`) read them from here."""
         if self._lines is None:

@@ -26,7 +26,7 @@ def searchable(parse: ParseVersion) -> textsearch.SearchableText:
     found = searchable_parses.get(parse)
     if found is None:
         text = ParseVersion.objects.filter(pk=parse.pk).values_list("text", flat=True).get()
-        found = textsearch.prepare_search(text, parse.page_starts or [0])
+        found = textsearch.prepare_search(text, parse.page_begins)
         searchable_parses.put(parse, found)
     return found
 

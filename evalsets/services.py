@@ -59,7 +59,6 @@ from evalsets.review import audit, workflow
 
 User = get_user_model()
 
-CONTEXT_CHARS = 32
 ITEM_EDITABLE_FIELDS = ("question", "qtype", "answer", "meta", "assignee")
 
 
@@ -680,25 +679,26 @@ def _parse_text(parse: ParseVersion) -> str:
     return text
 
 
-def _highlighted(parse: ParseVersion, start: int, end: int) -> dict:
-    """What a selection in a parse quotes, with where and its context (read only)."""
-    deferred = "text" in parse.get_deferred_fields()
-    length = parse.text_length if deferred else len(parse.text)
-    if not (0 <= start < end <= length):
-        raise InvalidInput(
-            f"start and end must satisfy 0 <= start < end <= {length} "
-            f"(the parse's length), got start={start}, end={end}",
-            field="start",
-        )
-    # Only the part that matters: from the highlight's page (or its prefix, if that reaches
-    # further back) to just past its end. Trimming below only moves start forward.
-    offset = max(0, min(parse.page_begin(start), start - CONTEXT_CHARS))
-    text = _parse_text(parse)[offset : min(length, end + CONTEXT_CHARS)]
-    # Trim the selection to what it quotes: a stray space is not evidence.
+def _without_spaces_around(text: str, start: int, end: int, offset: int = 0) -> tuple[int, int]:
+    """The selection ``start``..``end`` with the whitespace at its ends left out: a stray
+    space is not evidence. ``text`` is the parse's text from ``offset`` on."""
     while start < end and text[start - offset].isspace():
         start += 1
     while end > start and text[end - 1 - offset].isspace():
         end -= 1
+    return start, end
+
+
+def _highlighted(parse: ParseVersion, start: int, end: int) -> dict:
+    """What a selection in a parse quotes, with where and its context (read only)."""
+    deferred = "text" in parse.get_deferred_fields()
+    length = parse.text_length if deferred else len(parse.text)
+    validation.check_span(start, end, length)
+    # Only the part that matters: from the highlight's page (or its prefix, if that reaches
+    # further back) to just past its end. Trimming below only moves start forward.
+    offset = max(0, min(parse.page_begin(start), start - resolver.CONTEXT_CHARS))
+    text = _parse_text(parse)[offset : min(length, end + resolver.CONTEXT_CHARS)]
+    start, end = _without_spaces_around(text, start, end, offset)
     quote = validation.check_quote(text[start - offset : end - offset])
     return {
         "quote": quote,
@@ -708,8 +708,8 @@ def _highlighted(parse: ParseVersion, start: int, end: int) -> dict:
         ),
         "ref_start": start,
         "ref_end": end,
-        "prefix": text[max(0, start - CONTEXT_CHARS) - offset : start - offset],
-        "suffix": text[end - offset : end + CONTEXT_CHARS - offset],
+        "prefix": text[max(0, start - resolver.CONTEXT_CHARS) - offset : start - offset],
+        "suffix": text[end - offset : end + resolver.CONTEXT_CHARS - offset],
     }
 
 
@@ -910,16 +910,8 @@ def resolution_confirm(
     if start is None or end is None:
         raise InvalidInput("send both start and end, or neither to confirm", field="end")
     text = parse.text
-    if not (0 <= start < end <= len(text)):
-        raise InvalidInput(
-            f"start and end must satisfy 0 <= start < end <= {len(text)} "
-            f"(the parse's length), got start={start}, end={end}",
-            field="start",
-        )
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
+    validation.check_span(start, end, len(text))
+    start, end = _without_spaces_around(text, start, end)
     if start == end:
         raise InvalidInput("the selected span holds only spaces; select the passage", field="start")
     how = "corrected by hand" if corrected else "candidate confirmed"

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from itertools import accumulate, chain, compress, islice, repeat
 from operator import add, sub
 
+from evalsets.textpages import page_begins, page_of
+
 __all__ = ["MAX_QUERY", "Found", "Hit", "QueryError", "SearchableText", "prepare_search"]
 
 #: The longest query, in code points: a sentence or two, not a page.
@@ -371,7 +373,7 @@ class SearchableText:
 
     def __init__(self, text: str, page_starts: Sequence[int] | None = None) -> None:
         self.text = text
-        self.page_starts = list(page_starts) if page_starts else [0]
+        self.page_starts = page_begins(page_starts)
         #: the copy (``_search_copy``), and where it differs from the text
         copy, self.edits, self.written_out = _search_copy(text.translate(_LOWER))
         #: the copy searched: the copy with each run of whitespace one space (``_collapse``)
@@ -404,7 +406,7 @@ class SearchableText:
         return self.runs.narrowed(offset) if self.runs else offset
 
     def page_at(self, offset: int) -> int:
-        return max(1, bisect_right(self.page_starts, offset))
+        return page_of(self.page_starts, offset)
 
     def _snippet(self, start: int, end: int) -> Hit:
         text = self.text

@@ -145,6 +145,16 @@ def check_page_hint(page_hint: int | None) -> int | None:
     return page_hint
 
 
+def check_span(start: int, end: int, text_length: int) -> None:
+    """A selection in a parse: at least one character, inside its text."""
+    if not (0 <= start < end <= text_length):
+        raise InvalidInput(
+            f"start and end must satisfy 0 <= start < end <= {text_length} "
+            f"(the parse's length), got start={start}, end={end}",
+            field="start",
+        )
+
+
 def duplicate_item_message(item_id: str, evalset_id: str) -> str:
     return f"duplicate eval item id {item_id!r} in eval set {evalset_id!r}"
 

@@ -223,7 +223,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
     shown = shown or reference
     if shown is not None and shown.status == ParseStatus.READY:
         # Page starts and the length only: the text arrives a few pages at a time.
-        page_starts, length = shown.page_starts or [0], shown.text_length
+        page_starts, length = shown.page_begins, shown.text_length
     else:
         page_starts, length = [0], 0
     can_delete = may(membership, DocumentViewSet, "destroy")

@@ -91,6 +91,24 @@ def test_each_pdf_parser_reads_page_ranges_that_join_into_its_whole_parse(name, 
 
 
 @pytest.mark.parametrize("name", PDF_PARSERS)
+@pytest.mark.parametrize(
+    ("failed", "code"), [([1, 2], "corrupt"), ([1], "no_text"), ([], "no_text")]
+)
+def test_every_pdf_parser_refuses_joined_ranges_that_read_nothing_alike(name, failed, code):
+    """No page read at all is a damaged file; pages read without text are a scan."""
+    blank = parsers.ParsedText(
+        text="\n\n",
+        page_starts=[0, 2],
+        parser=name,
+        parser_version="1",
+        meta={"pages": 2, "empty_pages": [1, 2], "failed_pages": failed},
+    )
+    with pytest.raises(parsers.ParseError) as refused:
+        PARSERS[name].join_ranges([blank])
+    assert refused.value.code == code
+
+
+@pytest.mark.parametrize("name", PDF_PARSERS)
 def test_a_range_reports_the_document_page_count_before_its_first_page(name, ten_pages):
     calls: list[tuple[int, int]] = []
 

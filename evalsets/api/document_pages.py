@@ -89,7 +89,7 @@ class DocumentPagesView(WorkspaceScoped, APIView):
     def get(self, request, ws: str, doc: str, parse):
         found = _ready_parse(self.workspace, doc, parse)
         length = found.text_length
-        starts = found.page_starts or [0]
+        starts = found.page_begins
         page_count = len(starts)
         first = _page_number(request.query_params, "from", 1)
         last = _page_number(request.query_params, "to", first + MAX_PAGES - 1)

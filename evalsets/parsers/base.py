@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from typing import Any, Protocol, runtime_checkable
@@ -112,11 +112,7 @@ class ParsedText:
 
     def page_text(self, index: int) -> str:
         """The text of page ``index`` (0-based), without the separator that follows it."""
-        start = self.page_starts[index]
-        if index + 1 < len(self.page_starts):
-            end = self.page_starts[index + 1] - len(PAGE_SEPARATOR)
-        else:
-            end = len(self.text)
+        start, end = page_span(self.page_starts, index, len(self.text))
         return self.text[start:end]
 
     def to_dict(self) -> dict[str, Any]:
@@ -191,6 +187,15 @@ class PageRangeParser(Protocol):
     ) -> ParsedText: ...
 
     def join_ranges(self, parts: list[ParsedText]) -> ParsedText: ...
+
+
+def page_span(page_starts: Sequence[int], index: int, length: int) -> tuple[int, int]:
+    """Where page ``index`` (0-based) of a text ``length`` long lies, without the
+    ``PAGE_SEPARATOR`` that follows it: pages are joined as ``join_pages`` joins them."""
+    start = page_starts[index]
+    if index + 1 < len(page_starts):
+        return start, page_starts[index + 1] - len(PAGE_SEPARATOR)
+    return start, length
 
 
 def supports_ranges(parser: object) -> bool:

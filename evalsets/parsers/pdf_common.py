@@ -224,6 +224,15 @@ def corrupt_pdf(exc: BaseException) -> ParseError:
     return ParseError("corrupt", CORRUPT_REASON, error_detail(exc))
 
 
+def check_pages_read(text: str, meta: dict) -> None:
+    """Refuse a whole PDF's joined ranges that read nothing: damaged when no page could be
+    read at all, a scan when the pages read hold no text (every PDF parser's rule)."""
+    if not meta["pages"] or len(meta["failed_pages"]) >= meta["pages"]:
+        raise ParseError("corrupt", CORRUPT_REASON, "no page could be read")
+    if not text.strip():
+        raise ParseError("no_text", NO_TEXT_REASON)
+
+
 LIMIT_REASON = (
     "This PDF holds a stream or structure far larger than any real page needs (it unpacks "
     "past the PDF library's safety limit); it was refused. Print it to a new PDF and upload "

@@ -32,7 +32,7 @@ from .base import (
 from .pdf_common import (
     CORRUPT_REASON,
     ENCRYPTED_REASON,
-    NO_TEXT_REASON,
+    check_pages_read,
     check_streams,
     require_pdf_magic,
 )
@@ -185,10 +185,7 @@ class PdfiumParser:
 
     def join_ranges(self, parts: list[ParsedText]) -> ParsedText:
         text, starts, meta = join_page_ranges(parts)
-        if not meta["pages"] or len(meta["failed_pages"]) >= meta["pages"]:
-            raise ParseError("corrupt", CORRUPT_REASON, "every page failed to load")
-        if not text.strip():
-            raise ParseError("no_text", NO_TEXT_REASON)
+        check_pages_read(text, meta)
         return ParsedText(
             text=text,
             page_starts=starts,

@@ -27,7 +27,7 @@ from .base import (
 )
 from .pdf_common import (
     ENCRYPTED_REASON,
-    NO_TEXT_REASON,
+    check_pages_read,
     check_streams,
     corrupt_pdf,
     require_pdf_magic,
@@ -70,10 +70,7 @@ class PdfminerParser:
 
     def join_ranges(self, parts: list[ParsedText]) -> ParsedText:
         text, starts, meta = join_page_ranges(parts)
-        if not meta["pages"] or len(meta["failed_pages"]) >= meta["pages"]:
-            raise corrupt_pdf(RuntimeError("no page could be extracted"))
-        if not text.strip():
-            raise ParseError("no_text", NO_TEXT_REASON)
+        check_pages_read(text, meta)
         return ParsedText(
             text=text, page_starts=starts, parser=self.name, parser_version=self.version, meta=meta
         )
