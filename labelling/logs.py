@@ -11,7 +11,7 @@ own (``labelling.celery``).
 
 Sentry is initialised only when ``SENTRY_DSN`` is set (``init_sentry``, from settings),
 with the Django and Celery integrations: an exception nothing caught in a view or a task
-is sent with its request or task, no personal data.
+is sent with its request or task, without personal data (sentry-sdk's default).
 """
 
 from __future__ import annotations
@@ -187,6 +187,5 @@ def init_sentry(
         # failure a task caught and logged too), lower ones breadcrumbs.
         integrations=[DjangoIntegration(), CeleryIntegration()],
         traces_sample_rate=traces_sample_rate,
-        send_default_pii=False,
         transport=transport,
     )

@@ -38,7 +38,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from evalsets import sweep
+from evalsets import queue, sweep
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +58,6 @@ def broker_connection() -> Connection:
     )
 
 
-def queue_names() -> list[str]:
-    return [queue.name for queue in settings.CELERY_TASK_QUEUES]
 
 
 def check_database() -> None:
@@ -79,7 +77,7 @@ def check_broker() -> None:
         return
     with broker_connection() as conn:
         conn.ensure_connection(max_retries=1, interval_start=0, timeout=BROKER_TIMEOUT_S)
-        conn.default_channel.queue_declare(queue=settings.CELERY_TASK_DEFAULT_QUEUE, passive=False)
+        conn.default_channel.queue_declare(queue=queue.all_queue_names()[0], passive=False)
 
 
 def check_storage() -> None:
@@ -145,7 +143,7 @@ class WaitingCollector:
             with broker_connection() as conn:
                 conn.ensure_connection(max_retries=1, interval_start=0, timeout=BROKER_TIMEOUT_S)
                 channel = conn.default_channel
-                for name in queue_names():
+                for name in queue.all_queue_names():
                     waiting = channel.queue_declare(queue=name, passive=False).message_count
                     depth.add_metric([name], waiting)
         except Exception as exc:
