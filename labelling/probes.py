@@ -58,8 +58,6 @@ def broker_connection() -> Connection:
     )
 
 
-
-
 def check_database() -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
@@ -90,6 +88,23 @@ def check_storage() -> None:
                 raise OSError(f"storage gave back other bytes for {name}")
     finally:
         default_storage.delete(name)
+
+
+def queue_depths() -> dict[str, int]:
+    """Messages waiting in each queue Celery sends to: the files named for it in the
+    filesystem broker's folder, or what the broker says (for Redis, the lengths of the
+    queue's lists, one a priority)."""
+    names = queue.all_queue_names()
+    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        folder = Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
+        files = [entry.name for entry in os.scandir(folder)]
+        return {name: sum(1 for f in files if f.endswith(f".{name}.msg")) for name in names}
+    with broker_connection() as conn:
+        conn.ensure_connection(max_retries=1, interval_start=0, timeout=BROKER_TIMEOUT_S)
+        channel = conn.default_channel
+        return {
+            name: channel.queue_declare(queue=name, passive=False).message_count for name in names
+        }
 
 
 CHECKS: dict[str, Callable[[], None]] = {
@@ -140,12 +155,8 @@ class WaitingCollector:
             labels=["queue"],
         )
         try:
-            with broker_connection() as conn:
-                conn.ensure_connection(max_retries=1, interval_start=0, timeout=BROKER_TIMEOUT_S)
-                channel = conn.default_channel
-                for name in queue.all_queue_names():
-                    waiting = channel.queue_declare(queue=name, passive=False).message_count
-                    depth.add_metric([name], waiting)
+            for name, waiting in queue_depths().items():
+                depth.add_metric([name], waiting)
         except Exception as exc:
             log.warning("metrics: could not read the queues' depths", exc_info=exc)
         return depth
