@@ -31,6 +31,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sentry_sdk.transport import Transport
 
 from evalsets import dberrors, services, tasks
+from evalsets.management.commands import rundev
 from evalsets.models import AnchorResolution
 from labelling import logs, views
 from labelling.settings import filesystem_broker_options
@@ -572,3 +573,20 @@ def test_with_a_multiprocess_folder_a_scrape_adds_up_every_process(settings, tmp
 
     assert _sample(text, "groundwork_http_requests_total", view="child-view") == 6
     assert "groundwork_queue_depth" in text
+
+
+def test_rundev_shares_one_emptied_metrics_folder_when_metrics_are_on(
+    settings, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", "")  # restored after the test
+    settings.VAR_DIR = tmp_path
+    (tmp_path / "prometheus").mkdir()
+    (tmp_path / "prometheus" / "counter_123.db").write_bytes(b"an earlier run")
+    settings.GROUNDWORK_METRICS = False
+    assert rundev.share_metrics_folder() is None
+
+    settings.GROUNDWORK_METRICS = True
+    folder = rundev.share_metrics_folder()
+
+    assert folder == tmp_path / "prometheus" and list(folder.iterdir()) == []
+    assert os.environ["PROMETHEUS_MULTIPROC_DIR"] == str(folder)
