@@ -133,23 +133,28 @@ def _fails_with(sql: str, params=()):
     return run
 
 
+@pytest.fixture
+def post_item_while(client_for, evalset, annotator, monkeypatch):
+    """POST a new item with ``create`` standing in for the insert of its row."""
+
+    def post(create):
+        monkeypatch.setattr(services.EvalItem.objects, "create", create)
+        client = client_for(annotator)
+        client.raise_request_exception = False
+        return client.post(ITEMS, NEW_ITEM, format="json")
+
+    return post
+
+
 def _error_lines(caplog) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.levelno >= logging.ERROR and r.name == "django.request"]
 
 
 @pytest.mark.django_db
 def test_a_not_null_violation_answers_500_saying_it_is_unexpected_and_logs_its_traceback(
-    client_for, evalset, annotator, monkeypatch, caplog
+    post_item_while, caplog
 ):
-    monkeypatch.setattr(
-        services.EvalItem.objects,
-        "create",
-        _fails_with("INSERT INTO evalsets_evalitem (item_id) VALUES (NULL)"),
-    )
-    client = client_for(annotator)
-    client.raise_request_exception = False
-
-    response = client.post(ITEMS, NEW_ITEM, format="json")
+    response = post_item_while(_fails_with("INSERT INTO evalsets_evalitem (item_id) VALUES (NULL)"))
 
     assert response.status_code == 500
     body = response.json()
@@ -164,16 +169,8 @@ def test_a_not_null_violation_answers_500_saying_it_is_unexpected_and_logs_its_t
 
 
 @pytest.mark.django_db
-def test_a_missing_column_answers_500_not_503(client_for, evalset, annotator, monkeypatch, caplog):
-    monkeypatch.setattr(
-        services.EvalItem.objects,
-        "create",
-        _fails_with("SELECT no_such_column FROM evalsets_evalitem"),
-    )
-    client = client_for(annotator)
-    client.raise_request_exception = False
-
-    response = client.post(ITEMS, NEW_ITEM, format="json")
+def test_a_missing_column_answers_500_not_503(post_item_while, caplog):
+    response = post_item_while(_fails_with("SELECT no_such_column FROM evalsets_evalitem"))
 
     assert response.status_code == 500
     assert "Retry-After" not in response
@@ -183,16 +180,14 @@ def test_a_missing_column_answers_500_not_503(client_for, evalset, annotator, mo
 
 @pytest.mark.django_db
 def test_a_lock_error_from_the_driver_answers_503_and_logs_its_cause(
-    client_for, evalset, annotator, monkeypatch, caplog, tmp_path
+    post_item_while, caplog, tmp_path
 ):
     locked = _as_django(OperationalError, _sqlite_lock_error(tmp_path))
 
     def create(**kwargs):
         raise locked
 
-    monkeypatch.setattr(services.EvalItem.objects, "create", create)
-
-    response = client_for(annotator).post(ITEMS, NEW_ITEM, format="json")
+    response = post_item_while(create)
 
     assert response.status_code == 503
     assert response["Retry-After"] == "2"
@@ -201,15 +196,9 @@ def test_a_lock_error_from_the_driver_answers_503_and_logs_its_cause(
 
 
 @pytest.mark.django_db
-def test_a_genuine_uniqueness_race_answers_409(client_for, evalset, annotator, monkeypatch):
+def test_a_genuine_uniqueness_race_answers_409(post_item_while, annotator):
     # Another request wrote the row this one meant to write: "ann" already exists.
-    monkeypatch.setattr(
-        services.EvalItem.objects,
-        "create",
-        lambda **kwargs: User.objects.create(username=annotator.username),
-    )
-
-    response = client_for(annotator).post(ITEMS, NEW_ITEM, format="json")
+    response = post_item_while(lambda **kwargs: User.objects.create(username=annotator.username))
 
     assert response.status_code == 409
     assert "same moment" in response.json()["detail"]
@@ -347,17 +336,11 @@ def sentry():
 
 
 @pytest.mark.django_db
-def test_an_unexpected_exception_in_a_view_reaches_sentry(
-    sentry, client_for, evalset, annotator, monkeypatch
-):
+def test_an_unexpected_exception_in_a_view_reaches_sentry(sentry, post_item_while):
     def create(**kwargs):
         raise RuntimeError("a fault of our own")
 
-    monkeypatch.setattr(services.EvalItem.objects, "create", create)
-    client = client_for(annotator)
-    client.raise_request_exception = False
-
-    assert client.post(ITEMS, NEW_ITEM, format="json").status_code == 500
+    assert post_item_while(create).status_code == 500
     sentry_sdk.flush()
 
     events = [
