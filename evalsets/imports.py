@@ -42,7 +42,7 @@ import contextgrid as cg
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
 
-from evalsets import queue, resolution, services, validation
+from evalsets import dberrors, queue, resolution, services, validation
 from evalsets.archive import ArchiveTooLarge
 from evalsets.errors import Conflict, GroundworkError, InvalidInput, limit_named
 from evalsets.formats import (
@@ -961,7 +961,9 @@ def _lock(evalset: EvalSet) -> EvalSet:
     nowait = connection.features.has_select_for_update_nowait
     try:
         return EvalSet.objects.select_for_update(nowait=nowait).get(pk=evalset.pk)
-    except OperationalError:
+    except OperationalError as error:
+        if not dberrors.transient(error):
+            raise
         raise Conflict(
             f"another import into {evalset.slug!r} is being written right now; "
             "preview again when it has finished",
@@ -1039,7 +1041,9 @@ def import_commit(
                     for p in plan.warnings[: settings.GROUNDWORK_IMPORT_MAX_PROBLEMS]
                 ],
             )
-    except IntegrityError:
+    except IntegrityError as error:
+        if not dberrors.unique_race(error):
+            raise
         raise Conflict(
             f"eval set {evalset_id!r} was written by someone else at the same moment; "
             "preview again and retry",

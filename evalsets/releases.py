@@ -26,7 +26,7 @@ from django.db import OperationalError, transaction
 from django.db.models import Count, F, OuterRef, Prefetch, Q, Subquery
 from django.utils import timezone
 
-from evalsets import bridge, ingest, queue, quotas, resolver
+from evalsets import bridge, dberrors, ingest, queue, quotas, resolver
 from evalsets.errors import InvalidInput
 from evalsets.formats import FORMATS, EvalSetHeader, ExportRefused, beir
 from evalsets.models import (
@@ -824,10 +824,14 @@ def release_build(release: Release) -> Release:
     try:
         with ingest._Heartbeat(lambda: _renew_build(release), f"release {release.pk}"):
             _build(release, progress)
-    except OperationalError:
-        # Transient: give the release back to the queue and let the task retry.
-        _holding(release).update(status=ReleaseStatus.QUEUED)
-        raise
+    except OperationalError as exc:
+        if not dberrors.transient(exc):
+            _failed(release, exc)  # a bug (a missing column, say): a retry fails the same way
+        else:
+            # A lock or a lost connection: give the release back to the queue and let the
+            # task retry.
+            _holding(release).update(status=ReleaseStatus.QUEUED)
+            raise
     except _Superseded:
         log.info("release %s: taken over by another builder; this one stops", release.pk)
     except OSError as exc:

@@ -19,12 +19,13 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.files.uploadedfile import UploadedFile
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
 from evalsets import (
     access,
+    dberrors,
     idempotency,
     ingest,
     parsers,
@@ -322,7 +323,7 @@ def document_upload(
         # No row points at the stored file (a racing upload won, or the write failed):
         # remove it now rather than leave it to the sweep (sweep.orphan_files).
         document.file.storage.delete(document.file.name)
-        if not isinstance(error, IntegrityError):
+        if not dberrors.unique_race(error):
             raise
         # Another upload of the same file won the race: that copy is the document.
         existing = Document.objects.filter(workspace=workspace, sha256=sha256).first()

@@ -5,6 +5,23 @@ Local defaults just work: SQLite in ``var/``, a Celery broker that is a folder o
 ``CELERY_BROKER_URL``, ``DJANGO_DEBUG=false``, ``DJANGO_SECRET_KEY``...) with no code change.
 The tiny ``env_*`` helpers fail loudly on a value they cannot read, so a typo in a deployment
 stops the process at start-up instead of running with a silent default.
+
+Operating it (``docs/operations.md`` says more):
+
+- ``GROUNDWORK_LOG_LEVEL`` (INFO) and ``GROUNDWORK_LOG_FORMAT``: ``text`` (the default; time
+  in UTC, level, logger, request id, message) or ``json`` (one object a line with the same
+  fields and the traceback as ``exc_info``). Web processes and Celery workers alike.
+- ``SENTRY_DSN``: when set, unexpected errors in views and tasks go to Sentry (sentry-sdk,
+  Django and Celery integrations, no personal data), tagged with ``SENTRY_ENVIRONMENT``
+  (``production``, or ``development`` with ``DEBUG``); ``SENTRY_TRACES_SAMPLE_RATE`` (0)
+  the share of requests traced. Unset: nothing is initialised, nothing is sent.
+- ``GROUNDWORK_METRICS``: serve Prometheus metrics at ``/metrics`` (off: 404). With
+  ``GROUNDWORK_METRICS_TOKEN`` set, a scrape must send ``Authorization: Bearer <token>``
+  (else 401); without it, keep ``/metrics`` off the public network at the proxy.
+  ``PROMETHEUS_MULTIPROC_DIR`` (an empty folder shared by the web processes and the workers
+  on one host, set before they start) adds up the counts of every process.
+- ``/healthz/`` (the process answers) and ``/readyz/`` (database, broker, file storage) need
+  no log-in and are answered over plain HTTP even when HTTPS is enforced.
 """
 
 from __future__ import annotations
@@ -16,6 +33,8 @@ import dj_database_url
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
+
+from labelling import logs
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("GROUNDWORK_VAR_DIR", BASE_DIR / "var"))
@@ -45,6 +64,23 @@ def env_int(name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise ImproperlyConfigured(f"{name} must be a whole number, got {raw!r}") from None
+
+
+def env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, got {raw!r}") from None
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = os.environ.get(name, "").strip().lower() or default
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
@@ -103,6 +139,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First, so every line logged while a request is answered names it (labelling.logs),
+    # and every request is counted, however early it is refused (labelling.metrics).
+    "labelling.logs.RequestIdMiddleware",
+    "labelling.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "labelling.middleware.RefuseUnstorableUrl",
     "labelling.middleware.RememberTab",
@@ -484,21 +524,32 @@ if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
     # A load balancer's health probe speaks plain HTTP to the process and does not follow a
     # redirect; the answer holds nothing secret.
-    SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz/$", r"^readyz/$", r"^metrics$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
 
-LOGGING = {
-    "version": 1,
-    "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env_str("GROUNDWORK_LOG_LEVEL", "INFO")},
-    # axes logs each log-in at INFO; its warnings (failures, lock-outs) are the ones to keep.
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
-}
+# Logs: time, level, logger and request id on every line, as text or JSON (labelling.logs);
+# Celery's workers configure theirs from the same setting (labelling.celery).
+GROUNDWORK_LOG_FORMAT = env_choice("GROUNDWORK_LOG_FORMAT", "text", logs.LOG_FORMATS)
+LOGGING_CONFIG = "labelling.logs.configure"
+LOGGING = logs.logging_config(GROUNDWORK_LOG_FORMAT, env_str("GROUNDWORK_LOG_LEVEL", "INFO"))
+
+# Unexpected errors to Sentry, only when a DSN is given.
+SENTRY_DSN = env_str("SENTRY_DSN", "")
+if SENTRY_DSN:
+    logs.init_sentry(
+        SENTRY_DSN,
+        environment=env_str("SENTRY_ENVIRONMENT", "development" if DEBUG else "production"),
+        traces_sample_rate=env_float("SENTRY_TRACES_SAMPLE_RATE", 0.0),
+    )
+
+# Prometheus metrics at /metrics (labelling.probes): off unless asked for; with a token,
+# only for its bearer.
+GROUNDWORK_METRICS = env_bool("GROUNDWORK_METRICS", False)
+GROUNDWORK_METRICS_TOKEN = env_str("GROUNDWORK_METRICS_TOKEN", "")
 
 # The cache holds any DRF rate-limit counters: several web processes must share one, so
 # production points it at Redis; the embedded default is per process. (The log-in limits

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from labelling import labels, login_limit, views
+from labelling import labels, login_limit, probes, views
 
 ws = "w/<slug:ws>"
 evalset = f"{ws}/sets/<slug:set_slug>"
@@ -17,6 +17,8 @@ urlpatterns = [
     path("login/", login_limit.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz/", views.healthz, name="healthz"),
+    path("readyz/", probes.readyz, name="readyz"),
+    path("metrics", probes.metrics, name="metrics"),
     path("labels.css", labels.stylesheet, name="labels-css"),
     path("document-frame/", views.document_frame, name="document-frame"),
     path(f"{ws}/", views.workspace_page, name="workspace"),

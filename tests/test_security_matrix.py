@@ -182,6 +182,9 @@ MATRIX: dict[str, dict[str, Rule]] = {
     },
     "logout": {"POST": Rule(public(302))},
     "healthz": {"GET": Rule(public(200))},
+    "readyz": {"GET": Rule(public(200))},
+    # Off unless GROUNDWORK_METRICS is on (tests/test_operability.py serves it).
+    "metrics": {"GET": Rule(public(404))},
     "labels-css": {"GET": Rule(public(200))},
     "workspace": {"GET": PAGE},
     "document": {"GET": PAGE},
@@ -551,6 +554,8 @@ UNDECLARED = {
     "login": "the log-in page itself, before anyone is signed in",
     "logout": "ends whatever session there is; it touches no workspace data",
     "healthz": "a liveness probe for the proxy; it reads no data",
+    "readyz": "a readiness probe: which of database, broker and storage answer; no data",
+    "metrics": "counts and queue depths for Prometheus, behind its own switch and token",
     "labels-css": "the colours of workflow states and statuses; no workspace data",
     "api-token": "exchanges a password for a token, before anyone is signed in",
 }

@@ -2,23 +2,28 @@
 
 ``detail`` is a sentence a person can act on (it names the field where there is one);
 ``errors`` lets a form put each message beside its field. Domain errors from the services,
-DRF's validation errors, database integrity races and Django's own validation errors all
-come out this way, as 4xx, never as a 500. Storage that is full (a disk, a quota) is a 507
-saying so. A fault of our own (an exception nothing expected) is still a 500, but under
-``/api/`` it keeps the same shape and shows no traceback, with ``DEBUG`` on (``make run``)
-or off: API views answer it here, anything else through ``server_error``, the site's
+DRF's validation errors, uniqueness races and Django's own validation errors all come out
+this way, as 4xx, never as a 500. Storage that is full (a disk, a quota) is a 507 saying
+so; a database that is locked or unreachable a 503 (``evalsets.dberrors`` tells those from
+bugs by the driver's code). A fault of our own (an exception nothing expected, a NOT NULL
+violation or a missing column included) is a 500 that says so, logged with its traceback
+and a reference the answer repeats (the request's id, ``labelling.logs``); under ``/api/``
+it keeps the same shape and shows no traceback, with ``DEBUG`` on (``make run``) or off:
+API views answer it here, anything else through ``server_error``, the site's
 ``handler500``.
 """
 
 from __future__ import annotations
 
 import errno
+import logging
+import uuid
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.signals import got_request_exception
-from django.db import IntegrityError, OperationalError
+from django.db import OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.log import log_response
 from django.views import defaults
@@ -27,7 +32,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from evalsets import dberrors
 from evalsets.errors import GroundworkError, RateLimited
+
+log = logging.getLogger(__name__)
 
 
 def _printable(text) -> str:
@@ -114,13 +122,57 @@ def _storage_full() -> Response:
     )
 
 
+def _written_meanwhile(exc: Exception) -> Response:
+    """409: a row this request meant to write was written by another request first (a
+    UNIQUE violation; any other integrity error is a bug, answered 500)."""
+    log.info("a uniqueness race answered 409: %s", dberrors.describe(exc))
+    return Response(
+        {
+            "detail": "that change conflicts with data written at the same moment; "
+            "reload and try again",
+            "errors": {},
+        },
+        status=status.HTTP_409_CONFLICT,
+    )
+
+
+def _database_unavailable(exc: Exception) -> Response:
+    """503: a lock not granted in time, or a connection that failed. A connection that
+    drops just after COMMIT fails here too, with the change saved, so the answer cannot say
+    nothing was saved: a create sent with an Idempotency-Key is safe to send again as it
+    was; anything else is reloaded first."""
+    log.warning("the database was busy or unreachable, answered 503: %s", dberrors.describe(exc))
+    return Response(
+        {
+            "detail": "the database was busy or its connection failed; the change may or "
+            "may not have been saved. A request sent with an Idempotency-Key can be sent "
+            "again with the same key; otherwise reload before trying again",
+            "errors": {},
+        },
+        status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        headers={"Retry-After": "2"},
+    )
+
+
+def reference_of(request: HttpRequest | None) -> str:
+    """The id an unexpected error's answer and its log line share: the request's own id
+    (given to every request by ``labelling.logs.RequestIdMiddleware``), or one made now."""
+    reference = getattr(request, "request_id", None)
+    if not reference:
+        reference = uuid.uuid4().hex[:16]
+        if request is not None:
+            request.request_id = reference
+    return reference
+
+
 def _unexpected(exc: Exception, context) -> Response:
-    """A fault of our own in an API view: logged with its traceback as Django logs one, and
-    signalled as Django signals one (the test client re-raises it from there), but answered
-    in the API's shape, never as Django's HTML debug page."""
+    """A fault of our own in an API view: logged with its traceback and the request's id as
+    Django logs one, and signalled as Django signals one (the test client re-raises it from
+    there, Sentry reports it), but answered in the API's shape, never as Django's HTML
+    debug page."""
     request = getattr(context.get("request"), "_request", None)
     got_request_exception.send(sender=None, request=request)
-    response = server_error_json()
+    response = server_error_json(reference_of(request))
     log_response(
         "%s: %s",
         "Internal Server Error",
@@ -148,30 +200,10 @@ def exception_handler(exc, context):
         return _body_refused(exc)
     if isinstance(exc, DjangoValidationError):
         exc = ValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages)
-    if isinstance(exc, IntegrityError):
-        return Response(
-            {
-                "detail": "that change conflicts with data written at the same moment; "
-                "reload and try again",
-                "errors": {},
-            },
-            status=status.HTTP_409_CONFLICT,
-        )
-    if isinstance(exc, OperationalError):
-        # A locked SQLite file in embedded mode, or a dropped database connection. A
-        # connection that drops just after COMMIT fails here too, with the change saved, so
-        # the answer cannot say nothing was saved: a create sent with an Idempotency-Key is
-        # safe to send again as it was; anything else is reloaded first.
-        return Response(
-            {
-                "detail": "the database was busy or its connection failed; the change may or "
-                "may not have been saved. A request sent with an Idempotency-Key can be sent "
-                "again with the same key; otherwise reload before trying again",
-                "errors": {},
-            },
-            status=status.HTTP_503_SERVICE_UNAVAILABLE,
-            headers={"Retry-After": "2"},
-        )
+    if dberrors.unique_race(exc):
+        return _written_meanwhile(exc)
+    if dberrors.transient(exc):
+        return _database_unavailable(exc)
     response = drf_exception_handler(exc, context)
     if response is None:
         return _unexpected(exc, context)
@@ -189,10 +221,12 @@ def exception_handler(exc, context):
 def server_error(request: HttpRequest, *args, **kwargs) -> HttpResponse:
     """Django's ``handler500``: JSON in the API's error shape under ``/api/``, else the page.
 
-    Django has already logged the exception with its traceback; the client gets neither.
+    Django logs the exception with its traceback once this answer is made (the request's
+    id on the line); the client gets neither, only the id as the error's reference (in the
+    body under ``/api/``, in the ``X-Request-ID`` header everywhere).
     """
     if request.path_info.startswith("/api/"):
-        return server_error_json()
+        return server_error_json(reference_of(request))
     return defaults.server_error(request, *args, **kwargs)
 
 
@@ -205,12 +239,14 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     return defaults.page_not_found(request, exception)
 
 
-def server_error_json() -> JsonResponse:
+def server_error_json(reference: str) -> JsonResponse:
     return JsonResponse(
         {
-            "detail": "the server failed while answering this request; the error was "
-            "logged, try again later or tell the site's administrator",
+            "detail": "an unexpected error stopped the server answering this request (a "
+            "fault of ours, not of what was sent); the error was logged with reference "
+            f"{reference}: give that reference to the site's administrator",
             "errors": {},
+            "reference": reference,
         },
         status=500,
     )

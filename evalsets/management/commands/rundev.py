@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -106,6 +108,20 @@ def web_command(addrport: str, *, processes: int, threads: int, reload: bool) ->
         '--access-logformat=%(t)s "%(r)s" %(s)s %(b)s %(M)sms',
         *(["--reload"] if reload else []),
     ]
+
+
+def share_metrics_folder() -> Path | None:
+    """With metrics on, the web processes and the workers count into one folder, emptied
+    first (counts of an earlier run would be added in), so a scrape of any web process
+    adds up all of them (``labelling.metrics``). None when metrics are off or a folder was
+    given."""
+    if not settings.GROUNDWORK_METRICS or os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return None
+    folder = Path(settings.VAR_DIR) / "prometheus"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
+    return folder
 
 
 def default_web_processes() -> int:
@@ -226,6 +242,7 @@ class Command(BaseCommand):
     ):
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         signal.signal(signal.SIGTERM, _stop_on_sigterm)
+        share_metrics_folder()
         workers = [
             Supervised(command, _spawn)
             for command in worker_commands(concurrency, resolve_concurrency)
