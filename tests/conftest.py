@@ -7,22 +7,40 @@ are skipped, except in CI (``GROUNDWORK_REQUIRE_SERVICES=1``), where a skip is a
 
 from __future__ import annotations
 
+import copy
 import os
+import shutil
+from contextlib import ExitStack, contextmanager
 
 import pytest
 from django.core.cache import cache
 from django.core.files.base import ContentFile
+from django.db import transaction
+from django.test import TestCase, override_settings
 from rest_framework.test import APIClient
 
 from evalsets import queue, services
-from evalsets.models import Document, Membership, ParseStatus, Role
+from evalsets.models import Document, ParseStatus
 from evalsets.parsers import text as text_parser
 from evalsets.review import workflow
 from labelling.celery import app as celery_app
+from tests.world import (
+    HANDBOOK,
+    PASSWORD,
+    build_world_from_scratch,
+    create_acme,
+    create_handbook,
+    create_outsider,
+    create_q1,
+    create_quiz,
+)
 
 pytest_plugins = ["tests.browser", "tests.services"]
 
 REQUIRE_SERVICES = os.environ.get("GROUNDWORK_REQUIRE_SERVICES") == "1"
+
+# Hashing passwords properly costs ~0.4 s a user; tests need users, not security.
+FAST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def pytest_addoption(parser):
@@ -77,8 +95,7 @@ def _no_rate_counted_yet():
 @pytest.fixture(autouse=True)
 def _eager_tasks(request, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
-    # Hashing passwords properly costs ~0.4 s a user; tests need users, not security.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_PASSWORD_HASHERS
     # Each test starts with no parse prepared in this process (ids repeat across tests).
     from evalsets.resolution import prepared_parses
     from evalsets.services import highlight_texts
@@ -92,9 +109,6 @@ def _eager_tasks(request, settings, tmp_path):
     celery_app.conf.task_always_eager = True
     yield
     celery_app.conf.task_always_eager = previous
-
-
-PASSWORD = "correct horse battery"
 
 
 @pytest.fixture
@@ -141,18 +155,12 @@ def viewer(make_user):
 @pytest.fixture
 def outsider(make_user):
     """A member of another workspace, and of nothing here."""
-    user = make_user("otto")
-    services.workspace_create(user=user, slug="elsewhere", name="Elsewhere")
-    return user
+    return create_outsider(make_user)
 
 
 @pytest.fixture
 def workspace(owner, reviewer, annotator, viewer):
-    ws = services.workspace_create(user=owner, slug="acme", name="Acme")
-    Membership.objects.create(workspace=ws, user=reviewer, role=Role.REVIEWER)
-    Membership.objects.create(workspace=ws, user=annotator, role=Role.ANNOTATOR)
-    Membership.objects.create(workspace=ws, user=viewer, role=Role.VIEWER)
-    return ws
+    return create_acme(owner=owner, reviewer=reviewer, annotator=annotator, viewer=viewer)
 
 
 @pytest.fixture
@@ -166,32 +174,10 @@ def client_for():
     return make
 
 
-HANDBOOK = (
-    "Employee Handbook\n\nEmployees accrue 1.5 days of leave per month. "
-    "Leave may be carried over.\n"
-    "Remote work is limited to 30 days a year.\n"
-    "Employees accrue 1.5 days of leave per month.\n"
-)
-
-
 @pytest.fixture
 def document(workspace, owner):
     """A document with a ready reference parse (no parser needed)."""
-    doc = Document(
-        workspace=workspace, source_id="handbook.txt", sha256="0" * 64, size=len(HANDBOOK)
-    )
-    doc.file.save("handbook.txt", ContentFile(HANDBOOK.encode()), save=False)
-    doc.kind = "text"
-    doc.save()
-    services.parse_version_add(
-        document=doc,
-        parser="plaintext",
-        parser_version="1",
-        text=HANDBOOK,
-        page_starts=[0, HANDBOOK.index("Remote")],
-        origin="parsed",
-    )
-    return doc
+    return create_handbook(workspace)
 
 
 @pytest.fixture
@@ -201,18 +187,12 @@ def reference(document):
 
 @pytest.fixture
 def evalset(workspace, owner):
-    return services.evalset_create(workspace=workspace, user=owner, slug="quiz", name="Quiz")
+    return create_quiz(workspace, owner)
 
 
 @pytest.fixture
 def item(evalset, annotator):
-    return services.item_create(
-        evalset=evalset,
-        user=annotator,
-        item_id="q1",
-        question="How much leave do employees accrue per month?",
-        qtype="numeric",
-    )
+    return create_q1(evalset, annotator)
 
 
 @pytest.fixture
@@ -238,38 +218,95 @@ def changes_requested(item, annotator, reviewer, reference):
     return item, anchor, start
 
 
+#: Fixtures that make objects the shared world already holds (same usernames, slugs, source
+#: ids): a test beside the shared world takes them from the world instead.
+WORLD_PARTS = frozenset(
+    {"owner", "reviewer", "annotator", "viewer", "outsider", "workspace", "document"}
+    | {"reference", "evalset", "item", "changes_requested", "failed_upload"}
+)
+
+
+def _shared_world_problems(items) -> list[str]:
+    """Why these tests (one module's) cannot run beside a world kept in an open transaction:
+    a real worker or a flushing test needs committed data, and a per-test copy of a world
+    object would clash with the world's own."""
+    problems = []
+    for item in items:
+        names = set(item.fixturenames)
+        if "services" in item.keywords or names & {"transactional_db", "live_server"}:
+            problems.append(f"{item.name} commits (a real worker or a live server reads it)")
+        elif names & WORLD_PARTS:
+            clash = ", ".join(sorted(names & WORLD_PARTS))
+            problems.append(f"{item.name} makes its own {clash}: use world.* instead")
+    return problems
+
+
+@contextmanager
+def _outer_transaction():
+    """An atomic block that Django's test machinery treats as one of its own, so the code
+    under test may still open ``durable`` blocks inside it."""
+    atomic = transaction.atomic()
+    atomic._from_testcase = True
+    atomic.__enter__()
+    try:
+        yield
+    finally:
+        transaction.set_rollback(True)
+        atomic.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def _module_world(request, django_db_setup, django_db_blocker, tmp_path_factory):
+    """One world for a whole module, built inside a transaction rolled back at the module's
+    end (Django's ``TestCase.setUpTestData``, per module). Each test still runs in its own
+    savepoint (pytest-django), so what a test writes is gone before the next one starts.
+
+    Building it per test cost about a third of the suite's time, and the tests that use it
+    write only inside their own savepoint. Its files live in a module folder that each test
+    gets a copy of (``world``)."""
+    module_items = [item for item in request.session.items if item.module is request.module]
+    problems = _shared_world_problems(module_items)
+    if problems:
+        pytest.fail(
+            f"{request.module.__name__} cannot share one world:\n  " + "\n  ".join(problems),
+            pytrace=False,
+        )
+    media = tmp_path_factory.mktemp("world-media")
+    with django_db_blocker.unblock():
+        transaction_open = ExitStack()
+        transaction_open.enter_context(_outer_transaction())
+        try:
+            built = _build_world_eagerly(media)
+        except BaseException:
+            transaction_open.close()
+            raise
+    # The transaction stays open between the tests; only theirs touch the database.
+    yield built, media
+    with django_db_blocker.unblock():
+        transaction_open.close()
+
+
+def _build_world_eagerly(media):
+    """The world with its tasks run in this process and its files in ``media`` (the
+    per-test settings and eager tasks of ``_eager_tasks`` do not reach a module fixture)."""
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    try:
+        with override_settings(MEDIA_ROOT=media, PASSWORD_HASHERS=FAST_PASSWORD_HASHERS):
+            return build_world_from_scratch(capture=TestCase.captureOnCommitCallbacks)
+    finally:
+        celery_app.conf.task_always_eager = eager
+
+
 @pytest.fixture
-def world(
-    owner,
-    reviewer,
-    annotator,
-    viewer,
-    outsider,
-    make_user,
-    document,
-    evalset,
-    item,
-    django_capture_on_commit_callbacks,
-):
-    """One of everything in ``acme`` (``tests/world.py``), for the security tests."""
-    from django.core.cache import cache
-
-    from tests.world import build_world
-
-    built = build_world(
-        owner=owner,
-        reviewer=reviewer,
-        annotator=annotator,
-        viewer=viewer,
-        outsider=outsider,
-        make_user=make_user,
-        document=document,
-        evalset=evalset,
-        item=item,
-        capture=django_capture_on_commit_callbacks,
-    )
+def world(_module_world, db, settings):
+    """One of everything in ``acme`` (``tests/world.py``), for the security tests: built once
+    per module (``_module_world``); each test gets its own copy of the Python objects (as
+    ``setUpTestData`` does) and of the files, in its own ``MEDIA_ROOT``."""
+    built, media = _module_world
+    shutil.copytree(media, settings.MEDIA_ROOT, dirs_exist_ok=True)
     cache.clear()  # rate limits start from zero whatever building counted
-    return built
+    return copy.deepcopy(built)
 
 
 @pytest.fixture

@@ -124,7 +124,7 @@ def test_the_api_docs_carry_the_policy_and_load_nothing_from_elsewhere(url):
         assert "http://" not in body and "https://" not in body, "no CDN: every file is ours"
 
 
-def test_the_log_in_page_with_an_error_and_locked_out_has_no_inline_code(settings, annotator):
+def test_the_log_in_page_with_an_error_and_locked_out_has_no_inline_code(settings, world):
     settings.GROUNDWORK_LOGIN_ATTEMPTS = 2
     client = Client()
     wrong = client.post("/login/", {"username": "ann", "password": "wrong"})

@@ -24,6 +24,7 @@ from evalsets import releases, services
 from evalsets.formats import get_format
 from evalsets.models import EvalItem, ItemState
 from evalsets.review import comments, workflow
+from labelling.celery import app as celery_app
 from tests.browser import log_in
 from tests.conftest import HANDBOOK, PASSWORD
 
@@ -213,15 +214,28 @@ def _assert_inert(page, url: str, dialogs: list[str]) -> None:
 @pytest.mark.e2e
 @pytest.mark.django_db(transaction=True)
 def test_no_payload_runs_on_any_page_in_the_browser(
-    page, live_server, owner, annotator, reviewer, workspace, django_capture_on_commit_callbacks
+    page,
+    live_server,
+    owner,
+    annotator,
+    reviewer,
+    workspace,
+    django_capture_on_commit_callbacks,
 ):
-    urls = _build(
-        owner=owner,
-        annotator=annotator,
-        reviewer=reviewer,
-        workspace=workspace,
-        capture=django_capture_on_commit_callbacks,
-    )
+    # Parse and resolve in this process (no worker runs here): the document page then draws
+    # the payload text and its marks, which the hovering below needs.
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    try:
+        urls = _build(
+            owner=owner,
+            annotator=annotator,
+            reviewer=reviewer,
+            workspace=workspace,
+            capture=django_capture_on_commit_callbacks,
+        )
+    finally:
+        celery_app.conf.task_always_eager = eager
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     log_in(page, live_server, "olive", PASSWORD)
@@ -238,6 +252,8 @@ def test_no_payload_runs_on_any_page_in_the_browser(
     page.goto(f"{live_server.url}/w/acme/documents/{_quoted(DOC_ID)}")
     page.wait_for_load_state("networkidle")
     marks = page.locator("mark")
+    # The marks are drawn after the anchors arrive: counting them at once could hover none.
+    expect(marks.first).to_be_visible()
     for index in range(marks.count()):
         marks.nth(index).hover()
     assert page.evaluate("typeof window.__xss") == "undefined"

@@ -1,8 +1,12 @@
 """One of everything in workspace ``acme``, so every URL the app serves has a real object.
 
-The security tests (permission matrix, CSRF) build this once per test: a second parse besides
-the reference one, items in each workflow state they need, an anchor, a comment, an
-assignment, two built releases. ``World.kwargs`` fills every URL keyword with a real value.
+The security tests (permission matrix, CSRF) share one world per test module (the ``world``
+fixture in ``tests/conftest.py``): the users and workspace of the conftest fixtures, a second
+parse besides the reference one, items in each workflow state they need, an anchor, a comment,
+an assignment, two built releases. ``World.kwargs`` fills every URL keyword with a real value.
+
+The builders of the conftest's base objects (users, ``acme``, the handbook, ``quiz``, ``q1``)
+live here too, so the per-test fixtures and the shared world make the very same objects.
 """
 
 from __future__ import annotations
@@ -14,18 +18,81 @@ from dataclasses import dataclass, field
 from contextgrid import EvalItem as CgItem
 from contextgrid import EvalSet as CgSet
 from contextgrid import GoldAnchor as CgAnchor
+from django.contrib.auth import get_user_model
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 
 from evalsets import releases, services
 from evalsets.formats import get_format
-from evalsets.models import Document, EvalItem, ItemAssignment, ItemState
+from evalsets.models import Document, EvalItem, ItemAssignment, ItemState, Membership, Role
 from evalsets.parsers import PARSERS
 from evalsets.review import assignments, comments
 from tests.documents import make_pdf
 
 RELEASE_FORMAT = "contextgrid-jsonl"
+
+PASSWORD = "correct horse battery"
+
+HANDBOOK = (
+    "Employee Handbook\n\nEmployees accrue 1.5 days of leave per month. "
+    "Leave may be carried over.\n"
+    "Remote work is limited to 30 days a year.\n"
+    "Employees accrue 1.5 days of leave per month.\n"
+)
+
+
+def create_user(username: str):
+    return get_user_model().objects.create_user(username=username, password=PASSWORD)
+
+
+def create_outsider(make_user):
+    """``otto``: a member of another workspace, and of nothing in ``acme``."""
+    user = make_user("otto")
+    services.workspace_create(user=user, slug="elsewhere", name="Elsewhere")
+    return user
+
+
+def create_acme(*, owner, reviewer, annotator, viewer):
+    """Workspace ``acme`` with one member of each role."""
+    workspace = services.workspace_create(user=owner, slug="acme", name="Acme")
+    Membership.objects.create(workspace=workspace, user=reviewer, role=Role.REVIEWER)
+    Membership.objects.create(workspace=workspace, user=annotator, role=Role.ANNOTATOR)
+    Membership.objects.create(workspace=workspace, user=viewer, role=Role.VIEWER)
+    return workspace
+
+
+def create_handbook(workspace) -> Document:
+    """``handbook.txt`` with a ready reference parse (no parser needed)."""
+    document = Document(
+        workspace=workspace, source_id="handbook.txt", sha256="0" * 64, size=len(HANDBOOK)
+    )
+    document.file.save("handbook.txt", ContentFile(HANDBOOK.encode()), save=False)
+    document.kind = "text"
+    document.save()
+    services.parse_version_add(
+        document=document,
+        parser="plaintext",
+        parser_version="1",
+        text=HANDBOOK,
+        page_starts=[0, HANDBOOK.index("Remote")],
+        origin="parsed",
+    )
+    return document
+
+
+def create_quiz(workspace, owner):
+    return services.evalset_create(workspace=workspace, user=owner, slug="quiz", name="Quiz")
+
+
+def create_q1(evalset, annotator):
+    return services.item_create(
+        evalset=evalset,
+        user=annotator,
+        item_id="q1",
+        question="How much leave do employees accrue per month?",
+        qtype="numeric",
+    )
 
 
 @dataclass
@@ -73,8 +140,8 @@ def pdf_document(
     data: bytes | None = None,
     text: str = "Leave is accrued monthly.",
 ) -> Document:
-    """A PDF with its pdfium parse (boxes and all), read in this process (no worker: the world
-    is built per test): by default ``tiny.pdf``, a page of ``text``. Given ``data``, the file
+    """A PDF with its pdfium parse (boxes and all), read in this process (no worker reads the
+    world's files): by default ``tiny.pdf``, a page of ``text``. Given ``data``, the file
     stored is ``data`` while the parse is read from a plain PDF of ``text`` (a file whose own
     text costs minutes to read, when only its drawing is on trial)."""
     view = make_pdf([text])
@@ -175,4 +242,26 @@ def build_world(
         comment=comment,
         assignment=assignment,
         kwargs=kwargs,
+    )
+
+
+def build_world_from_scratch(*, capture) -> World:
+    """The conftest's base objects, then the world on them: for a world shared by a module,
+    which no per-test fixture can feed."""
+    owner, reviewer, annotator, viewer = (create_user(n) for n in ("olive", "rita", "ann", "vic"))
+    outsider = create_outsider(create_user)
+    workspace = create_acme(owner=owner, reviewer=reviewer, annotator=annotator, viewer=viewer)
+    document = create_handbook(workspace)
+    evalset = create_quiz(workspace, owner)
+    return build_world(
+        owner=owner,
+        reviewer=reviewer,
+        annotator=annotator,
+        viewer=viewer,
+        outsider=outsider,
+        make_user=create_user,
+        document=document,
+        evalset=evalset,
+        item=create_q1(evalset, annotator),
+        capture=capture,
     )
