@@ -420,8 +420,8 @@ class _Freezer:
         `landing.anchor_for_reader`): only an anchor with a page hint in a document that
         context-grid reads without pages changes, so only those need the parse's text."""
         kind = self.kinds.get(anchor.document_id, "")
-        if written.page_hint is None or kind in landing.PAGED_KINDS:
-            return written
+        if written.page_hint in (None, 1) or kind in landing.PAGED_KINDS:
+            return landing.anchor_for_reader(written, kind=kind, text=None, span=None)
         if span is None and anchor.reference_parse_id and anchor.ref_start is not None:
             parse = ParseVersion(pk=anchor.reference_parse_id)
             span = (anchor.ref_start, anchor.ref_end)

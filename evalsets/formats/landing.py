@@ -65,10 +65,15 @@ def anchor_for_reader(
     A PDF anchor is kept as it is: context-grid's PDF parsers page, as ours do. An anchor with
     a `page_hint` in a document of any other kind loses the hint and gets its `occurrence`
     counted over the whole text, the only count a reader without pages can follow (and our own
-    importer, which narrows to a hinted page, follows it too). Kept as it is when the text or
+    importer, which narrows to a hinted page, follows it too). On page 1 the count already
+    starts at the document's start, so only the hint goes. Kept as it is when the text or
     span is unknown, or no occurrence reaches that copy.
     """
-    if kind in PAGED_KINDS or anchor.page_hint is None or text is None or span is None:
+    if kind in PAGED_KINDS or anchor.page_hint is None:
+        return anchor
+    if anchor.page_hint == 1:  # page 1 starts the document: its count is the whole one's
+        return replace(anchor, page_hint=None)
+    if text is None or span is None:
         return anchor
     occurrence = unpaged_occurrence(text, anchor.quote, span[0])
     if occurrence is None:
