@@ -108,10 +108,10 @@ def paged_txt(workspace):
     )
 
 
-def _release(evalset, owner, capture, formats):
+def _release(evalset, owner, capture, formats, **options):
     ItemRow.objects.filter(evalset=evalset).update(state="approved")
     with capture(execute=True):
-        releases.release_create(evalset=evalset, user=owner, formats=formats)
+        releases.release_create(evalset=evalset, user=owner, formats=formats, **options)
     return Release.objects.get(evalset=evalset)
 
 
@@ -145,6 +145,55 @@ def test_a_quote_highlighted_on_page_three_of_a_text_file_is_where_context_grid_
         (read,) = reader(path).items
         assert _lands(read.anchors[0], theirs) == (wanted, wanted + len(QUOTE)), slug
         assert not {"lands_elsewhere", "lands_elsewhere_without_pages"} & set(stored.counts)
+
+
+@pytest.mark.django_db
+def test_a_highlight_the_chosen_parse_lacks_is_counted_where_it_was_made(
+    paged_txt, evalset, annotator, owner, django_capture_on_commit_callbacks, tmp_path
+):
+    services.parse_version_add(
+        document=paged_txt.document,
+        parser="theirs",
+        parser_version="1",
+        text="Terms only.",
+        page_starts=[0],
+    )
+    item = services.item_create(evalset=evalset, user=annotator, item_id="q1", question="When?")
+    page_three = paged_txt.text.rindex(QUOTE)
+    services.anchor_create_from_highlight(
+        item=item, user=annotator, parse=paged_txt, start=page_three, end=page_three + len(QUOTE)
+    )
+
+    release = _release(
+        evalset,
+        owner,
+        django_capture_on_commit_callbacks,
+        ["contextgrid-jsonl"],
+        gold_parser="theirs",
+    )
+
+    path, _ = _file(release, "contextgrid-jsonl", tmp_path)
+    (read,) = read_jsonl(path).items
+    assert (read.anchors[0].page_hint, read.anchors[0].occurrence) == (None, 1)
+    theirs = _cg_text_parse("terms.txt", PAGED_TXT.encode())
+    wanted = PAGED_TXT.rindex(QUOTE)
+    assert _lands(read.anchors[0], theirs) == (wanted, wanted + len(QUOTE))
+
+
+@pytest.mark.django_db
+def test_a_typed_anchor_no_parse_places_keeps_its_page_and_count(
+    paged_txt, evalset, annotator, owner, django_capture_on_commit_callbacks, tmp_path
+):
+    item = services.item_create(evalset=evalset, user=annotator, item_id="q1", question="Fees?")
+    services.anchor_create_typed(
+        item=item, user=annotator, source_id="terms.txt", quote="No such words", page_hint=2
+    )
+
+    release = _release(evalset, owner, django_capture_on_commit_callbacks, ["contextgrid-jsonl"])
+
+    path, _ = _file(release, "contextgrid-jsonl", tmp_path)
+    (read,) = read_jsonl(path).items
+    assert (read.anchors[0].page_hint, read.anchors[0].occurrence) == (2, 0)
 
 
 @pytest.mark.django_db
@@ -182,7 +231,9 @@ def test_a_pdf_quote_also_on_an_earlier_page_keeps_its_page_and_the_notes_name_i
     assert _lands(read.anchors[0], paged) == (second, second + len(quote))
     unpaged = ParsedDocument(document=Document(id="leave.pdf", text=parse.text))
     assert _lands(read.anchors[0], unpaged) != (second, second + len(quote))
-    assert any("p1 anchor 1 ('Leave is accrued monthly.')" in note for note in stored.notes)
+    (note,) = [n for n in stored.notes if "p1 anchor 1" in n]
+    assert note.startswith("1 anchor(s) in paged documents (PDF) quote text that also appears")
+    assert note.endswith("lands on another copy: p1 anchor 1 ('Leave is accrued monthly.').")
     assert stored.counts["lands_elsewhere_without_pages"] == 1
 
 
@@ -200,7 +251,41 @@ def test_a_gold_span_placed_approximately_is_named_as_disagreeing_with_context_g
 
     assert reader_lands(text, item.anchors[0]) != first
     assert notes.counts == {"lands_elsewhere": 1}
-    assert "g1 anchor 1 ('fee is due in thirty days')" in notes.notes[0]
+    assert notes.notes == [
+        "1 anchor(s) are not where context-grid's AnchorResolver places them in the text this "
+        "file was made from (the evidence was located approximately in this parse, or the "
+        "resolver takes another copy): a context-grid reader lands on other text or none, and "
+        "where gold spans are written they disagree with where context-grid resolves the same "
+        "anchors: g1 anchor 1 ('fee is due in thirty days')."
+    ]
+
+
+def test_a_paged_anchor_whose_quote_is_not_verbatim_there_is_named_as_landing_elsewhere():
+    text = "The fee is\n  due, then: the fee is due."
+    item = EvalItem("g1", "When?", anchors=(GoldAnchor("t.pdf", "fee is due", page_hint=1),))
+    reflowed = (text.index("fee"), text.index("due") + 3)
+
+    _, notes = _write("contextgrid-jsonl", [item], {"t.pdf": text}, _positions({"g1": [reflowed]}))
+
+    assert notes.counts == {"lands_elsewhere": 1}
+
+
+def test_the_notes_name_each_anchor_with_its_quote_cut_at_forty_characters():
+    long = "a long quote that goes on well past forty characters"
+    text = f"{long} and {long}"
+    item = EvalItem("g1", "Q?", anchors=(GoldAnchor("t", "x"), GoldAnchor("t", long)))
+    second = (text.rindex(long), len(text))
+
+    _, notes = _write("contextgrid-jsonl", [item], {"t": text}, _positions({"g1": [None, second]}))
+    _, first_only = _write(
+        "contextgrid-csv", [item], {"t": text}, _positions({"g1": [None, second]})
+    )
+    _, short = _write("contextgrid-jsonl", [item], {"t": text}, _positions({"g1": [None]}))
+    _, textless = _write("contextgrid-jsonl", [item], {}, _positions({"g1": [None, second]}))
+
+    assert notes.notes[0].endswith("g1 anchor 2 ('a long quote that goes on well past for…').")
+    assert first_only.counts == {"extra_anchors": 1}  # the CSV holds, and checks, one
+    assert short.counts == textless.counts == {}
 
 
 def test_an_anchor_context_grid_places_where_it_was_highlighted_adds_no_note():
@@ -316,6 +401,10 @@ def test_a_unique_passage_reaches_across_paragraphs_and_stops_at_its_limit():
     )
     left, right, unique = unique_passage("ab ab ab ab", 6, 8, radius=1, limit=4)
     assert not unique and right - left >= 4
+    assert unique_passage("ab ab", 3, 5, radius=1) == (0, 5, True)
+    assert unique_passage("ab ab", 0, 2, radius=1) == (0, 5, True)
+    assert unique_passage("x ab y ab x", 2, 4, radius=0) == (0, 6, True)
+    assert unique_passage("ab", 0, 2) == (0, 2, True)
 
 
 # -- the spreadsheet CSV opens in Excel as UTF-8 ----------------------------------------------
@@ -351,6 +440,17 @@ def test_an_unpaged_occurrence_counts_verbatim_copies_before_reflowed_ones():
     assert unpaged_occurrence(text, "pay now", 0) is None  # exact copies win
     assert unpaged_occurrence("pay  now, pay\nnow", "pay now", 10) == 1
     assert unpaged_occurrence("pay now", "pay later", 0) is None
+
+
+def test_an_anchor_on_page_one_loses_only_its_hint_and_needs_no_text():
+    anchor = GoldAnchor("t", "x", page_hint=1, occurrence=3)
+
+    assert anchor_for_reader(anchor, kind="html", text=None, span=None) == replace(
+        anchor, page_hint=None
+    )
+    assert anchor_for_reader(anchor, kind="pdf", text=None, span=None) == anchor
+    unhinted = GoldAnchor("t", "x", occurrence=3)
+    assert anchor_for_reader(unhinted, kind="text", text="x x", span=(2, 3)) == unhinted
 
 
 def test_a_pdf_anchor_keeps_its_page_and_a_text_anchor_without_a_place_is_kept():
