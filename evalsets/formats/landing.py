@@ -92,8 +92,9 @@ class LandingCheck:
 
     Each anchor is run through context-grid's `AnchorResolver` on the text of the parse the
     file was made from (`documents`), read without pages, and compared with where the anchor
-    lies there (`positions`). An anchor with a `page_hint` that lands elsewhere is one a reader
-    with pages places right and one without pages does not; any other is placed elsewhere (or
+    lies there (`positions`). An anchor with a `page_hint` whose copy a reader without pages
+    would reach with another `occurrence` is one only readers with pages place right (a PDF
+    quote also on an earlier page); any other that lands elsewhere is placed elsewhere (or
     nowhere) by every context-grid reader of that text, and its gold span, where written,
     disagrees with the resolver.
     """
