@@ -345,6 +345,25 @@ def test_a_perfect_run_scores_ndcg_one_in_ir_measures_when_some_evidence_is_grad
     assert notes.counts["judged_irrelevant_only"] == 1 and notes.counts["grade_zero"] == 2
 
 
+def test_the_beir_notes_say_in_words_which_questions_readers_skip_and_why():
+    unanswered = EvalItem("b4", "Anyone?")
+
+    _, notes = _write("beir", (*BEIR_SET, unanswered), BEIR_DOCS)
+
+    assert notes.format == "beir" and (notes.items, notes.rows) == (4, 4)
+    assert notes.notes[:3] == [
+        "1 item has no evidence; BEIR cannot mark a question unanswerable, so they are in "
+        "queries.jsonl with no qrels row and BEIR readers (context-grid's included) skip "
+        "them: b4.",
+        "1 item has only evidence graded 0 (irrelevant), so no qrels row: they are in "
+        "queries.jsonl and BEIR readers skip them, as they skip unanswerable ones: b3.",
+        "2 items have documents judged 0 (irrelevant). They were left out of the qrels: a "
+        "score-0 row adds nothing a reader counts as relevant, and a query whose rows are all "
+        "score 0 is still evaluated by ir-measures, pytrec_eval and ranx with an ideal of 0, "
+        "scoring 0 for any run: b2, b3.",
+    ]
+
+
 # -- deepset: a context that says which copy --------------------------------------------------
 
 REPEATED = (
