@@ -5,10 +5,11 @@
 
 mutmut (pinned in requirements.txt) is configured in setup.cfg (`[mutmut]`): it
 copies `evalsets/` into `mutants/` (git-ignored), mutates the export modules, and runs only
-`tests/test_formats.py` and `tests/test_releases.py` against each mutant. `FUNCTIONS` below
-restricts the run to the export writers and the release/bridge code that feeds them; the
-readers in the same modules belong to the import suite. Surviving mutants are listed with
-`mutmut show NAME`; each is killed by a test or explained in the record
+`tests/test_formats.py`, `tests/test_releases.py` and `tests/test_format_meaning.py` against
+each mutant. `FUNCTIONS` below restricts the run to the export writers and the
+release/bridge code that feeds them; the readers in the same modules belong to the import
+suite. Surviving mutants are listed with `mutmut show NAME`; each is killed by a test or
+explained in the record
 (``git show b7b8f47:bench/README.md``, "Mutation testing").
 """
 
@@ -48,6 +49,15 @@ FUNCTIONS = (
     "evalsets.formats.writing.x_spreadsheet_safe*",
     "evalsets.formats.writing.x_formula_tally*",
     "evalsets.formats.contextgrid_csv.x_write_for_spreadsheets*",
+    # what each file means to its reader: anchors in the reader's terms, checked with it
+    "evalsets.formats.landing.*",
+    "evalsets.formats.locating.x_unique_passage*",
+    "evalsets.formats.locating.x__back_over_space*",
+    "evalsets.formats.locating.x__on_over_space*",
+    "evalsets.formats.beir.x_write*",
+    "evalsets.formats.contextgrid_jsonl.x_write*",
+    "evalsets.releases.xǁ_Freezerǁ_for_reader*",
+    "evalsets.releases.xǁ_Freezerǁ_text*",
     # positions and review, from the tables to the writers
     "evalsets.bridge.x_review_meta*",
     "evalsets.bridge.x_anchor_span*",

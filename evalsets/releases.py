@@ -12,6 +12,7 @@ whatever happens to the set.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import tempfile
@@ -28,7 +29,7 @@ from django.utils import timezone
 
 from evalsets import bridge, dberrors, ingest, queue, quotas, resolver
 from evalsets.errors import InvalidInput
-from evalsets.formats import FORMATS, EvalSetHeader, ExportRefused, beir
+from evalsets.formats import FORMATS, EvalSetHeader, ExportRefused, beir, landing
 from evalsets.models import (
     Document,
     EvalItem,
@@ -388,14 +389,44 @@ def _where_missing(anchor: GoldAnchor, parse: ParseVersion | None) -> str:
 class _Freezer:
     """Turns items into release rows, counting what the release notes need to say."""
 
-    def __init__(self, release: Release, parses: dict, gold: dict | None) -> None:
+    #: Parse texts kept while freezing: anchors of one document tend to come together.
+    KEEP_TEXTS = 4
+
+    def __init__(
+        self, release: Release, parses: dict, gold: dict | None, kinds: dict[int, str]
+    ) -> None:
         self.release = release
         self.parses = parses
         self.gold = gold
+        self.kinds = kinds
         self.states: dict[str, int] = {}
         self.unanswerable = 0
         self.used_docs: set[int] = set()
         self.unplaced = _Unplaced()
+        self._texts: OrderedDict[int, str] = OrderedDict()
+
+    def _text(self, parse: ParseVersion) -> str:
+        if parse.pk not in self._texts:
+            if len(self._texts) >= self.KEEP_TEXTS:
+                self._texts.popitem(last=False)
+            text = ParseVersion.objects.filter(pk=parse.pk).values_list("text", flat=True)
+            self._texts[parse.pk] = text.first() or ""
+        return self._texts[parse.pk]
+
+    def _for_reader(
+        self, anchor: GoldAnchor, written: cg.GoldAnchor, parse: ParseVersion | None, span
+    ) -> cg.GoldAnchor:
+        """The anchor as the file's reader must see it to take the copy highlighted (see
+        `landing.anchor_for_reader`): only an anchor with a page hint in a document that
+        context-grid reads without pages changes, so only those need the parse's text."""
+        kind = self.kinds.get(anchor.document_id, "")
+        if written.page_hint in (None, 1) or kind in landing.PAGED_KINDS:
+            return landing.anchor_for_reader(written, kind=kind, text=None, span=None)
+        if span is None and anchor.reference_parse_id and anchor.ref_start is not None:
+            parse = ParseVersion(pk=anchor.reference_parse_id)
+            span = (anchor.ref_start, anchor.ref_end)
+        text = self._text(parse) if parse is not None and span is not None else None
+        return landing.anchor_for_reader(written, kind=kind, text=text, span=span)
 
     def row(self, position: int, item: EvalItem) -> ReleaseItem:
         anchors = list(item.anchors.all())
@@ -404,12 +435,15 @@ class _Freezer:
         )
         self.used_docs.update(a.document_id for a in anchors if a.document_id)
         spans = []
+        written = []
         for number, anchor in enumerate(anchors, start=1):
             parse = self.parses.get(anchor.document_id) if anchor.document_id else None
             span = bridge.anchor_span(anchor, parse)
             if span is None:
                 self.unplaced.add(item.item_id, number, anchor, _where_missing(anchor, parse))
             spans.append(list(span) if span is not None else None)
+            written.append(self._for_reader(anchor, cg_item.anchors[number - 1], parse, span))
+        cg_item = dataclasses.replace(cg_item, anchors=tuple(written))
         self.states[item.state] = self.states.get(item.state, 0) + 1
         if not cg_item.is_answerable:
             self.unanswerable += 1
@@ -431,7 +465,7 @@ def _snapshot(release: Release) -> None:
     parses = chosen_parses(evalset.workspace, release.gold_parser, release.gold_parsers)
     gold = gold_parses(evalset.workspace, parses, release.gold_parser, release.gold_parsers)
     names = dict(Document.objects.filter(pk__in=list(parses)).values_list("pk", "source_id"))
-    freezer = _Freezer(release, parses, gold)
+    freezer = _Freezer(release, parses, gold, _kinds(evalset.workspace))
     position = 0
     batch: list[ReleaseItem] = []
     for item in _items_for(release).iterator(chunk_size=BATCH):

@@ -9,8 +9,11 @@ left -- graded with the highest grade any of that evidence has. The corpus is ev
 separate from the file name, which is already `_id`). `queries.jsonl` and `qrels/test.tsv`
 load with `contextgrid.evalset.io.read_beir(queries, qrels)`.
 
-What BEIR cannot say is said in the notes: a question without evidence is written to
-`queries.jsonl` but has no qrels row, so it cannot be marked unanswerable and BEIR readers
+Only positive judgements are written (grade > 0): a score-0 row is not relevant to any
+reader, and a query whose rows were all score 0 would be scored 0 by every run in
+ir-measures, pytrec_eval and ranx (a perfect run then averages below 1). What BEIR cannot say
+is said in the notes: a question without evidence, or with only evidence graded 0, is written
+to `queries.jsonl` but has no qrels row, so it cannot be marked unanswerable and BEIR readers
 (context-grid's included) skip it; and span precision is lost -- every chunk of a gold
 document counts as relevant. The zip is deterministic: fixed timestamps, fixed member order
 (`queries.jsonl`, `qrels/test.tsv`, `corpus.jsonl`; queries first so items stream once, the
@@ -156,10 +159,17 @@ def write(
         "queries.jsonl with no qrels row and BEIR readers (context-grid's included) skip "
         "them: {ids}.",
     )
-    zero_only = Tally(
+    zero = Tally(
         "grade_zero",
-        "{n} {noun} {has} documents judged 0 (irrelevant), written with score 0, which BEIR "
-        "readers do not count as relevant: {ids}.",
+        "{n} {noun} {has} documents judged 0 (irrelevant). They were left out of the qrels: "
+        "a score-0 row adds nothing a reader counts as relevant, and a query whose rows "
+        "are all score 0 is still evaluated by ir-measures, pytrec_eval and ranx with an "
+        "ideal of 0, scoring 0 for any run: {ids}.",
+    )
+    zero_only = Tally(
+        "judged_irrelevant_only",
+        "{n} {noun} {has} only evidence graded 0 (irrelevant), so no qrels row: they are in "
+        "queries.jsonl and BEIR readers skip them, as they skip unanswerable ones: {ids}.",
     )
     spans = Tally(
         "span_precision_lost",
@@ -193,10 +203,16 @@ def write(
                 if not grades:
                     unanswerable.add(item.id)
                     continue
+                if any(grade == 0 for grade in grades.values()):
+                    zero.add(item.id)
+                # Only positive judgements are written: what BEIR's loader, ir-measures,
+                # pytrec_eval and ranx count as relevant, and what a query needs to be scored.
+                grades = {doc: grade for doc, grade in grades.items() if grade > 0}
+                if not grades:
+                    zero_only.add(item.id)
+                    continue
                 if item.anchors or item.gold:
                     spans.add(item.id)
-                if any(grade == 0 for grade in grades.values()):
-                    zero_only.add(item.id)
                 for doc in sorted(grades):
                     check_ids("document id", doc)
                     referenced.add(doc)
@@ -223,7 +239,7 @@ def write(
                 corpus.write(json.dumps(record, ensure_ascii=False) + "\n")
             corpus.flush()
 
-    finish_notes(notes, [unanswerable, zero_only, spans, missing_docs])
+    finish_notes(notes, [unanswerable, zero_only, zero, spans, missing_docs])
     return notes
 
 

@@ -10,7 +10,8 @@ id: every row becomes its own item, and a second row with the same id makes the 
 fail with "duplicate eval item id". Writing extra anchors as extra rows would therefore
 produce a file context-grid refuses. So the first anchor is written and every item that had
 more is named in the export notes, as are items whose resolved `gold` spans have no column.
-Nothing is dropped without a note.
+Nothing is dropped without a note. Given the chosen parse's texts and anchor positions, the
+notes also name anchors context-grid's resolver would place elsewhere (`landing.LandingCheck`).
 
 The reader accepts every column alias `read_csv` accepts (`CSV_ALIASES`, plus `occurrence` /
 `occurrence_index` / `nth` and `meta` / `metadata`), builds items the way `read_csv` does
@@ -21,6 +22,7 @@ are reported with their line instead of being skipped or defaulted quietly.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 from collections.abc import Iterable, Mapping
@@ -29,6 +31,7 @@ from typing import Any, BinaryIO
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import CSV_ALIASES, EvalItem, EvalSet, GoldAnchor
 
+from evalsets.formats.landing import LandingCheck
 from evalsets.formats.locating import AnchorPositions, DocumentTexts
 from evalsets.formats.notes import ExportNotes, Tally, finish_notes
 from evalsets.formats.reading import csv_reader, decode_text, delimiter_hint, whole_number
@@ -89,14 +92,16 @@ def write(
     documents: DocumentTexts | None = None,
     positions: AnchorPositions | None = None,
 ) -> ExportNotes:
-    """Stream the set as context-grid CSV, one row per question. `documents` is ignored.
+    """Stream the set as context-grid CSV, one row per question.
 
     The set's header (id, version, source, meta) has no place in a CSV; `read_csv` names the
     set after the file. That is said in the notes only when the header carries meta. Every
     cell is written exactly, also one a spreadsheet would run as a formula: the notes name
     those items (see `write_for_spreadsheets`).
     """
-    return _write(header, items, out, for_spreadsheets=False)
+    return _write(
+        header, items, out, for_spreadsheets=False, documents=documents, positions=positions
+    )
 
 
 def write_for_spreadsheets(
@@ -112,9 +117,12 @@ def write_for_spreadsheets(
     Every text cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a
     `'` in front, so a spreadsheet shows it instead of running it. That changes the text:
     a quote with a `'` in front no longer matches its document, so this file is **not for
-    evaluation**, and reading it back does not remove the `'`.
+    evaluation**, and reading it back does not remove the `'`. It starts with a UTF-8
+    byte-order mark, which Excel needs to read non-ASCII text as UTF-8.
     """
-    return _write(header, items, out, for_spreadsheets=True)
+    return _write(
+        header, items, out, for_spreadsheets=True, documents=documents, positions=positions
+    )
 
 
 def _write(
@@ -123,6 +131,8 @@ def _write(
     out: BinaryIO,
     *,
     for_spreadsheets: bool,
+    documents: DocumentTexts | None,
+    positions: AnchorPositions | None,
 ) -> ExportNotes:
     head = EvalSetHeader.of(header)
     notes = ExportNotes(format=SPREADSHEET_SLUG if for_spreadsheets else SLUG)
@@ -166,6 +176,12 @@ def _write(
     else:
         formulas = formula_tally("question, answer or quote")
 
+    landing = LandingCheck(documents, positions)
+    if for_spreadsheets:
+        # Excel opens a CSV without a byte-order mark in the machine's legacy code page and
+        # garbles every non-ASCII character; with one it reads UTF-8. Python's `utf-8-sig`
+        # (our reader, context-grid's `read_csv`) and pandas drop the mark.
+        out.write(codecs.BOM_UTF8)
     sink = CsvSink(out)
     sink.row(COLUMNS)
     for item in items:
@@ -199,6 +215,7 @@ def _write(
         if for_spreadsheets:
             row = [spreadsheet_safe(v) if isinstance(v, str) else v for v in row]
         sink.row(row)
+        landing.check(item, item.anchors[:1])
         notes.items += 1
         notes.rows += 1
     sink.flush()
@@ -210,7 +227,9 @@ def _write(
             "set takes its name from the file when it is read back."
         )
     finish_notes(
-        notes, [formulas, extra, gold, gold_only, trimmed, carriage, odd_values], extra_notes
+        notes,
+        [formulas, extra, gold, gold_only, trimmed, carriage, odd_values, *landing.tallies()],
+        extra_notes,
     )
     return notes
 

@@ -23,6 +23,7 @@ from contextgrid.core.errors import EvalSetError, SpanError
 from contextgrid.core.evalset import CSV_ALIASES, EvalItem, EvalSet, GoldAnchor, GoldSpan
 from contextgrid.core.span import Span
 
+from evalsets.formats.landing import LandingCheck
 from evalsets.formats.locating import AnchorPositions, DocumentTexts
 from evalsets.formats.notes import ExportNotes, Tally, finish_notes
 from evalsets.formats.reading import decode_text, json_kind, whole_number
@@ -58,10 +59,13 @@ def write(
     documents: DocumentTexts | None = None,
     positions: AnchorPositions | None = None,
 ) -> ExportNotes:
-    """Stream the set as context-grid JSONL. `documents` is not needed and is ignored.
+    """Stream the set as context-grid JSONL.
 
     Items are written as given, `gold` included: fill `gold` with spans resolved in one
-    chosen parse before calling, or leave it empty for a purely portable file.
+    chosen parse before calling, or leave it empty for a purely portable file. Given the
+    chosen parse's texts (`documents`) and where each anchor lies in them (`positions`), each
+    anchor is run through context-grid's resolver and the notes name those it would place
+    elsewhere (see `LandingCheck`).
     """
     head = EvalSetHeader.of(header)
     notes = ExportNotes(format=SLUG)
@@ -70,6 +74,7 @@ def write(
         "{n} {noun} had meta values JSON cannot hold (dates, decimals, ...), written as "
         "text: {ids}",
     )
+    landing = LandingCheck(documents, positions)
     sink = TextSink(out)
     identity = {
         "id": head.id,
@@ -86,10 +91,11 @@ def write(
         head_text = dumps(record, on_unknown=odd_values, item_id=item.id)[:-1]
         meta_text = dumps(meta, on_unknown=odd_values, item_id=item.id, sort_keys=True)
         sink.write(f'{head_text}, "meta": {meta_text}}}\n')
+        landing.check(item)
         notes.items += 1
         notes.rows += 1
     sink.flush()
-    finish_notes(notes, [odd_values])
+    finish_notes(notes, [odd_values, *landing.tallies()])
     return notes
 
 

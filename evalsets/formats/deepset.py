@@ -26,15 +26,18 @@ in the parse it was made in). The quote is never searched for again: a repeated 
 an `occurrence` counted on its hinted page would land on another copy. Without `positions`
 (scripts, tests) each quote is resolved with `evalsets.resolver` in the text given, which
 has no pages. `context` is the evidence's paragraph, at most 200 characters each side, never
-cutting a word. `text` lies inside the evidence: the item's `answer` when it occurs inside
-the evidence span (its first copy there), otherwise the evidence itself; the notes list the
-rows under each rule. When the document text is missing or the parse lacks the anchor,
-`context` is the quote alone and the notes name the items. Offsets are character offsets
-into `context`, `answer_end` exclusive (`context[answer_start:answer_end] == text`). One row
-per anchor; deepset groups rows by question. Grade-0 anchors (judged irrelevant) are not
-written as answers; deepset has no grade column, and it has no way to say "unanswerable" --
-such questions are written as question-only rows and named in the notes. Cells that start
-like a spreadsheet formula are written exactly and named in the notes.
+cutting a word, widened until it appears only once in the document (a reader places a label
+by finding its context; a repeated paragraph would not say which copy), up to 2,000
+characters; rows whose context still repeats are named in the notes. `text` lies inside the
+evidence: the item's `answer` when it occurs inside the evidence span (its first copy
+there), otherwise the evidence itself; the notes list the rows under each rule. When the
+document text is missing or the parse lacks the anchor, `context` is the quote alone and the
+notes name the items. Offsets are character offsets into `context`, `answer_end` exclusive
+(`context[answer_start:answer_end] == text`). One row per anchor; deepset groups rows by
+question. Grade-0 anchors (judged irrelevant) are not written as answers; deepset has no
+grade column, and it has no way to say "unanswerable" -- such questions are written as
+question-only rows and named in the notes. Cells that start like a spreadsheet formula are
+written exactly and named in the notes.
 
 **Import.** One reader for all three layouts. Rows are grouped into items by `question_id`
 when the column exists, otherwise by question text; an item without an id gets
@@ -69,7 +72,7 @@ from typing import Any, BinaryIO, Literal
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor
 
-from evalsets.formats.locating import AnchorPositions, DocumentTexts, passage_around
+from evalsets.formats.locating import AnchorPositions, DocumentTexts, unique_passage
 from evalsets.formats.notes import ExportNotes, Tally, finish_notes
 from evalsets.formats.reading import csv_reader, decode_text, delimiter_hint, whole_number
 from evalsets.formats.results import (
@@ -116,6 +119,8 @@ COLUMNS: dict[Layout, tuple[str, ...]] = {
 
 #: Characters of context kept on each side of the quote, within its paragraph.
 CONTEXT_RADIUS = 200
+#: How long a context may grow while it is widened to appear only once in its document.
+CONTEXT_LIMIT = 2000
 
 
 # ---------------------------------------------------------------------------
@@ -203,6 +208,13 @@ class _Tallies:
             "{n} {noun} {has} anchors the chosen parse does not contain, so `context` is the "
             "quote alone: {ids}.",
         )
+        self.context_repeats = Tally(
+            "context_repeats",
+            "{n} row(s) hold evidence in a passage that repeats in its document even at "
+            + str(CONTEXT_LIMIT)
+            + " characters of context, so `context` and the offsets do not say which copy "
+            "is meant and a reader finding the context takes the first: {ids}.",
+        )
         self.used_answer = Tally(
             "text_is_answer",
             "`text` is the item's answer, found inside the evidence, in {n} row(s): {ids}.",
@@ -243,6 +255,7 @@ class _Tallies:
             self.gold_used,
             self.no_document,
             self.not_found,
+            self.context_repeats,
         ]
         if self.layout == "qa":
             common += [self.used_answer, self.used_evidence]
@@ -434,7 +447,10 @@ def _evidence(
                 tallies.no_document.add(item.id)
             elif place is None:
                 tallies.not_found.add(item.id)
-            found.append(_context(anchor.source_id, text, place, anchor.quote))
+            name, context, offsets, unique = _context(anchor.source_id, text, place, anchor.quote)
+            if not unique:
+                tallies.context_repeats.add(f"{item.id} anchor {index + 1}")
+            found.append((name, context, offsets))
     else:
         for gold in item.gold:
             text = _document(documents, gold.doc_id)
@@ -447,7 +463,10 @@ def _evidence(
                 continue
             one |= gold.grade == 1
             tallies.gold_used.add(item.id)
-            found.append(_context(gold.doc_id, text, (span.start, span.end), ""))
+            name, context, offsets, unique = _context(gold.doc_id, text, (span.start, span.end), "")
+            if not unique:
+                tallies.context_repeats.add(f"{item.id} span {span.start}-{span.end}")
+            found.append((name, context, offsets))
     if zero:
         tallies.grade_zero.add(item.id)
     if one and found:
@@ -466,12 +485,18 @@ def _document(documents: DocumentTexts | None, source_id: str) -> str | None:
 
 def _context(
     source_id: str, text: str | None, place: tuple[int, int] | None, quote: str
-) -> tuple[str, str, tuple[int, int]]:
+) -> tuple[str, str, tuple[int, int], bool]:
+    """`(file_name, context, offsets in it, whether the context is unique in the document)`.
+
+    A reader places a label by finding its context in the document, and a context that is
+    there twice (a repeated paragraph) does not say which copy is meant: it is widened until
+    it is there once, up to `CONTEXT_LIMIT` characters.
+    """
     if text is None or place is None:
         context = quote.strip()
-        return source_id, context, (0, len(context))
-    left, right = passage_around(text, place[0], place[1], CONTEXT_RADIUS)
-    return source_id, text[left:right], (place[0] - left, place[1] - left)
+        return source_id, context, (0, len(context)), True
+    left, right, unique = unique_passage(text, place[0], place[1], CONTEXT_RADIUS, CONTEXT_LIMIT)
+    return source_id, text[left:right], (place[0] - left, place[1] - left), unique
 
 
 def _answer_in(answer: str | None, context: str, q_start: int, q_end: int) -> tuple[int, int, bool]:

@@ -86,6 +86,39 @@ def passage_around(text: str, start: int, end: int, radius: int = 200) -> tuple[
     return left, right
 
 
+def unique_passage(
+    text: str, start: int, end: int, radius: int = 200, limit: int = 2000
+) -> tuple[int, int, bool]:
+    """`passage_around` widened, a paragraph or `radius` characters a side at a time, until
+    it appears only once in `text` (so a reader finding it there finds this copy), or until
+    it is `limit` characters long. Returns `(left, right, unique)`."""
+    left, right = passage_around(text, start, end, radius)
+    while len(all_occurrences(text, text[left:right], limit=1)) > 1:
+        if right - left >= limit:
+            return left, right, False
+        wider = passage_around(
+            text, _back_over_space(text, left), _on_over_space(text, right), radius
+        )
+        if wider == (left, right):
+            return left, right, False
+        left, right = wider
+    return left, right, True
+
+
+def _back_over_space(text: str, at: int) -> int:
+    """`at` moved left over whitespace, and one character further: into the text before."""
+    while at > 0 and text[at - 1].isspace():
+        at -= 1
+    return max(0, at - 1)
+
+
+def _on_over_space(text: str, at: int) -> int:
+    """`at` moved right over whitespace, and one character further: into the text after."""
+    while at < len(text) and text[at].isspace():
+        at += 1
+    return min(len(text), at + 1)
+
+
 def _first_space(text: str, begin: int, stop: int) -> int | None:
     for index in range(begin, stop):
         if text[index].isspace():
