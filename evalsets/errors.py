@@ -58,7 +58,13 @@ class RateLimited(GroundworkError):
 
     def __init__(self, message: str, *, retry_after: float, **kwargs):
         super().__init__(message, **kwargs)
-        self.retry_after = max(1, math.ceil(retry_after))
+        self.retry_after = self.whole_seconds(retry_after)
+
+    @staticmethod
+    def whole_seconds(wait: float) -> int:
+        """The wait as the client is told it, in the header and in words alike: whole
+        seconds, rounded up so a retry at that moment is allowed, and at least one."""
+        return max(1, math.ceil(wait))
 
 
 def limit_named(setting: str, value, **more) -> dict:

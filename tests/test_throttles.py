@@ -17,6 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.throttling import SimpleRateThrottle
 
 from evalsets.api import throttles
+from evalsets.errors import RateLimited
 from labelling.settings import env_rate
 
 WS = "/api/workspaces/acme"
@@ -231,3 +232,17 @@ def test_a_wait_under_a_second_is_told_as_one_second(
     assert refused.status_code == 429
     assert refused.json()["detail"].endswith("; try again in 1 s")
     assert refused["Retry-After"] == "1"
+
+
+def test_the_refusal_says_the_same_wait_in_words_as_in_its_header(settings, monkeypatch):
+    settings.GROUNDWORK_RATE_UPLOADS = "2/min"
+    throttle = throttles.UploadThrottle()
+    throttle.rate = throttle.get_rate()
+    throttle.num_requests, throttle.duration = throttle.parse_rate(throttle.rate)
+    # A wait just past a whole second: rounding it down in the words and up in the header
+    # told a client two different moments (59 s and 60 s).
+    monkeypatch.setattr(throttle, "wait", lambda: 59.3)
+    with pytest.raises(RateLimited) as refused:
+        throttle.throttle_failure()
+    assert refused.value.retry_after == 60
+    assert str(refused.value).endswith("try again in 60 s")

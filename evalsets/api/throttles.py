@@ -62,7 +62,7 @@ class ScopedThrottle(ScopedRateThrottle):
         per = PERIODS[self.duration]  # env_rate allows only these periods
         raise RateLimited(
             f"too many {self.what}: {name} allows {self.num_requests:,} {per} for each user; "
-            f"try again in {max(1, round(wait))} s",
+            f"try again in {RateLimited.whole_seconds(wait)} s",
             retry_after=wait,
             extra=limit_named(name, self.rate),
         )
