@@ -225,6 +225,8 @@ class ImportPlan(HasProblems):
     token: str
     result: ImportResult
     carries: Carries
+    #: The format was guessed from the file (none was chosen): the preview says so.
+    guessed: bool = False
     items: list[PlannedItem] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
@@ -253,6 +255,7 @@ class ImportPlan(HasProblems):
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": self.format,
+            "format_guessed": self.guessed,
             "filename": self.filename,
             "evalset": self.evalset,
             "new_set": self.new_set,
@@ -1082,6 +1085,7 @@ def import_plan(
     owner imports it (otherwise each such item gets a warning and stays as it is).
     """
     _check_upload(data, filename)
+    guessed = not (fmt or "").strip()
     try:
         fmt = choose_format(fmt, data, filename)
         result = _read(fmt, data, filename, workspace, evalset_id)
@@ -1100,6 +1104,7 @@ def import_plan(
         token=set_fingerprint(evalset),
         result=result,
         carries=CARRIES[fmt].narrowed(result.absent),
+        guessed=guessed,
         problems=list(result.problems),
     )
     plan.problems.extend(_storable_problems(result))

@@ -82,7 +82,13 @@ from evalsets.formats.locating import (
     passage_around,
 )
 from evalsets.formats.notes import ExportNotes, Tally, finish_notes
-from evalsets.formats.reading import csv_reader, decode_text, delimiter_hint, whole_number
+from evalsets.formats.reading import (
+    MISSING,
+    csv_reader,
+    decode_text,
+    delimiter_hint,
+    whole_number,
+)
 from evalsets.formats.results import (
     ERROR,
     WARNING,
@@ -622,10 +628,6 @@ def read(
         except EvalSetError as exc:  # pragma: no cover - questions are checked per row
             result.add(str(exc), line=group.line, item=item_id)
     return result
-
-
-#: How pandas writes a missing value when asked to (`to_csv(na_rep="NaN")`): an empty cell.
-MISSING = frozenset({"NaN", "nan"})
 
 
 class _Cells:
