@@ -9,6 +9,7 @@ format's documentation.
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 
@@ -16,14 +17,14 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets import imports, releases, services
+from evalsets import releases, services
 from evalsets.models import (
     AnchorResolution,
     Document,
     EvalItem,
+    EvalSet,
     GoldAnchor,
     ItemEvent,
-    ParseVersion,
     ReleaseFile,
 )
 from evalsets.review import workflow
@@ -34,11 +35,7 @@ WS = "/api/workspaces/acme"
 
 CLAUSE = "Payment is due within 30 days."
 NOTICE = "Notice must be given in writing."
-PAGE_ONE = (
-    "Terms of supply\n\n"
-    f"{CLAUSE} Late payment costs interest.\n\n"
-    f"{NOTICE} {CLAUSE}\n"
-)
+PAGE_ONE = f"Terms of supply\n\n{CLAUSE} Late payment costs interest.\n\n{NOTICE} {CLAUSE}\n"
 PAGE_TWO = (
     f"Schedule B\n\n{CLAUSE} Returns are accepted for 14 days.\n\n"
     f"{NOTICE} Either party may end the agreement.\n"
@@ -174,9 +171,7 @@ def dump(evalset) -> dict:
 
 
 def post(client, url: str, data: bytes, name: str, **fields):
-    return client.post(
-        url, {"file": SimpleUploadedFile(name, data), **fields}, format="multipart"
-    )
+    return client.post(url, {"file": SimpleUploadedFile(name, data), **fields}, format="multipart")
 
 
 @pytest.fixture
@@ -200,3 +195,405 @@ def test_our_own_file_imported_into_its_source_set_changes_nothing(
     assert body["counts"]["create"] == 0 and body["update"] == [], body
     assert committed.status_code == 200, committed.json()
     assert dump(source) == before
+
+
+def placed_spans(evalset) -> dict[str, list[tuple[str, int, int, str]]]:
+    """Each item's anchors as the resolver places them in the reference parse."""
+    out: dict[str, list[tuple[str, int, int, str]]] = {}
+    rows = AnchorResolution.objects.filter(
+        anchor__item__evalset=evalset, parse__is_reference=True
+    ).order_by("anchor__item__item_id", "start")
+    for item_id, source_id, start, end, status in rows.values_list(
+        "anchor__item__item_id", "anchor__source_id", "start", "end", "status"
+    ):
+        out.setdefault(item_id, []).append((source_id, start, end, status))
+    return out
+
+
+def highlighted_spans(evalset) -> dict[str, list[tuple[str, int, int]]]:
+    out: dict[str, list[tuple[str, int, int]]] = {}
+    anchors = GoldAnchor.objects.filter(item__evalset=evalset).order_by(
+        "item__item_id", "ref_start"
+    )
+    for item_id, source_id, start, end in anchors.values_list(
+        "item__item_id", "source_id", "ref_start", "ref_end"
+    ):
+        out.setdefault(item_id, []).append((source_id, start, end))
+    return out
+
+
+#: What each format carries of an item's anchors: all of them, the first only (context-grid
+#: CSV has one anchor column), a span inside each (deepset QA's `text` is the answer) or
+#: around each (deepset retrieval's label is the passage holding the evidence).
+CARRIED = {
+    "contextgrid-jsonl": "all",
+    "contextgrid-csv": "first",
+    "deepset-qa": "inside",
+    "deepset-retrieval": "around",
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(CARRIED))
+def test_our_own_file_imported_into_a_new_set_places_every_anchor_on_the_same_copy(
+    source, owner, owner_client, django_capture_on_commit_callbacks, fmt
+):
+    data, name = exported(source, owner, django_capture_on_commit_callbacks, fmt)
+    wanted = highlighted_spans(source)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post(owner_client, f"{WS}/imports/", data, name, format=fmt, evalset="copy")
+
+    assert response.status_code == 201, response.json()
+    assert response.json()["warnings"] == []
+    copy = EvalSet.objects.get(slug="copy")
+    got = placed_spans(copy)
+    questions = dict(EvalItem.objects.filter(evalset=copy).values_list("question", "item_id"))
+    for item in EvalItem.objects.filter(evalset=source):
+        mine = got.get(questions[item.question], [])
+        assert all(status == "exact" for *_, status in mine), mine
+        spans = [(s, a, b) for s, a, b, _ in mine]
+        expected = wanted.get(item.item_id, [])
+        if CARRIED[fmt] == "all":
+            assert spans == expected
+        elif CARRIED[fmt] == "first":
+            first = GoldAnchor.objects.filter(item=item).order_by("created_at", "id").first()
+            assert spans == ([(first.source_id, first.ref_start, first.ref_end)] if first else [])
+        else:
+            assert len(spans) == len(expected)
+            for (doc, start, end), (_, lo, hi) in zip(spans, expected, strict=True):
+                inner, outer = ((start, end), (lo, hi))[:: 1 if CARRIED[fmt] == "inside" else -1]
+                assert doc == "supply.txt" and outer[0] <= inner[0] < inner[1] <= outer[1]
+
+
+def deepset_qa(*rows: list) -> bytes:
+    """deepset's question-answering layout, written as its documentation shows it:
+    `text` the answer, `context` the passage it was cut from, offsets of `text` in it."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["question", "text", "context", "file_name", "answer_start", "answer_end"])
+    writer.writerows(rows)
+    return out.getvalue().encode()
+
+
+CLAUSES = copies(SUPPLY, CLAUSE)
+FIRST_PARAGRAPH = f"{CLAUSE} Late payment costs interest."
+
+
+def resolved(evalset_slug: str) -> list[tuple[int, int, str]]:
+    rows = AnchorResolution.objects.filter(
+        anchor__item__evalset__slug=evalset_slug, parse__is_reference=True
+    )
+    return list(rows.values_list("start", "end", "status"))
+
+
+def test_a_deepset_label_on_the_first_of_several_copies_resolves_to_that_copy(commit_new, supply):
+    data = deepset_qa(
+        ["When is payment due?", "within 30 days", FIRST_PARAGRAPH, "supply.txt", 15, 29]
+    )
+
+    commit_new(data, "qa.csv", "deepset-qa")
+
+    at = CLAUSES[0] + 15
+    assert resolved("fresh") == [(at, at + len("within 30 days"), "exact")]
+    anchor = GoldAnchor.objects.get()
+    assert (anchor.page_hint, anchor.ref_start, anchor.ref_end) == (1, at, at + 14)
+    assert anchor.prefix and anchor.suffix.startswith(". Late payment")
+
+
+def test_a_legalbench_span_on_a_repeated_quote_resolves_to_that_copy(commit_new, supply):
+    start = CLAUSES[0]
+    data = json.dumps(
+        {
+            "tests": [
+                {
+                    "query": "When is payment due?",
+                    "snippets": [{"file_path": "supply.txt", "span": [start, start + len(CLAUSE)]}],
+                }
+            ]
+        }
+    ).encode()
+
+    commit_new(data, "bench.json", "legalbench-rag")
+
+    assert resolved("fresh") == [(start, start + len(CLAUSE), "exact")]
+
+
+def test_a_pending_deepset_label_attaches_as_the_highlight_of_its_copy(
+    commit_new, workspace, owner, django_capture_on_commit_callbacks
+):
+    data = deepset_qa(
+        ["When is payment due?", CLAUSE, FIRST_PARAGRAPH, "supply.txt", 0, len(CLAUSE)]
+    )
+    commit_new(data, "qa.csv", "deepset-qa")
+    assert not GoldAnchor.objects.exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.document_upload(
+            workspace=workspace,
+            user=owner,
+            upload=SimpleUploadedFile("supply.txt", SUPPLY.encode()),
+        )
+
+    assert resolved("fresh") == [(CLAUSES[0], CLAUSES[0] + len(CLAUSE), "exact")]
+    assert GoldAnchor.objects.get().ref_start == CLAUSES[0]
+
+
+def test_a_legalbench_span_waiting_under_its_corpus_path_attaches_to_the_file_of_that_name(
+    commit_new, workspace, owner, django_capture_on_commit_callbacks
+):
+    start = CLAUSES[2]
+    data = json.dumps(
+        [
+            {
+                "id": "lb",
+                "query": "When is payment due?",
+                "snippets": [
+                    {
+                        "file_path": "cuad/contracts/supply.txt",
+                        "span": [start, start + len(CLAUSE)],
+                        "answer": CLAUSE,
+                    }
+                ],
+            }
+        ]
+    ).encode()
+    commit_new(data, "bench.json", "legalbench-rag")
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.document_upload(
+            workspace=workspace,
+            user=owner,
+            upload=SimpleUploadedFile("supply.txt", SUPPLY.encode()),
+        )
+
+    anchor = GoldAnchor.objects.get()
+    assert (anchor.source_id, anchor.ref_start) == ("supply.txt", start)
+    assert resolved("fresh") == [(start, start + len(CLAUSE), "exact")]
+
+
+def test_a_quote_no_parse_can_place_is_a_warning_in_the_preview(owner_client, supply):
+    data = (
+        json.dumps({"_evalset": {"id": "x", "version": 1, "source": "s", "meta": {}}})
+        + "\n"
+        + json.dumps(
+            {
+                "id": "q",
+                "question": "When is payment due?",
+                "anchors": [{"source_id": "supply.txt", "quote": CLAUSE}],
+            }
+        )
+        + "\n"
+    ).encode()
+
+    body = post(owner_client, f"{WS}/imports/preview/", data, "x.jsonl", evalset="fresh").json()
+
+    assert body["can_commit"] is True
+    [warning] = body["warnings"]
+    assert warning["item"] == "q" and warning["field"] == "anchors"
+    assert "appears 3 times in 'supply.txt'" in warning["message"]
+
+
+def test_a_deepset_context_found_twice_says_which_copy_was_taken_and_why(owner_client, supply):
+    data = deepset_qa(["Notice?", "in writing", NOTICE, "supply.txt", 21, 31])
+
+    body = post(
+        owner_client, f"{WS}/imports/preview/", data, "qa.csv", format="deepset-qa", evalset="f"
+    ).json()
+
+    [warning] = body["warnings"]
+    first, second = (SUPPLY.count("\n", 0, at) + 1 for at in copies(SUPPLY, NOTICE))
+    assert f"appears 2 times in 'supply.txt' (line {first}, line {second})" in warning["message"]
+    assert f"cannot say which it means; the first, on line {first}, was used" in warning["message"]
+
+
+def test_the_same_deepset_file_imported_twice_adds_its_anchors_once(
+    commit_new, owner_client, supply, django_capture_on_commit_callbacks
+):
+    data = deepset_qa(
+        ["When is payment due?", "within 30 days", FIRST_PARAGRAPH, "supply.txt", 15, 29],
+        ["When is payment due?", "within 30 days", PAGE_TWO.split("\n\n")[1], "supply.txt", 15, 29],
+    )
+    commit_new(data, "qa.csv", "deepset-qa")
+    before = dump(EvalSet.objects.get(slug="fresh"))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        again = post(
+            owner_client, f"{WS}/evalsets/fresh/imports/", data, "qa.csv", format="deepset-qa"
+        )
+
+    assert again.status_code == 200, again.json()
+    assert again.json()["counts"]["unchanged"] == 1
+    assert dump(EvalSet.objects.get(slug="fresh")) == before
+    assert len(before["anchors"]) == 2
+
+
+def test_a_legalbench_span_equal_to_a_stored_highlight_is_that_anchor(
+    owner_client, workspace, owner, annotator, supply
+):
+    evalset = services.evalset_create(workspace=workspace, user=owner, slug="lb")
+    item = services.item_create(
+        evalset=evalset, user=annotator, item_id="lb0", question="When is payment due?"
+    )
+    highlight(item, annotator, supply, CLAUSES[0], CLAUSES[0] + len(CLAUSE))
+    data = json.dumps(
+        [
+            {
+                "query": "When is payment due?",
+                "snippets": [{"file_path": "supply.txt", "span": [CLAUSES[0], CLAUSES[0] + 30]}],
+            }
+        ]
+    ).encode()
+
+    body = post(
+        owner_client, f"{WS}/evalsets/lb/imports/preview/", data, "b.json", format="legalbench-rag"
+    ).json()
+
+    [planned] = body["update"]
+    assert planned["anchors_added"] == []
+    assert planned["changed"] == ["meta"]  # the spans as given, kept beside the anchor
+
+
+def test_a_legalbench_test_without_an_answer_keeps_the_item_s_answer(
+    commit, workspace, owner, annotator, supply
+):
+    evalset = services.evalset_create(workspace=workspace, user=owner, slug="lb")
+    for item_id, answer in (("a", "30 days"), ("b", "in writing")):
+        services.item_create(
+            evalset=evalset, user=annotator, item_id=item_id, question=f"{item_id}?", answer=answer
+        )
+    data = json.dumps(
+        [
+            {"id": "a", "query": "a?", "answer": "thirty days"},
+            {"id": "b", "query": "b?"},
+        ]
+    ).encode()
+
+    commit(f"{WS}/evalsets/lb/imports/", data, "b.json", "legalbench-rag")
+
+    answers = dict(EvalItem.objects.filter(evalset=evalset).values_list("item_id", "answer"))
+    assert answers == {"a": "thirty days", "b": "in writing"}
+
+
+def test_a_new_deepset_item_takes_its_answer_from_the_row_that_has_it(commit_new, supply):
+    data = deepset_qa(
+        ["What about notice?", NOTICE, f"{NOTICE} {CLAUSE}", "supply.txt", 0, len(NOTICE)],
+        ["What about notice?", "in writing", f"{NOTICE} {CLAUSE}", "supply.txt", 21, 31],
+    )
+
+    commit_new(data, "qa.csv", "deepset-qa")
+
+    assert EvalItem.objects.get().answer == "in writing"
+
+
+def test_pandas_nan_cells_read_as_empty(commit_new, supply):
+    rows = [
+        ["", "question", "text", "context", "file_name", "answer_start", "answer_end", "filters"],
+        ["0", "Anything else?", "NaN", "NaN", "NaN", "NaN", "NaN", "NaN"],
+        ["1", "Notice?", "in writing", f"{NOTICE} {CLAUSE}", "supply.txt", "21.0", "31.0", "NaN"],
+    ]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+
+    body = commit_new(out.getvalue().encode(), "qa.csv", "deepset-qa")
+
+    assert body["refused"] == [] and body["warnings"] == []
+    answers = dict(EvalItem.objects.values_list("question", "answer"))
+    assert answers == {"Anything else?": None, "Notice?": "in writing"}
+
+
+def test_pandas_nan_cells_in_a_context_grid_csv_read_as_empty(commit_new):
+    data = (
+        b"id,question,source_id,quote,grade,page,occurrence,qtype,answer,meta\n"
+        b"q1,Anything?,NaN,NaN,NaN,NaN,NaN,NaN,NaN,NaN\n"
+    )
+
+    body = commit_new(data, "set.csv", "contextgrid-csv")
+
+    assert body["refused"] == [] and body["warnings"] == []
+    item = EvalItem.objects.get()
+    assert (item.qtype, item.answer, item.meta) == (None, None, {})
+
+
+def test_a_spreadsheet_csv_imported_with_its_format_guessed_says_so_and_drops_the_marks(
+    commit_new,
+):
+    data = (
+        b"id,question,source_id,quote,grade,page,occurrence,qtype,answer,meta\n"
+        b"q1,'=1+1 is two?,,,,,,,'-2,\n"
+    )
+
+    body = commit_new(data, "set.csv", None)
+
+    assert body["format"] == "contextgrid-csv" and body["format_guessed"] is True
+    [warning] = body["warnings"]
+    assert "question, answer started with ' before a formula sign" in warning["message"]
+    item = EvalItem.objects.get()
+    assert (item.question, item.answer) == ("=1+1 is two?", "-2")
+
+
+def test_a_csv_a_spreadsheet_padded_with_empty_cells_reads_without_a_warning(commit_new):
+    data = b"id,question,answer\r\nq1,Anything?,no,,,\r\n,,,,,\r\nq2,Else?,yes,,,\r\n"
+
+    body = commit_new(data, "set.csv", "contextgrid-csv")
+
+    assert body["warnings"] == [] and body["counts"]["create"] == 2
+
+
+def test_a_jsonl_file_without_a_header_named_json_is_guessed_as_jsonl(commit_new):
+    line = {"id": "q1", "question": "Anything?", "anchors": []}
+    data = (json.dumps(line) + "\n" + json.dumps({**line, "id": "q2"}) + "\n").encode()
+
+    body = commit_new(data, "set.json", None)
+
+    assert body["format"] == "contextgrid-jsonl"
+    assert sorted(EvalItem.objects.values_list("item_id", flat=True)) == ["q1", "q2"]
+
+
+def test_a_release_after_a_jsonl_import_keeps_the_file_s_reviewer_and_time(
+    commit_new, owner, django_capture_on_commit_callbacks
+):
+    header = {"_evalset": {"id": "x", "version": 1, "source": "s", "meta": {}}}
+    line = {
+        "id": "q1",
+        "question": "Anything?",
+        "anchors": [],
+        "meta": {
+            "reviewed": True,
+            "reviewed_by": "rita",
+            "reviewed_at": "2026-01-02T03:04:05+00:00",
+        },
+    }
+    commit_new((json.dumps(header) + "\n" + json.dumps(line) + "\n").encode(), "x.jsonl", None)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        release = releases.release_create(
+            evalset=EvalSet.objects.get(slug="fresh"), user=owner, formats=["contextgrid-jsonl"]
+        )
+
+    meta = release.items.get().data["meta"]
+    assert (meta["reviewed_by"], meta["reviewed_at"]) == ("rita", "2026-01-02T03:04:05+00:00")
+
+
+@pytest.fixture
+def commit_new(owner_client, workspace, django_capture_on_commit_callbacks):
+    """Import a file into a new set, `fresh`; the answer's body."""
+
+    def run(data: bytes, name: str, fmt: str | None) -> dict:
+        fields = {"evalset": "fresh"} if fmt is None else {"evalset": "fresh", "format": fmt}
+        with django_capture_on_commit_callbacks(execute=True):
+            response = post(owner_client, f"{WS}/imports/", data, name, **fields)
+        assert response.status_code == 201, response.json()
+        return response.json()
+
+    return run
+
+
+@pytest.fixture
+def commit(owner_client, workspace, django_capture_on_commit_callbacks):
+    def run(url: str, data: bytes, name: str, fmt: str) -> dict:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = post(owner_client, url, data, name, format=fmt)
+        assert response.status_code in (200, 201), response.json()
+        return response.json()
+
+    return run

@@ -406,6 +406,7 @@ def _row_item(
 
     meta = _meta(cell("meta"), columns, fault)
 
+    qtype, answer = cell("qtype") or None, cell("answer") or None
     if marked:
         fault(
             f"{', '.join(dict.fromkeys(marked))} started with ' before a formula sign, as the "
@@ -421,8 +422,8 @@ def _row_item(
             id=item_id,
             question=question,
             anchors=anchors,
-            qtype=cell("qtype") or None,
-            answer=cell("answer") or None,
+            qtype=qtype,
+            answer=answer,
             meta=meta,
         )
     except EvalSetError as exc:  # pragma: no cover - every rule is checked above
