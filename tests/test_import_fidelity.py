@@ -84,7 +84,7 @@ def approve(item, annotator, reviewer) -> None:
 def source(workspace, owner, annotator, reviewer, supply):
     """`quiz`, all approved: s1 the third copy of CLAUSE (page 2) and the second of NOTICE
     (page 2, grade 1); s2 the second copy of CLAUSE (page 1), with filters; s3 a unique
-    sentence; s4 no evidence."""
+    sentence; s4 no evidence; s5 the first copy of NOTICE (page 1)."""
     evalset = services.evalset_create(workspace=workspace, user=owner, slug="quiz", name="Quiz")
     clause, notice = copies(SUPPLY, CLAUSE), copies(SUPPLY, NOTICE)
     s1 = services.item_create(
@@ -112,7 +112,15 @@ def source(workspace, owner, annotator, reviewer, supply):
     s4 = services.item_create(
         evalset=evalset, user=annotator, item_id="s4", question="Is there a warranty?"
     )
-    for item in (s1, s2, s3, s4):
+    s5 = services.item_create(
+        evalset=evalset,
+        user=annotator,
+        item_id="s5",
+        question="How is notice given?",
+        answer="in writing",
+    )
+    highlight(s5, annotator, supply, notice[0], notice[0] + len(NOTICE))
+    for item in (s1, s2, s3, s4, s5):
         approve(item, annotator, reviewer)
     return evalset
 
