@@ -39,16 +39,39 @@ MUTMUT = ROOT / ".venv" / "bin" / "mutmut"
 #: Every function that reads a file or plans an import, by module (`*`: all of it). About
 #: 3,500 mutants: some three hours with one job on this machine (`--all`).
 READERS: dict[str, tuple[str, ...]] = {
-    "evalsets/formats/reading.py": ("whole_number", "decode_text", "csv_reader", "delimiter_hint"),
+    "evalsets/formats/reading.py": (
+        "whole_number",
+        "decode_text",
+        "csv_reader",
+        "delimiter_hint",
+        "spreadsheet_marked",
+    ),
     "evalsets/formats/locating.py": (
         "all_occurrences",
         "locate_quote",
         "anchor_from_span",
+        "trimmed_span",
         "anchor_from_context",
+        "span_from_context",
         "check_span_text",
     ),
-    "evalsets/formats/results.py": ("check_duplicates", "ǁPendingLabelǁplaced"),
-    "evalsets/formats/deepset.py": ("question_id", "filters_pairs", "read", "_read_row", "_quote"),
+    "evalsets/formats/results.py": (
+        "check_duplicates",
+        "ǁPendingLabelǁplaced",
+        "ǁPendingLabelǁspan_in",
+    ),
+    "evalsets/formats/deepset.py": (
+        "question_id",
+        "filters_pairs",
+        "read",
+        "_read_row",
+        "_offsets",
+        "_filters",
+        "_group",
+        "_label",
+        "_placed",
+        "_quote",
+    ),
     "evalsets/formats/legalbench.py": ("*",),
     "evalsets/formats/contextgrid_jsonl.py": (
         "read",
@@ -67,9 +90,20 @@ READERS: dict[str, tuple[str, ...]] = {
 #: with one job on the shared 2-core machine.
 FOCUSED: dict[str, tuple[str, ...]] = {
     "evalsets/formats/reading.py": ("whole_number",),
-    "evalsets/formats/locating.py": ("anchor_from_context", "check_span_text"),
-    "evalsets/formats/deepset.py": ("question_id", "filters_pairs"),
-    "evalsets/formats/legalbench.py": ("_parts", "_is_tail", "ǁ_Matcherǁ__call__"),
+    "evalsets/formats/locating.py": (
+        "anchor_from_context",
+        "span_from_context",
+        "trimmed_span",
+        "check_span_text",
+    ),
+    "evalsets/formats/deepset.py": ("question_id", "filters_pairs", "_offsets", "_filters"),
+    "evalsets/formats/legalbench.py": (
+        "_parts",
+        "_is_tail",
+        "path_matches",
+        "match_path",
+        "ǁ_Matcherǁ__call__",
+    ),
     "evalsets/imports.py": (
         "ǁCarriesǁnarrowed",
         "_meta",
@@ -80,7 +114,7 @@ FOCUSED: dict[str, tuple[str, ...]] = {
         "ǁEvidenceǁsame",
     ),
 }
-TESTS = ["tests/test_imports.py", "tests/test_format_readers.py"]
+TESTS = ["tests/test_imports.py", "tests/test_format_readers.py", "tests/test_import_fidelity.py"]
 #: The resolver's rules added in 1.6 (lines laid out as rows, lines moved, ends refit, the
 #: context folded next to the quote and cut placeholders left out), with the 1.4-1.5 rules
 #: they call, and 1.7's (lines of symbols alone, a section number at one end, a table's
