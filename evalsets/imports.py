@@ -13,8 +13,19 @@ a deepset file has no qtype, grades or page hints, so it never touches them. Anc
 added, never removed, and an incoming anchor that is the same evidence as a stored one is
 that anchor: same document and the same span in the document's reference parse (for
 deepset, whose ``text`` is the answer inside the evidence, a span inside the other), or,
-when either cannot be placed, the same quote and occurrence. Page hint and grade are how an
+when either cannot be placed, the same quote and occurrence. A stored anchor lies where a
+release says it does (its highlight, or its found resolution in the reference parse), so
+our own files re-imported into their set find every anchor. Page hint and grade are how an
 anchor is described, not which evidence it is; a carried grade that differs is a change.
+deepset files without ``question_id`` (ids made from the questions) match items by
+question; BEIR judgements the item's anchors already make, and deepset filters spelled as
+a scalar where a one-value list is stored, are not changes.
+
+**A label the reader placed is stored as the highlight of its place** (``PlacedAnchor``):
+a deepset context or a LegalBench-RAG span names one copy of its quote, and the anchor is
+written as a highlight there would be (page, occurrence on the page, prefix and suffix,
+reference offsets), so it resolves to that copy in every parse; pending labels attach the
+same way. A new anchor the reference parse cannot place is a warning in the preview.
 
 A file's review (context-grid's ``meta.reviewed``, plus ``reviewed_by`` and
 ``reviewed_at``) approves the item when an owner imports it, with an audit entry saying so;

@@ -20,8 +20,11 @@ naming the snippet and where the answer really is, never a wrong quote imported 
 `file_path` is relative to the benchmark's corpus folder (`cuad/contract.txt`), while a
 document uploaded to Groundwork is named by its file name (`contract.txt`). A path matches
 the document of that exact name first, else the one document whose name is a path suffix of
-it (or it of the name), component by component; two or more such documents are an error
-listing them. `result.matches` says how each path was matched (`exact` or `suffix`).
+it (or it of the name), component by component (`match_path`); two or more such documents
+are an error listing them. `result.matches` says how each path was matched (`exact` or
+`suffix`), and a span waiting for its file attaches by the same rule. Where each span lies
+in its document is kept in `result.places`, so an import stores it as a highlight there. A
+test without `answer` says nothing about the item's answer.
 
 Nothing is dropped quietly, unlike the upstream reader: a snippet without `file_path` or
 `span`, a span of the wrong shape, offsets that are not whole numbers and spans outside the
