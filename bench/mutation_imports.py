@@ -216,6 +216,10 @@ def patterns(selection: dict[str, tuple[str, ...]]) -> list[str]:
     return found
 
 
+#: Which tests a run selects by marker (`--mark` narrows it, e.g. to tests without a database).
+MARK = "not services and not e2e"
+
+
 def prepare(selection: dict[str, tuple[str, ...]], tests: list[str]) -> None:
     """A fresh copy of the tracked files (as they are in the working tree) plus config."""
     if WORK.exists():
@@ -232,7 +236,7 @@ def prepare(selection: dict[str, tuple[str, ...]], tests: list[str]) -> None:
             shutil.copy2(source, target)
     (WORK / ".venv").symlink_to(ROOT / ".venv")
     only = ", ".join(f'"{path}"' for path in selection)
-    chosen = ", ".join(f'"{arg}"' for arg in [*tests, "-m", "not services and not e2e"])
+    chosen = ", ".join(f'"{arg}"' for arg in [*tests, "-m", MARK])
     with (WORK / "pyproject.toml").open("a", encoding="utf-8") as config:
         config.write(
             "\n[tool.mutmut]\n"
@@ -330,7 +334,7 @@ def recheck(selection: dict[str, tuple[str, ...]], tests: list[str]) -> int:
 
 
 def main() -> int:
-    global WORK
+    global WORK, MARK
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--report", action="store_true", help="only print the last run")
@@ -343,8 +347,17 @@ def main() -> int:
     parser.add_argument(
         "--only", nargs="+", metavar="MODULE:FUNCTION", help="just these, e.g. base.py:whole_number"
     )
+    parser.add_argument("--tests", nargs="+", help="judge with these test files instead")
+    parser.add_argument(
+        "--mark",
+        help=f'and only tests of this marker expression (default "{MARK}"), e.g. '
+        '"not django_db and not services and not e2e" for a quick run of pure rules',
+    )
     args = parser.parse_args()
     every, focused, tests = SUITES[args.suite]
+    tests = args.tests or tests
+    if args.mark:
+        MARK = args.mark
     selection = every if args.all else focused
     if args.only:
         selection = {}

@@ -752,11 +752,15 @@ class Existing:
     anchors: dict[int, list[StoredAnchor]] = field(default_factory=dict)
     pending: dict[int, set[tuple]] = field(default_factory=dict)
 
+    _questions: dict[str, list[str]] | None = None
+
     def by_question(self, question: str) -> list[str]:
         """Ids of the items asking ``question`` (spaces around it aside), oldest first."""
-        wanted = question.strip()
-        found = [i for i in self.items.values() if i.question.strip() == wanted]
-        return [i.item_id for i in sorted(found, key=lambda i: (i.created_at, i.pk))]
+        if self._questions is None:
+            self._questions = {}
+            for found in sorted(self.items.values(), key=lambda i: (i.created_at, i.pk)):
+                self._questions.setdefault(found.question.strip(), []).append(found.item_id)
+        return self._questions.get(question.strip(), [])
 
     @classmethod
     def load(cls, evalset: EvalSet | None) -> Existing:
@@ -1448,11 +1452,19 @@ def _attached_anchor(
     label: PendingImportLabel, parse: ParseVersion, start: int, end: int
 ) -> GoldAnchor:
     """The item's anchor for the evidence at ``[start, end)`` of ``parse``: the one it
-    already has (highlighted there, or described the same way), or a new highlight."""
+    already has (highlighted or found there, or described the same way), or a new highlight."""
     highlighted = services.highlight_of(parse=parse, start=start, end=end)
     source_id = parse.document.source_id
+    start, end = highlighted["ref_start"], highlighted["ref_end"]
+    found_there = Q(
+        resolutions__parse=parse,
+        resolutions__start=start,
+        resolutions__end=end,
+        resolutions__status__in=FOUND_STATUSES,
+    )
     same = label.item.anchors.filter(source_id=source_id).filter(
-        Q(reference_parse=parse, ref_start=highlighted["ref_start"], ref_end=highlighted["ref_end"])
+        Q(reference_parse=parse, ref_start=start, ref_end=end)
+        | found_there
         | Q(
             quote=highlighted["quote"],
             page_hint=highlighted["page_hint"],

@@ -1,5 +1,8 @@
 """Imports keep the evidence they were given: where each label lies, and nothing twice.
 
+The last section tests the readers' placing and matching rules alone, without a database
+(the mutation run of the readers is judged by those: `-m "not django_db"`).
+
 The set below is the hard case for a file: a two-page document whose passages repeat, on
 both pages, with anchors highlighted on later copies. Our own release files are exported
 from it and imported back, into the set they came from (nothing may change) and into a new
@@ -14,10 +17,17 @@ import io
 import json
 
 import pytest
+from contextgrid.core.errors import EvalSetError
+from contextgrid.core.evalset import GoldAnchor as CgAnchor
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from evalsets import releases, services
+from evalsets.formats import deepset
+from evalsets.formats.legalbench import match_path, path_matches
+from evalsets.formats.locating import span_from_context, trimmed_span
+from evalsets.formats.reading import spreadsheet_marked
+from evalsets.formats.results import PendingLabel
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -28,8 +38,6 @@ from evalsets.models import (
     ReleaseFile,
 )
 from evalsets.review import workflow
-
-pytestmark = pytest.mark.django_db
 
 WS = "/api/workspaces/acme"
 
@@ -187,6 +195,7 @@ def owner_client(client_for, owner, workspace):
     return client_for(owner)
 
 
+@pytest.mark.django_db
 @pytest.mark.parametrize("fmt", EXPORTED)
 def test_our_own_file_imported_into_its_source_set_changes_nothing(
     source, owner, owner_client, django_capture_on_commit_callbacks, fmt
@@ -241,6 +250,7 @@ CARRIED = {
 }
 
 
+@pytest.mark.django_db
 @pytest.mark.parametrize("fmt", sorted(CARRIED))
 def test_our_own_file_imported_into_a_new_set_places_every_anchor_on_the_same_copy(
     source, owner, owner_client, django_capture_on_commit_callbacks, fmt
@@ -294,6 +304,7 @@ def resolved(evalset_slug: str) -> list[tuple[int, int, str]]:
     return list(rows.values_list("start", "end", "status"))
 
 
+@pytest.mark.django_db
 def test_a_deepset_label_on_the_first_of_several_copies_resolves_to_that_copy(commit_new, supply):
     data = deepset_qa(
         ["When is payment due?", "within 30 days", FIRST_PARAGRAPH, "supply.txt", 15, 29]
@@ -308,6 +319,7 @@ def test_a_deepset_label_on_the_first_of_several_copies_resolves_to_that_copy(co
     assert anchor.prefix and anchor.suffix.startswith(". Late payment")
 
 
+@pytest.mark.django_db
 def test_a_legalbench_span_on_a_repeated_quote_resolves_to_that_copy(commit_new, supply):
     start = CLAUSES[0]
     data = json.dumps(
@@ -326,6 +338,7 @@ def test_a_legalbench_span_on_a_repeated_quote_resolves_to_that_copy(commit_new,
     assert resolved("fresh") == [(start, start + len(CLAUSE), "exact")]
 
 
+@pytest.mark.django_db
 def test_a_pending_deepset_label_attaches_as_the_highlight_of_its_copy(
     commit_new, workspace, owner, django_capture_on_commit_callbacks
 ):
@@ -346,6 +359,7 @@ def test_a_pending_deepset_label_attaches_as_the_highlight_of_its_copy(
     assert GoldAnchor.objects.get().ref_start == CLAUSES[0]
 
 
+@pytest.mark.django_db
 def test_a_legalbench_span_waiting_under_its_corpus_path_attaches_to_the_file_of_that_name(
     commit_new, workspace, owner, django_capture_on_commit_callbacks
 ):
@@ -379,6 +393,7 @@ def test_a_legalbench_span_waiting_under_its_corpus_path_attaches_to_the_file_of
     assert resolved("fresh") == [(start, start + len(CLAUSE), "exact")]
 
 
+@pytest.mark.django_db
 def test_a_quote_no_parse_can_place_is_a_warning_in_the_preview(owner_client, supply):
     data = (
         json.dumps({"_evalset": {"id": "x", "version": 1, "source": "s", "meta": {}}})
@@ -401,6 +416,7 @@ def test_a_quote_no_parse_can_place_is_a_warning_in_the_preview(owner_client, su
     assert "appears 3 times in 'supply.txt'" in warning["message"]
 
 
+@pytest.mark.django_db
 def test_a_deepset_context_found_twice_says_which_copy_was_taken_and_why(owner_client, supply):
     data = deepset_qa(["Notice?", "in writing", NOTICE, "supply.txt", 21, 31])
 
@@ -414,6 +430,7 @@ def test_a_deepset_context_found_twice_says_which_copy_was_taken_and_why(owner_c
     assert f"cannot say which it means; the first, on line {first}, was used" in warning["message"]
 
 
+@pytest.mark.django_db
 def test_the_same_deepset_file_imported_twice_adds_its_anchors_once(
     commit_new, owner_client, supply, django_capture_on_commit_callbacks
 ):
@@ -435,6 +452,7 @@ def test_the_same_deepset_file_imported_twice_adds_its_anchors_once(
     assert len(before["anchors"]) == 2
 
 
+@pytest.mark.django_db
 def test_a_legalbench_span_equal_to_a_stored_highlight_is_that_anchor(
     owner_client, workspace, owner, annotator, supply
 ):
@@ -461,6 +479,7 @@ def test_a_legalbench_span_equal_to_a_stored_highlight_is_that_anchor(
     assert planned["changed"] == ["meta"]  # the spans as given, kept beside the anchor
 
 
+@pytest.mark.django_db
 def test_a_legalbench_test_without_an_answer_keeps_the_item_s_answer(
     commit, workspace, owner, annotator, supply
 ):
@@ -482,6 +501,7 @@ def test_a_legalbench_test_without_an_answer_keeps_the_item_s_answer(
     assert answers == {"a": "thirty days", "b": "in writing"}
 
 
+@pytest.mark.django_db
 def test_a_new_deepset_item_takes_its_answer_from_the_row_that_has_it(commit_new, supply):
     data = deepset_qa(
         ["What about notice?", NOTICE, f"{NOTICE} {CLAUSE}", "supply.txt", 0, len(NOTICE)],
@@ -493,6 +513,7 @@ def test_a_new_deepset_item_takes_its_answer_from_the_row_that_has_it(commit_new
     assert EvalItem.objects.get().answer == "in writing"
 
 
+@pytest.mark.django_db
 def test_pandas_nan_cells_read_as_empty(commit_new, supply):
     rows = [
         ["", "question", "text", "context", "file_name", "answer_start", "answer_end", "filters"],
@@ -509,6 +530,7 @@ def test_pandas_nan_cells_read_as_empty(commit_new, supply):
     assert answers == {"Anything else?": None, "Notice?": "in writing"}
 
 
+@pytest.mark.django_db
 def test_pandas_nan_cells_in_a_context_grid_csv_read_as_empty(commit_new):
     data = (
         b"id,question,source_id,quote,grade,page,occurrence,qtype,answer,meta\n"
@@ -522,6 +544,7 @@ def test_pandas_nan_cells_in_a_context_grid_csv_read_as_empty(commit_new):
     assert (item.qtype, item.answer, item.meta) == (None, None, {})
 
 
+@pytest.mark.django_db
 def test_a_spreadsheet_csv_imported_with_its_format_guessed_says_so_and_drops_the_marks(
     commit_new,
 ):
@@ -539,6 +562,7 @@ def test_a_spreadsheet_csv_imported_with_its_format_guessed_says_so_and_drops_th
     assert (item.question, item.answer) == ("=1+1 is two?", "-2")
 
 
+@pytest.mark.django_db
 def test_a_csv_a_spreadsheet_padded_with_empty_cells_reads_without_a_warning(commit_new):
     data = b"id,question,answer\r\nq1,Anything?,no,,,\r\n,,,,,\r\nq2,Else?,yes,,,\r\n"
 
@@ -547,6 +571,7 @@ def test_a_csv_a_spreadsheet_padded_with_empty_cells_reads_without_a_warning(com
     assert body["warnings"] == [] and body["counts"]["create"] == 2
 
 
+@pytest.mark.django_db
 def test_a_jsonl_file_without_a_header_named_json_is_guessed_as_jsonl(commit_new):
     line = {"id": "q1", "question": "Anything?", "anchors": []}
     data = (json.dumps(line) + "\n" + json.dumps({**line, "id": "q2"}) + "\n").encode()
@@ -557,6 +582,7 @@ def test_a_jsonl_file_without_a_header_named_json_is_guessed_as_jsonl(commit_new
     assert sorted(EvalItem.objects.values_list("item_id", flat=True)) == ["q1", "q2"]
 
 
+@pytest.mark.django_db
 def test_a_release_after_a_jsonl_import_keeps_the_file_s_reviewer_and_time(
     commit_new, owner, django_capture_on_commit_callbacks
 ):
@@ -605,3 +631,154 @@ def commit(owner_client, workspace, django_capture_on_commit_callbacks):
         return response.json()
 
     return run
+
+
+# -- the readers' rules alone, no database -------------------------------------------------
+
+
+def test_a_corpus_path_means_a_file_whose_name_ends_it_component_by_component():
+    assert path_matches("cuad/x.txt", "x.txt") and path_matches("x.txt", "cuad/x.txt")
+    assert path_matches("cuad\\x.txt", "x.txt") and path_matches("./x.txt", "x.txt")
+    assert path_matches("x.txt", "x.txt")
+    assert not path_matches("a/x.txt", "b/x.txt")
+    assert not path_matches("cuad/xx.txt", "x.txt") and not path_matches("x.txt", "")
+
+
+def test_a_path_takes_its_exact_name_first_then_the_one_name_it_ends_with():
+    names = ["a/x.txt", "x.txt", "y.txt"]
+    assert match_path("x.txt", names) == ("x.txt", ["x.txt"], "exact")
+    assert match_path("cuad/y.txt", names) == ("y.txt", ["y.txt"], "suffix")
+    assert match_path("cuad/a/x.txt", names) == (None, ["a/x.txt", "x.txt"], "")
+    assert match_path("cuad/z.txt", names) == (None, [], "")
+
+
+def test_a_span_is_trimmed_to_what_it_quotes_and_refused_when_it_does_not_fit():
+    text = "ab  cd  ef"
+    assert trimmed_span(text, "t.txt", 2, 8) == (4, 6)
+    assert trimmed_span(text, "t.txt", 0, 10) == (0, 10)
+    assert trimmed_span(text, "t.txt", 9, 10) == (9, 10)
+    for start, end in ((-1, 3), (3, 11), (4, 4), (5, 4)):
+        with pytest.raises(EvalSetError, match=r"does not fit 't\.txt', which has 10"):
+            trimmed_span(text, "t.txt", start, end)
+    with pytest.raises(EvalSetError, match="must quote some text"):
+        trimmed_span(text, "t.txt", 2, 4)
+
+
+TWICE = "Intro.\nPay in 30 days. Late fees apply.\nMiddle.\nPay in 30 days. Late fees apply.\n"
+
+
+def test_a_context_places_its_quote_on_its_own_copy():
+    text = "Pay in 30 days.\nOther.\nPay in 30 days. Late fees apply.\n"
+    start = text.index("Pay in 30 days. Late")
+    assert span_from_context(text, "t.txt", " Pay in 30 days. Late", 0, 16) == (
+        start,
+        start + 15,
+        "",
+    )
+
+
+def test_a_context_found_twice_takes_the_first_and_names_every_copy_s_line():
+    start, end, note = span_from_context(TWICE, "t.txt", "Pay in 30 days. Late", 0, 15)
+
+    assert (start, end) == (TWICE.index("Pay"), TWICE.index("Pay") + 15)
+    assert note == (
+        "the context appears 2 times in 't.txt' (line 2, line 4) and the file cannot say "
+        "which it means; the first, on line 2, was used."
+    )
+
+
+def test_a_context_with_other_line_breaks_places_the_copy_nearest_its_offset():
+    text = "A b.\nx y z\nx y z\n"
+    context = "x y z x y z"  # the two lines, joined by a space instead of a line break
+    assert span_from_context(text, "t.txt", context, 6, 11) == (11, 16, "")
+    assert span_from_context(text, "t.txt", context, 0, 5) == (5, 10, "")
+
+
+def test_a_context_not_in_the_file_falls_back_to_its_quote_and_says_when_that_repeats():
+    middle = TWICE.index("Middle.")
+    assert span_from_context(TWICE, "t.txt", "Zz Middle. Zz", 3, 10) == (middle, middle + 7, "")
+    start, end, note = span_from_context(TWICE, "t.txt", "Zz Late fees apply. Zz", 3, 19)
+    assert (start, end) == (TWICE.index("Late"), TWICE.index("Late") + 16)
+    assert note == (
+        "the context was not found in 't.txt' and the quote appears there more than once; "
+        "the first copy was used (line 2)."
+    )
+    with pytest.raises(EvalSetError, match=r"is not in 't\.txt', nor is the context"):
+        span_from_context(TWICE, "t.txt", "Zz Nope. Zz", 3, 8)
+    with pytest.raises(EvalSetError, match="must quote some text"):
+        span_from_context(TWICE, "t.txt", "Zz   Zz", 2, 5)
+
+
+def test_a_pending_label_finds_its_place_in_the_text_that_arrived():
+    by_context = PendingLabel(
+        line=2, item="q", file_name="t.txt", would_create="", span=(0, 15), context=TWICE[7:27]
+    )
+    by_span = PendingLabel(
+        line=None, item="q", file_name="t.txt", would_create="", span=(6, 11), expected="Pay"
+    )
+    wrong = PendingLabel(
+        line=None, item="q", file_name="t.txt", would_create="", span=(7, 10), expected="Late"
+    )
+
+    assert by_context.span_in(TWICE)[:2] == (7, 22)
+    assert by_span.span_in("Intro.\nPay\n" + TWICE) == (7, 10, "")
+    with pytest.raises(EvalSetError, match="not the snippet's answer 'Late'"):
+        wrong.span_in(TWICE)
+    with pytest.raises(EvalSetError, match="needs the file's text"):
+        by_span.span_in(None)
+    with pytest.raises(EvalSetError, match="needs the file's text"):
+        PendingLabel(line=None, item="q", file_name="t.txt", would_create="").span_in(TWICE)
+
+
+def test_only_a_quote_mark_before_a_formula_sign_is_the_spreadsheet_export_s_mark():
+    for marked in ("'=1", "'+1", "'-1", "'@a", "'\tx", "'\rx"):
+        assert spreadsheet_marked(marked), marked
+    for plain in ("'", "'a", "=1", "''=1", "it's"):
+        assert not spreadsheet_marked(plain), plain
+
+
+def read_qa(*rows: list, **documents: str):
+    return deepset.read(deepset_qa(*rows), filename="qa.csv", documents=documents)
+
+
+def test_deepset_offsets_are_whole_numbers_inside_the_context():
+    context = f"{NOTICE} {CLAUSE}"
+    good = read_qa(["N?", "in writing", context, "s.txt", "21.0", "3.1e1"], **{"s.txt": context})
+    assert good.problems == [] and good.places == {CgAnchor("s.txt", "in writing"): (21, 31)}
+    for start, end, field, words in (
+        ("21.5", "31", "answer_start", "must be a whole number of characters, found '21.5'"),
+        ("21", "x", "answer_end", "must be a whole number of characters, found 'x'"),
+        ("21", "", "answer_end", "must be a whole number of characters, found ''"),
+        ("31", "21", "answer_start", "answer offsets [31, 21) fall outside the context"),
+        ("-1", "21", "answer_start", "answer offsets [-1, 21) fall outside the context"),
+        ("0", str(len(context) + 1), "answer_start", "fall outside the context, which has 63"),
+    ):
+        result = read_qa(["N?", "in writing", context, "s.txt", start, end])
+        [problem] = result.problems
+        assert (problem.field, problem.severity, problem.line) == (field, "error", 2), words
+        assert words in problem.message
+        assert result.items == []
+    whole = read_qa(["N?", "", context, "s.txt", "0", str(len(context))])
+    assert whole.problems == [] and whole.pending[0].anchor.quote == context
+
+
+def test_deepset_filters_that_are_not_an_object_are_a_warning_and_left_out():
+    rows = [
+        ["question", "text", "context", "file_name", "filters"],
+        ["A?", "", "", "", '["legal"]'],
+        ["B?", "", "", "", "{not json"],
+        ["C?", "", "", "", '{"k": "v", "k": ["w", "x"]}'],
+    ]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+
+    result = deepset.read(out.getvalue().encode(), filename="f.csv")
+
+    assert [(p.line, p.field, p.severity) for p in result.problems] == [
+        (2, "filters", "warning"),
+        (3, "filters", "warning"),
+    ]
+    assert "is not a JSON object, so it was not imported: '[\"legal\"]'" in (
+        result.problems[0].message
+    )
+    assert [item.meta for item in result.items] == [{}, {}, {"filters": {"k": ["v", "w", "x"]}}]
