@@ -990,7 +990,7 @@ def _plan_item(
     planned.current = current
     if current is not None:
         planned.changes = _changes(current, fields)
-    given = [evidence.placed(anchor) for anchor in item.anchors]
+    given = [evidence.placed(anchor) for anchor in item.anchors] if carries.anchors else []
     incoming = [*given, *extra] if carries.anchors else []
     planned.new_anchors, planned.anchor_changes = _plan_anchors(incoming, stored, carries, evidence)
     known = set(existing.pending.get(current.pk, set())) if current is not None else set()
