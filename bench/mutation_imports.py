@@ -312,7 +312,7 @@ def recheck(selection: dict[str, tuple[str, ...]], tests: list[str]) -> int:
     for folder in ("evalsets", "tests"):
         shutil.copytree(ROOT / folder, WORK / folder, dirs_exist_ok=True)
     python = str(ROOT / ".venv" / "bin" / "python")
-    args = ["-m", "pytest", *tests, "-m", "not services and not e2e", "-x", "-q", "--tb=no"]
+    args = ["-m", "pytest", *tests, "-m", MARK, "-x", "-q", "--tb=no"]
     args += ["-p", "no:cacheprovider", "--no-migrations"]
     if subprocess.run([python, *args], cwd=WORK, capture_output=True).returncode:
         print("the tests fail on today's code without any mutant; fix that first")

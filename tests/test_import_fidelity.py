@@ -782,3 +782,35 @@ def test_deepset_filters_that_are_not_an_object_are_a_warning_and_left_out():
         result.problems[0].message
     )
     assert [item.meta for item in result.items] == [{}, {}, {"filters": {"k": ["v", "w", "x"]}}]
+
+
+def test_a_pending_label_that_does_not_fit_names_its_file():
+    def label(**fields):
+        return PendingLabel(line=None, item="q", file_name="t.txt", would_create="", **fields)
+
+    with pytest.raises(EvalSetError, match=r"^the quote 'Nope' is not in 't\.txt'"):
+        label(span=(3, 7), context="Zz Nope Zz").span_in(TWICE)
+    with pytest.raises(EvalSetError, match=r"^span \[7, 10\) of 't\.txt' reads"):
+        label(span=(7, 10), expected="Late").span_in(TWICE)
+    with pytest.raises(EvalSetError, match=r"^span \[7, 999\) does not fit 't\.txt'"):
+        label(span=(7, 999)).span_in(TWICE)
+    with pytest.raises(EvalSetError, match=r"^a gold anchor must quote some text$"):
+        label(span=(6, 7)).span_in(TWICE)
+
+
+def test_deepset_offset_and_filter_problems_say_what_to_do_next():
+    context = f"{NOTICE} {CLAUSE}"
+    [bad] = read_qa(["N?", "x", context, "s.txt", "x", "3"]).problems
+    [outside] = read_qa(["N?", "x", context, "s.txt", "0", "99"]).problems
+    long = '["' + "x" * 80 + '"]'
+    rows = [["question", "filters"], ["A?", long]]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    [filters] = deepset.read(out.getvalue().encode(), filename="f.csv").problems
+
+    assert bad.hint == (
+        "Offsets count characters in `context` from 0; leave both empty when the row has no answer."
+    )
+    assert outside.hint == "Offsets count characters in `context` from 0, answer_end exclusive."
+    assert filters.message.endswith(f"{long[:60]!r}.")
+    assert filters.hint == 'Filters look like {"category": "legal"}.'
