@@ -39,16 +39,39 @@ MUTMUT = ROOT / ".venv" / "bin" / "mutmut"
 #: Every function that reads a file or plans an import, by module (`*`: all of it). About
 #: 3,500 mutants: some three hours with one job on this machine (`--all`).
 READERS: dict[str, tuple[str, ...]] = {
-    "evalsets/formats/reading.py": ("whole_number", "decode_text", "csv_reader", "delimiter_hint"),
+    "evalsets/formats/reading.py": (
+        "whole_number",
+        "decode_text",
+        "csv_reader",
+        "delimiter_hint",
+        "spreadsheet_marked",
+    ),
     "evalsets/formats/locating.py": (
         "all_occurrences",
         "locate_quote",
         "anchor_from_span",
+        "trimmed_span",
         "anchor_from_context",
+        "span_from_context",
         "check_span_text",
     ),
-    "evalsets/formats/results.py": ("check_duplicates", "ǁPendingLabelǁplaced"),
-    "evalsets/formats/deepset.py": ("question_id", "filters_pairs", "read", "_read_row", "_quote"),
+    "evalsets/formats/results.py": (
+        "check_duplicates",
+        "ǁPendingLabelǁplaced",
+        "ǁPendingLabelǁspan_in",
+    ),
+    "evalsets/formats/deepset.py": (
+        "question_id",
+        "filters_pairs",
+        "read",
+        "_read_row",
+        "_offsets",
+        "_filters",
+        "_group",
+        "_label",
+        "_placed",
+        "_quote",
+    ),
     "evalsets/formats/legalbench.py": ("*",),
     "evalsets/formats/contextgrid_jsonl.py": (
         "read",
@@ -67,9 +90,20 @@ READERS: dict[str, tuple[str, ...]] = {
 #: with one job on the shared 2-core machine.
 FOCUSED: dict[str, tuple[str, ...]] = {
     "evalsets/formats/reading.py": ("whole_number",),
-    "evalsets/formats/locating.py": ("anchor_from_context", "check_span_text"),
-    "evalsets/formats/deepset.py": ("question_id", "filters_pairs"),
-    "evalsets/formats/legalbench.py": ("_parts", "_is_tail", "ǁ_Matcherǁ__call__"),
+    "evalsets/formats/locating.py": (
+        "anchor_from_context",
+        "span_from_context",
+        "trimmed_span",
+        "check_span_text",
+    ),
+    "evalsets/formats/deepset.py": ("question_id", "filters_pairs", "_offsets", "_filters"),
+    "evalsets/formats/legalbench.py": (
+        "_parts",
+        "_is_tail",
+        "path_matches",
+        "match_path",
+        "ǁ_Matcherǁ__call__",
+    ),
     "evalsets/imports.py": (
         "ǁCarriesǁnarrowed",
         "_meta",
@@ -80,7 +114,7 @@ FOCUSED: dict[str, tuple[str, ...]] = {
         "ǁEvidenceǁsame",
     ),
 }
-TESTS = ["tests/test_imports.py", "tests/test_format_readers.py"]
+TESTS = ["tests/test_imports.py", "tests/test_format_readers.py", "tests/test_import_fidelity.py"]
 #: The resolver's rules added in 1.6 (lines laid out as rows, lines moved, ends refit, the
 #: context folded next to the quote and cut placeholders left out), with the 1.4-1.5 rules
 #: they call, and 1.7's (lines of symbols alone, a section number at one end, a table's
@@ -182,6 +216,10 @@ def patterns(selection: dict[str, tuple[str, ...]]) -> list[str]:
     return found
 
 
+#: Which tests a run selects by marker (`--mark` narrows it, e.g. to tests without a database).
+MARK = "not services and not e2e"
+
+
 def prepare(selection: dict[str, tuple[str, ...]], tests: list[str]) -> None:
     """A fresh copy of the tracked files (as they are in the working tree) plus config."""
     if WORK.exists():
@@ -198,7 +236,7 @@ def prepare(selection: dict[str, tuple[str, ...]], tests: list[str]) -> None:
             shutil.copy2(source, target)
     (WORK / ".venv").symlink_to(ROOT / ".venv")
     only = ", ".join(f'"{path}"' for path in selection)
-    chosen = ", ".join(f'"{arg}"' for arg in [*tests, "-m", "not services and not e2e"])
+    chosen = ", ".join(f'"{arg}"' for arg in [*tests, "-m", MARK])
     with (WORK / "pyproject.toml").open("a", encoding="utf-8") as config:
         config.write(
             "\n[tool.mutmut]\n"
@@ -274,7 +312,7 @@ def recheck(selection: dict[str, tuple[str, ...]], tests: list[str]) -> int:
     for folder in ("evalsets", "tests"):
         shutil.copytree(ROOT / folder, WORK / folder, dirs_exist_ok=True)
     python = str(ROOT / ".venv" / "bin" / "python")
-    args = ["-m", "pytest", *tests, "-m", "not services and not e2e", "-x", "-q", "--tb=no"]
+    args = ["-m", "pytest", *tests, "-m", MARK, "-x", "-q", "--tb=no"]
     args += ["-p", "no:cacheprovider", "--no-migrations"]
     if subprocess.run([python, *args], cwd=WORK, capture_output=True).returncode:
         print("the tests fail on today's code without any mutant; fix that first")
@@ -296,7 +334,7 @@ def recheck(selection: dict[str, tuple[str, ...]], tests: list[str]) -> int:
 
 
 def main() -> int:
-    global WORK
+    global WORK, MARK
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--report", action="store_true", help="only print the last run")
@@ -309,8 +347,17 @@ def main() -> int:
     parser.add_argument(
         "--only", nargs="+", metavar="MODULE:FUNCTION", help="just these, e.g. base.py:whole_number"
     )
+    parser.add_argument("--tests", nargs="+", help="judge with these test files instead")
+    parser.add_argument(
+        "--mark",
+        help=f'and only tests of this marker expression (default "{MARK}"), e.g. '
+        '"not django_db and not services and not e2e" for a quick run of pure rules',
+    )
     args = parser.parse_args()
     every, focused, tests = SUITES[args.suite]
+    tests = args.tests or tests
+    if args.mark:
+        MARK = args.mark
     selection = every if args.all else focused
     if args.only:
         selection = {}

@@ -13,8 +13,19 @@ a deepset file has no qtype, grades or page hints, so it never touches them. Anc
 added, never removed, and an incoming anchor that is the same evidence as a stored one is
 that anchor: same document and the same span in the document's reference parse (for
 deepset, whose ``text`` is the answer inside the evidence, a span inside the other), or,
-when either cannot be placed, the same quote and occurrence. Page hint and grade are how an
+when either cannot be placed, the same quote and occurrence. A stored anchor lies where a
+release says it does (its highlight, or its found resolution in the reference parse), so
+our own files re-imported into their set find every anchor. Page hint and grade are how an
 anchor is described, not which evidence it is; a carried grade that differs is a change.
+deepset files without ``question_id`` (ids made from the questions) match items by
+question; BEIR judgements the item's anchors already make, and deepset filters spelled as
+a scalar where a one-value list is stored, are not changes.
+
+**A label the reader placed is stored as the highlight of its place** (``PlacedAnchor``):
+a deepset context or a LegalBench-RAG span names one copy of its quote, and the anchor is
+written as a highlight there would be (page, occurrence on the page, prefix and suffix,
+reference offsets), so it resolves to that copy in every parse; pending labels attach the
+same way. A new anchor the reference parse cannot place is a warning in the preview.
 
 A file's review (context-grid's ``meta.reviewed``, plus ``reviewed_by`` and
 ``reviewed_at``) approves the item when an owner imports it, with an audit entry saying so;
@@ -41,6 +52,7 @@ from typing import Any
 import contextgrid as cg
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
+from django.db.models import Q
 
 from evalsets import dberrors, queue, resolution, services, validation
 from evalsets.archive import ArchiveTooLarge
@@ -56,6 +68,8 @@ from evalsets.formats import (
     guess_format,
 )
 from evalsets.models import (
+    FOUND_STATUSES,
+    AnchorResolution,
     Document,
     EvalItem,
     EvalSet,
@@ -100,6 +114,9 @@ class Carries:
     grade: bool = False
     review: bool = False
     same_evidence: str = "span"
+    #: Fields of ``fields`` a record may leave out (``None``): it then says nothing about
+    #: them, and an existing item keeps its value.
+    optional: tuple[str, ...] = ()
 
     def narrowed(self, absent: set[str]) -> Carries:
         """What this particular file carries: without the fields it has no column for."""
@@ -131,7 +148,10 @@ CARRIES: dict[str, Carries] = {
     "deepset-rag": Carries(),
     "beir": Carries(meta=("gold_documents",)),
     "legalbench-rag": Carries(
-        fields=("question", "answer"), meta=("legalbench_spans",), anchors=True
+        fields=("question", "answer"),
+        optional=("answer",),
+        meta=("legalbench_spans",),
+        anchors=True,
     ),
 }
 
@@ -216,6 +236,8 @@ class ImportPlan(HasProblems):
     token: str
     result: ImportResult
     carries: Carries
+    #: The format was guessed from the file (none was chosen): the preview says so.
+    guessed: bool = False
     items: list[PlannedItem] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     pending: list[dict[str, Any]] = field(default_factory=list)
@@ -244,6 +266,7 @@ class ImportPlan(HasProblems):
     def to_dict(self) -> dict[str, Any]:
         return {
             "format": self.format,
+            "format_guessed": self.guessed,
             "filename": self.filename,
             "evalset": self.evalset,
             "new_set": self.new_set,
@@ -526,50 +549,130 @@ class StoredAnchor:
     occurrence: int
     prefix: str = ""
     suffix: str = ""
+    #: Where it lies in its document's reference parse as a release writes it (the
+    #: highlight itself, or its found resolution there); ``None``: not known yet.
+    span: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedAnchor:
+    """An incoming anchor its reader placed in the document's reference parse (a deepset
+    context, a LegalBench-RAG span), described as a highlight of that place describes it:
+    the reference's quote, page, occurrence on the page and context. It is written as that
+    highlight, so it resolves to the copy the file meant in every parse."""
+
+    source_id: str
+    quote: str
+    grade: int
+    page_hint: int | None
+    occurrence: int
+    prefix: str
+    suffix: str
+    parse: ParseVersion
+    span: tuple[int, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source_id": self.source_id,
+            "quote": self.quote,
+            "grade": self.grade,
+            "page_hint": self.page_hint,
+            "occurrence": self.occurrence,
+        }
 
 
 class Evidence:
     """Tells whether two anchors are the same evidence, by where they lie in the reference
     parse of their document (see the module docstring for the rule)."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(
+        self, workspace: Workspace, places: dict[cg.GoldAnchor, tuple[int, int]] | None = None
+    ) -> None:
         self.workspace = workspace
-        self._prepared: dict[str, Any] = {}
-        self._spans: dict[tuple, tuple[int, int] | None] = {}
+        self.places = places or {}
+        self._parses: dict[str, ParseVersion | None] = {}
+        self._found: dict[tuple, Any] = {}
 
-    def _reference(self, source_id: str) -> Any:
-        if source_id not in self._prepared:
-            parse = (
+    def _reference(self, source_id: str) -> ParseVersion | None:
+        if source_id not in self._parses:
+            self._parses[source_id] = (
                 ParseVersion.objects.filter(
                     document__workspace=self.workspace,
                     document__source_id=source_id,
                     is_reference=True,
                     status=ParseStatus.READY,
                 )
+                .select_related("document")
                 .defer("text")
                 .first()
             )
-            self._prepared[source_id] = resolution.prepared(parse) if parse else None
-        return self._prepared[source_id]
+        return self._parses[source_id]
 
-    def span(self, anchor: StoredAnchor | cg.GoldAnchor) -> tuple[int, int] | None:
-        """Where ``anchor`` lies in its document's reference parse; ``None`` if unplaceable."""
+    def placed(self, anchor: cg.GoldAnchor) -> cg.GoldAnchor | PlacedAnchor:
+        """``anchor`` as the highlight of the place its reader found for it (``places``),
+        or as it came when the reader placed it nowhere."""
+        place = self.places.get(anchor)
+        parse = self._reference(anchor.source_id) if place is not None else None
+        if place is None or parse is None:
+            return anchor
+        try:
+            highlighted = services.highlight_of(parse=parse, start=place[0], end=place[1])
+        except InvalidInput:
+            return anchor
+        return PlacedAnchor(
+            source_id=anchor.source_id,
+            quote=highlighted["quote"],
+            grade=anchor.grade,
+            page_hint=highlighted["page_hint"],
+            occurrence=highlighted["occurrence"],
+            prefix=highlighted["prefix"],
+            suffix=highlighted["suffix"],
+            parse=parse,
+            span=(highlighted["ref_start"], highlighted["ref_end"]),
+        )
+
+    def resolved(self, anchor: Any) -> Any:
+        """The resolver's answer for ``anchor`` in its reference parse; ``None`` without one."""
         prefix, suffix = getattr(anchor, "prefix", ""), getattr(anchor, "suffix", "")
         key = (anchor.source_id, anchor.quote, anchor.occurrence, anchor.page_hint, prefix, suffix)
-        if key not in self._spans:
-            prepared = self._reference(anchor.source_id)
-            found = None
-            if prepared is not None:
-                located = prepared.resolve(
+        if key not in self._found:
+            parse = self._reference(anchor.source_id)
+            self._found[key] = (
+                resolution.prepared(parse).resolve(
                     anchor.quote,
                     occurrence=anchor.occurrence,
                     page_hint=anchor.page_hint,
                     prefix=prefix,
                     suffix=suffix,
                 )
-                found = located.span
-            self._spans[key] = found
-        return self._spans[key]
+                if parse is not None
+                else None
+            )
+        return self._found[key]
+
+    def span(self, anchor: StoredAnchor | PlacedAnchor | cg.GoldAnchor) -> tuple[int, int] | None:
+        """Where ``anchor`` lies in its document's reference parse; ``None`` if unplaceable.
+        A placed or stored place is that place; anything else is resolved."""
+        known = getattr(anchor, "span", None)
+        if known is not None:
+            return known
+        found = self.resolved(anchor)
+        return found.span if found is not None else None
+
+    def unplaced(self, anchor: Any) -> str:
+        """Why a new anchor cannot be placed in its document's reference parse ("" when it
+        can, or its document has no reference parse yet to say)."""
+        if isinstance(anchor, PlacedAnchor):
+            return ""
+        found = self.resolved(anchor)
+        if found is None or found.span is not None:
+            return ""
+        if found.status == "ambiguous":
+            return (
+                f"its quote appears {found.candidates} times in {anchor.source_id!r} and "
+                "nothing in the file says which copy it means"
+            )
+        return f"its quote was not found in {anchor.source_id!r} ({found.status})"
 
     def same(self, one: Any, two: Any, rule: str) -> bool:
         """Whether ``one`` and ``two`` are the same evidence under ``rule`` (``Carries``)."""
@@ -649,6 +752,16 @@ class Existing:
     anchors: dict[int, list[StoredAnchor]] = field(default_factory=dict)
     pending: dict[int, set[tuple]] = field(default_factory=dict)
 
+    _questions: dict[str, list[str]] | None = None
+
+    def by_question(self, question: str) -> list[str]:
+        """Ids of the items asking ``question`` (spaces around it aside), oldest first."""
+        if self._questions is None:
+            self._questions = {}
+            for found in sorted(self.items.values(), key=lambda i: (i.created_at, i.pk)):
+                self._questions.setdefault(found.question.strip(), []).append(found.item_id)
+        return self._questions.get(question.strip(), [])
+
     @classmethod
     def load(cls, evalset: EvalSet | None) -> Existing:
         found = cls()
@@ -666,15 +779,35 @@ class Existing:
             "prefix",
             "suffix",
         ]
-        rows = GoldAnchor.objects.filter(item__evalset=evalset).values_list("item_id", *columns)
-        for item_pk, pk, public_id, *rest in rows:
-            found.anchors.setdefault(item_pk, []).append(StoredAnchor(pk, str(public_id), *rest))
+        rows = GoldAnchor.objects.filter(item__evalset=evalset).values_list(
+            "item_id", *columns, "reference_parse_id", "ref_start", "ref_end"
+        )
+        spans = _reference_spans(evalset)
+        for item_pk, pk, public_id, *rest, parse_pk, start, end in rows:
+            span = (start, end) if parse_pk in spans["parses"] and start is not None else None
+            found.anchors.setdefault(item_pk, []).append(
+                StoredAnchor(pk, str(public_id), *rest, span=span or spans["found"].get(pk))
+            )
         labels = PendingImportLabel.objects.filter(item__evalset=evalset).values_list(
             "item_id", "source_id", "start", "end", "context_digest"
         )
         for item_pk, *key in labels:
             found.pending.setdefault(item_pk, set()).add(tuple(key))
         return found
+
+
+def _reference_spans(evalset: EvalSet) -> dict[str, Any]:
+    """The reference parses of the set's documents (``parses``) and where each anchor was
+    found in them (``found``, anchor pk to span): where a release says its evidence is."""
+    parses = set(
+        ParseVersion.objects.filter(
+            document__workspace=evalset.workspace_id, is_reference=True, status=ParseStatus.READY
+        ).values_list("pk", flat=True)
+    )
+    rows = AnchorResolution.objects.filter(
+        anchor__item__evalset=evalset, parse__in=parses, status__in=FOUND_STATUSES
+    ).values_list("anchor_id", "start", "end")
+    return {"parses": parses, "found": {pk: (start, end) for pk, start, end in rows}}
 
 
 def _plan_pending(
@@ -720,23 +853,67 @@ def _meta(old: dict[str, Any] | None, given: dict[str, Any], carries: Carries) -
     if carries.meta is None:
         return _plain({k: v for k, v in given.items() if k not in REVIEW_KEYS})
     meta = {k: v for k, v in (old or {}).items() if k not in carries.meta}
-    meta.update({key: given[key] for key in carries.meta if key in given})
+    for key in carries.meta:
+        if key not in given:
+            continue
+        kept = (old or {}).get(key)
+        same = key == "filters" and _filter_values(kept) == _filter_values(given[key])
+        meta[key] = kept if same else given[key]
     return _plain(meta)
 
 
-def _file_fields(item: cg.EvalItem, current: EvalItem | None, carries: Carries) -> dict[str, Any]:
-    """The values the file gives: every field of a new item, the carried ones of another."""
+def _filter_values(filters: Any) -> Any:
+    """deepset filters as sets of values per key: a key given once holds one value, so
+    ``{"lang": "en"}`` and ``{"lang": ["en"]}`` say the same (the file cannot tell them
+    apart; the stored spelling is kept)."""
+    if not isinstance(filters, dict):
+        return filters
+    return {
+        key: _plain(value if isinstance(value, list) else [value]) for key, value in filters.items()
+    }
+
+
+def _judged_elsewhere(meta: dict[str, Any], stored: list[StoredAnchor]) -> dict[str, Any]:
+    """``meta`` without the BEIR judgements the item's anchors already make: a document
+    judged with the highest grade of the item's anchors on it is what a release writes for
+    them, not news to keep beside them."""
+    judged = meta.get("gold_documents")
+    if not judged or not stored or not isinstance(judged, list):
+        return meta
+    best: dict[str, int] = {}
+    for anchor in stored:
+        best[anchor.source_id] = max(best.get(anchor.source_id, 0), anchor.grade)
+    rest = [
+        pair
+        for pair in judged
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2 and best.get(pair[0]) == pair[1])
+    ]
+    out = {key: value for key, value in meta.items() if key != "gold_documents"}
+    if rest:
+        out["gold_documents"] = rest
+    return out
+
+
+def _file_fields(
+    item: cg.EvalItem, current: EvalItem | None, carries: Carries, meta: dict[str, Any]
+) -> dict[str, Any]:
+    """The values the file gives: every field of a new item, the carried ones of another
+    (an optional one only when the record gives it). ``meta`` is the item's, as given."""
     given = {"question": item.question, "qtype": item.qtype or None, "answer": item.answer}
     if current is None:
         fields = {
             name: given[name] if name in carries.fields + carries.new_only else None
             for name in ITEM_FIELDS
         }
-        fields["meta"] = _meta(None, dict(item.meta), carries)
+        fields["meta"] = _meta(None, meta, carries)
         return fields
-    fields = {name: given[name] for name in carries.fields}
+    fields = {
+        name: given[name]
+        for name in carries.fields
+        if not (name in carries.optional and given[name] is None)
+    }
     if carries.meta != ():
-        fields["meta"] = _meta(current.meta, dict(item.meta), carries)
+        fields["meta"] = _meta(current.meta, meta, carries)
     return fields
 
 
@@ -807,13 +984,14 @@ def _plan_item(
     """One item's plan, or ``None`` with a problem when it is approved and would change."""
     carries = plan.carries
     current = existing.items.get(item_id)
-    fields = _file_fields(item, current, carries)
+    stored = existing.anchors.get(current.pk, []) if current is not None else []
+    fields = _file_fields(item, current, carries, _judged_elsewhere(dict(item.meta), stored))
     planned = PlannedItem(item_id, "create" if current is None else "update", fields)
     planned.current = current
     if current is not None:
         planned.changes = _changes(current, fields)
-    stored = existing.anchors.get(current.pk, []) if current is not None else []
-    incoming = [*item.anchors, *extra] if carries.anchors else []
+    given = [evidence.placed(anchor) for anchor in item.anchors] if carries.anchors else []
+    incoming = [*given, *extra] if carries.anchors else []
     planned.new_anchors, planned.anchor_changes = _plan_anchors(incoming, stored, carries, evidence)
     known = set(existing.pending.get(current.pk, set())) if current is not None else set()
     for row in pending:
@@ -840,6 +1018,49 @@ def _plan_item(
         )
         return None
     return planned
+
+
+def _matched_by_question(
+    item: cg.EvalItem, item_id: str, existing: Existing, plan: ImportPlan
+) -> str:
+    """The id of the set's item asking the same question, for a file whose ids were made
+    from its questions (deepset without ``question_id``); ``item_id`` when none does."""
+    if item_id in existing.items:
+        return item_id
+    same = existing.by_question(item.question)
+    if len(same) > 1:
+        plan.problems.append(
+            Problem(
+                plan.result.lines.get(item.id),
+                same[0],
+                "question",
+                f"{len(same)} items of the set ask this question ({', '.join(same[:5])}) and "
+                f"the file has no question_id to say which it means; it was matched to "
+                f"{same[0]!r}, the oldest.",
+                "warning",
+                "Add a question_id column to match items by id.",
+            )
+        )
+    return same[0] if same else item_id
+
+
+def _warn_unplaced(planned: PlannedItem, evidence: Evidence, plan: ImportPlan) -> None:
+    """A warning for each new anchor its reference parse cannot place: it would be stored,
+    and shown as needing a person, never silently."""
+    for anchor in planned.new_anchors:
+        why = evidence.unplaced(anchor)
+        if why:
+            plan.problems.append(
+                Problem(
+                    plan.result.lines.get(planned.item_id),
+                    planned.item_id,
+                    "anchors",
+                    f"the anchor quoting {anchor.quote[:60]!r} cannot be placed: {why}. It "
+                    "is imported and waits for a person to place it.",
+                    "warning",
+                    "Give its page_hint and occurrence, or place it by hand after the import.",
+                )
+            )
 
 
 def _is_owner(workspace: Workspace, user: Any) -> bool:
@@ -879,6 +1100,7 @@ def import_plan(
     owner imports it (otherwise each such item gets a warning and stays as it is).
     """
     _check_upload(data, filename)
+    guessed = not (fmt or "").strip()
     try:
         fmt = choose_format(fmt, data, filename)
         result = _read(fmt, data, filename, workspace, evalset_id)
@@ -897,6 +1119,7 @@ def import_plan(
         token=set_fingerprint(evalset),
         result=result,
         carries=CARRIES[fmt].narrowed(result.absent),
+        guessed=guessed,
         problems=list(result.problems),
     )
     plan.problems.extend(_storable_problems(result))
@@ -905,12 +1128,14 @@ def import_plan(
         Document.objects.filter(workspace=workspace).values_list("source_id", flat=True)
     )
     pending_rows, pending_anchors = _plan_pending(result, plan, documents)
-    evidence = Evidence(workspace)
+    evidence = Evidence(workspace, result.places)
     may_approve = user is None or _is_owner(workspace, user)
     for item in result.items:
         item_id = _check_item(item, plan.problems, result.lines.get(item.id))
         if item_id is None:
             continue
+        if "id" in result.absent:
+            item_id = _matched_by_question(item, item_id, existing, plan)
         if plan.carries.anchors:
             for anchor in item.anchors:
                 if anchor.source_id not in documents:
@@ -935,6 +1160,7 @@ def import_plan(
         )
         if planned is None:
             continue
+        _warn_unplaced(planned, evidence, plan)
         if planned.approve is not None and not may_approve:
             planned.approve = None
             plan.problems.append(
@@ -1117,6 +1343,16 @@ def _apply_item(planned: PlannedItem, evalset: EvalSet, user, filename: str) -> 
             **{name: fields[name] for name in planned.changed},
         )
     for anchor in planned.new_anchors:
+        if isinstance(anchor, PlacedAnchor):
+            services.anchor_create_from_highlight(
+                item=item,
+                user=user,
+                parse=anchor.parse,
+                start=anchor.span[0],
+                end=anchor.span[1],
+                grade=anchor.grade,
+            )
+            continue
         services.anchor_create_typed(
             item=item,
             user=user,
@@ -1163,21 +1399,24 @@ def pending_labels_attach(*, document: Document) -> int | None:
     """Turn waiting imported labels on ``document`` into anchors quoting its reference text.
 
     A span (LegalBench-RAG) is sliced from the text and must hold the quote it came with; a
-    deepset label is placed through its context, so a repeated quote gets the occurrence
-    the label meant. Returns how many were attached, or ``None`` when the reference parse
-    is not ready yet (nothing done). Idempotent: attached and failed labels are not touched
-    again. A label that does not fit the text is marked failed with the reason, never
-    dropped silently; one whose place had to be guessed is attached with a message saying
-    so. Call it when a document's reference parse becomes ready.
+    deepset label is placed through its context, so a repeated quote gets the copy the label
+    meant. Each becomes the highlight of that place (quote, page, occurrence on the page and
+    context), as it would have had the file been there at import. Labels are found by the
+    rule the import matched files with (``PendingImportLabel.objects.waiting_for``). Returns
+    how many were attached, or ``None`` when the reference parse is not ready yet (nothing
+    done). Idempotent: attached and failed labels are not touched again. A label that does
+    not fit the text is marked failed with the reason, never dropped silently; one whose
+    place had to be guessed is attached with a message saying so. Call it when a
+    document's reference parse becomes ready.
     """
-    waiting = PendingImportLabel.objects.filter(
-        workspace=document.workspace_id,
-        source_id=document.source_id,
-        status=PendingLabelStatus.WAITING,
-    )
+    waiting = PendingImportLabel.objects.waiting_for(document)
     if not waiting.exists():
         return 0
-    parse = document.parses.filter(is_reference=True, status=ParseStatus.READY).first()
+    parse = (
+        document.parses.filter(is_reference=True, status=ParseStatus.READY)
+        .select_related("document")
+        .first()
+    )
     if parse is None:
         return None
     attached = 0
@@ -1185,8 +1424,8 @@ def pending_labels_attach(*, document: Document) -> int | None:
         labels = waiting.select_for_update().select_related("item__evalset__workspace")
         for label in labels:
             try:
-                anchor, note = _label(label).placed(parse.text)
-                created = _attached_anchor(label, anchor)
+                start, end, note = _label(label).span_in(parse.text)
+                created = _attached_anchor(label, parse, start, end)
             except (cg.EvalSetError, GroundworkError) as exc:
                 label.status = PendingLabelStatus.FAILED
                 label.message = str(exc)
@@ -1213,20 +1452,39 @@ def _label(label: PendingImportLabel) -> PendingLabel:
     )
 
 
-def _attached_anchor(label: PendingImportLabel, anchor: cg.GoldAnchor) -> GoldAnchor:
-    """The item's anchor for this evidence: the one it already has, or a new one."""
-    same = label.item.anchors.filter(
-        source_id=anchor.source_id, quote=anchor.quote, occurrence=anchor.occurrence
-    ).first()
-    if same is not None:
-        return same
-    return services.anchor_create_typed(
+def _attached_anchor(
+    label: PendingImportLabel, parse: ParseVersion, start: int, end: int
+) -> GoldAnchor:
+    """The item's anchor for the evidence at ``[start, end)`` of ``parse``: the one it
+    already has (highlighted or found there, or described the same way), or a new highlight."""
+    highlighted = services.highlight_of(parse=parse, start=start, end=end)
+    source_id = parse.document.source_id
+    start, end = highlighted["ref_start"], highlighted["ref_end"]
+    found_there = Q(
+        resolutions__parse=parse,
+        resolutions__start=start,
+        resolutions__end=end,
+        resolutions__status__in=FOUND_STATUSES,
+    )
+    same = label.item.anchors.filter(source_id=source_id).filter(
+        Q(reference_parse=parse, ref_start=start, ref_end=end)
+        | found_there
+        | Q(
+            quote=highlighted["quote"],
+            page_hint=highlighted["page_hint"],
+            occurrence=highlighted["occurrence"],
+        )
+    )
+    found = same.first()
+    if found is not None:
+        return found
+    return services.anchor_create_from_highlight(
         item=label.item,
         user=label.imported_by,
-        source_id=label.source_id,
-        quote=anchor.quote,
-        grade=anchor.grade,
-        occurrence=anchor.occurrence,
+        parse=parse,
+        start=start,
+        end=end,
+        grade=label.grade,
     )
 
 

@@ -9,9 +9,10 @@ the same bytes whatever happened to the set since. Building the files runs in a 
 that reports progress on the release row.
 
 ``ImportRecord`` is the audit of one committed import. ``PendingImportLabel`` keeps an
-imported offset-pinned label (LegalBench-RAG's spans) whose document is not in the workspace
-yet, or whose reference parse is not ready: a span can only become a quote once the text is
-there, so it waits here and becomes a ``GoldAnchor`` when it is.
+imported offset-pinned label (LegalBench-RAG's spans, deepset's context offsets) whose
+document is not in the workspace yet, or whose reference parse is not ready: a span can only
+become a quote once the text is there, so it waits here and becomes a ``GoldAnchor`` (a
+highlight of the place it names) when it is.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+
+from evalsets.formats.legalbench import match_path
 
 __all__ = [
     "ImportRecord",
@@ -199,6 +202,26 @@ class PendingLabelStatus(models.TextChoices):
     FAILED = "failed", "Does not fit the document"
 
 
+class PendingLabelQuerySet(models.QuerySet):
+    def waiting_for(self, document) -> PendingLabelQuerySet:
+        """Labels waiting for ``document``: those that name it, and spans (no context) whose
+        corpus path means it by the rule the import matched paths with
+        (``formats.legalbench.match_path``: exact, else the one document it is a path
+        suffix of), so a span waiting for ``cuad/x.txt`` attaches when ``x.txt`` arrives."""
+        waiting = self.filter(workspace=document.workspace_id, status=PendingLabelStatus.WAITING)
+        paths = (
+            waiting.filter(context="")
+            .exclude(source_id=document.source_id)
+            .values_list("source_id", flat=True)
+            .distinct()
+        )
+        meant: list[str] = []
+        if paths:
+            names = list(document.workspace.documents.values_list("source_id", flat=True))
+            meant = [path for path in paths if match_path(path, names)[0] == document.source_id]
+        return waiting.filter(Q(source_id=document.source_id) | Q(context="", source_id__in=meant))
+
+
 class PendingImportLabel(models.Model):
     """An imported label waiting for its document's text to become a quote.
 
@@ -234,6 +257,8 @@ class PendingImportLabel(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = PendingLabelQuerySet.as_manager()
 
     class Meta:
         ordering = ["item_id", "source_id", "start"]

@@ -18,6 +18,7 @@ import logging
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import contextgrid as cg
@@ -339,6 +340,7 @@ def _items_for(release: Release):
         .annotate(
             approved_by=Subquery(approved.values("actor_name")[:1]),
             approved_at=Subquery(approved.values("at")[:1]),
+            approved_data=Subquery(approved.values("data")[:1]),
         )
         .order_by("created_at", "id")
         .prefetch_related(Prefetch("anchors", queryset=anchors))
@@ -346,9 +348,27 @@ def _items_for(release: Release):
 
 
 def _approval(item: EvalItem) -> bridge.Approval | None:
+    """Who approved the item and when. An approval restored by importing a file keeps the
+    review the file recorded (its ``reviewed_by`` and ``reviewed_at``), not the importer
+    and the moment of the import: the import carried a review, it did not make one."""
     if item.state != ItemState.APPROVED or item.approved_at is None:
         return None
-    return bridge.Approval(by=item.approved_by or "", at=item.approved_at)
+    by, at = item.approved_by or "", item.approved_at
+    data = getattr(item, "approved_data", None)
+    data = data if isinstance(data, dict) else {}
+    if "import" in data:
+        by = str(data.get("reviewed_by") or "") or by
+        at = _when(data.get("reviewed_at")) or at
+    return bridge.Approval(by=by, at=at)
+
+
+def _when(value: Any) -> datetime | None:
+    """An ISO 8601 time as a file wrote it, read as UTC when it names no zone."""
+    try:
+        found = datetime.fromisoformat(str(value or ""))
+    except ValueError:
+        return None
+    return found if found.tzinfo is not None else found.replace(tzinfo=UTC)
 
 
 class _Unplaced:

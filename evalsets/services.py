@@ -50,7 +50,6 @@ from evalsets.models import (
     ParseStatus,
     ParseVersion,
     PendingImportLabel,
-    PendingLabelStatus,
     ReleaseFile,
     ResolutionStatus,
     Role,
@@ -371,11 +370,7 @@ def _attach_pending_anchors(document: Document) -> None:
         source_id=document.source_id,
         document__isnull=True,
     ).update(document=document)
-    if PendingImportLabel.objects.filter(
-        workspace=document.workspace_id,
-        source_id=document.source_id,
-        status=PendingLabelStatus.WAITING,
-    ).exists():
+    if PendingImportLabel.objects.waiting_for(document).exists():
         queue.after_commit("attach_pending_labels", document.pk)
 
 
@@ -712,6 +707,13 @@ def _highlighted(parse: ParseVersion, start: int, end: int) -> dict:
         "prefix": text[max(0, start - resolver.CONTEXT_CHARS) - offset : start - offset],
         "suffix": text[end - offset : end + resolver.CONTEXT_CHARS - offset],
     }
+
+
+def highlight_of(*, parse: ParseVersion, start: int, end: int) -> dict:
+    """What a highlight of ``[start, end)`` in ``parse`` stores (quote, page, occurrence on
+    that page, offsets, context), without writing: an import shows it in its preview and
+    then writes the same with ``anchor_create_from_highlight``."""
+    return _highlighted(parse, start, end)
 
 
 def _in_reference(document: Document, highlighted: dict) -> tuple[ParseVersion, dict] | None:

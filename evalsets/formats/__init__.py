@@ -25,6 +25,7 @@ its `ReadBudget` (problems, lines, questions) is refused whole, the message nami
 
 from __future__ import annotations
 
+import json
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -195,7 +196,7 @@ def guess_format(data: bytes, filename: str) -> str | None:
     if name.endswith((".jsonl", ".ndjson")):
         return "contextgrid-jsonl"
     if name.endswith(".json"):
-        return "contextgrid-jsonl" if head.startswith(b'{"_evalset"') else "legalbench-rag"
+        return "contextgrid-jsonl" if _json_lines(data) else "legalbench-rag"
     if name.endswith((".csv", ".txt")) or b"," in head.split(b"\n", 1)[0]:
         first = head.split(b"\n", 1)[0].decode("utf-8", "replace").lower()
         cells = {c.strip().strip('"') for c in first.split(",")}
@@ -203,6 +204,19 @@ def guess_format(data: bytes, filename: str) -> str | None:
             return "deepset-qa"
         return "contextgrid-csv"
     return None
+
+
+def _json_lines(data: bytes) -> bool:
+    """Whether a `.json` file is JSON lines: its first line is a whole JSON object on its own
+    (an `_evalset` header, or an item of a file without one), not LegalBench's `tests`."""
+    first = data[: 1 << 20].lstrip(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0]
+    if first.startswith(b'{"_evalset"'):
+        return True
+    try:
+        value = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and "tests" not in value
 
 
 __all__ = [

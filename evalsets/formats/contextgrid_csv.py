@@ -34,7 +34,14 @@ from contextgrid.core.evalset import CSV_ALIASES, EvalItem, EvalSet, GoldAnchor
 from evalsets.formats.landing import LandingCheck
 from evalsets.formats.locating import AnchorPositions, DocumentTexts
 from evalsets.formats.notes import ExportNotes, Tally, finish_notes
-from evalsets.formats.reading import csv_reader, decode_text, delimiter_hint, whole_number
+from evalsets.formats.reading import (
+    MISSING,
+    csv_reader,
+    decode_text,
+    delimiter_hint,
+    spreadsheet_marked,
+    whole_number,
+)
 from evalsets.formats.results import (
     WARNING,
     EvalSetHeader,
@@ -342,13 +349,22 @@ def _row_item(
     index: int,
     result: ImportResult,
 ) -> EvalItem | None:
+    marked: list[str] = []
+
     def cell(field: str) -> str:
         name = columns.get(field)
         value = row.get(name) if name is not None else None
-        return value.strip() if isinstance(value, str) else ""
+        if not isinstance(value, str) or value.strip() in MISSING:
+            return ""
+        if spreadsheet_marked(value):
+            marked.append(field)
+            value = value[1:]
+        return value.strip()
 
+    # A spreadsheet saves every row as wide as the widest: empty cells past the header.
+    extra = [v for v in row.get(None) or [] if isinstance(v, str) and v.strip()]
     values = [v for k, v in row.items() if k is not None]
-    if all(not (v or "").strip() for v in values if isinstance(v, str)) and not row.get(None):
+    if all(not (v or "").strip() for v in values if isinstance(v, str)) and not extra:
         return None  # an empty spreadsheet row carries nothing
 
     item_id = cell("id") or f"q{index}"
@@ -357,7 +373,7 @@ def _row_item(
     def fault(message: str, field: str | None, hint: str = "", severity: Any = "error") -> None:
         result.add(message, line=line, item=item_id, field=field, hint=hint, severity=severity)
 
-    if row.get(None):
+    if extra:
         fault(
             "this row has more cells than the header has columns; the extra cells were ignored.",
             None,
@@ -407,24 +423,17 @@ def _row_item(
             field = "grade" if "grade" in str(exc) else "occurrence"
             fault(str(exc), columns.get(field, field), "Use 0 or more.")
 
-    meta: dict[str, Any] = {}
-    raw_meta = cell("meta")
-    if raw_meta:
-        try:
-            parsed = json.loads(raw_meta)
-        except json.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, Mapping):
-            meta = dict(parsed)
-        else:
-            fault(
-                f"the meta cell is not a JSON object, so it was not imported: {raw_meta[:60]!r}.",
-                columns["meta"],
-                'Write meta as a JSON object such as {"reviewed": true}, or move the note '
-                "to a column of its own.",
-                severity=WARNING,
-            )
+    meta = _meta(cell("meta"), columns, fault)
 
+    qtype, answer = cell("qtype") or None, cell("answer") or None
+    if marked:
+        fault(
+            f"{', '.join(dict.fromkeys(marked))} started with ' before a formula sign, as the "
+            "'context-grid CSV for spreadsheets' export marks a cell; the ' was removed.",
+            columns.get(marked[0], marked[0]),
+            "That export is for reading in a spreadsheet; import the context-grid CSV instead.",
+            severity=WARNING,
+        )
     if any(p.is_error for p in result.problems[before:]):
         return None
     try:
@@ -432,13 +441,33 @@ def _row_item(
             id=item_id,
             question=question,
             anchors=anchors,
-            qtype=cell("qtype") or None,
-            answer=cell("answer") or None,
+            qtype=qtype,
+            answer=answer,
             meta=meta,
         )
     except EvalSetError as exc:  # pragma: no cover - every rule is checked above
         fault(str(exc), None)
         return None
+
+
+def _meta(raw: str, columns: Mapping[str, str], fault: Any) -> dict[str, Any]:
+    """The meta cell's JSON object; a warning and `{}` when it is not one."""
+    if not raw:
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError:
+        parsed = None
+    if isinstance(parsed, Mapping):
+        return dict(parsed)
+    fault(
+        f"the meta cell is not a JSON object, so it was not imported: {raw[:60]!r}.",
+        columns["meta"],
+        'Write meta as a JSON object such as {"reviewed": true}, or move the note '
+        "to a column of its own.",
+        severity=WARNING,
+    )
+    return {}
 
 
 def _number(

@@ -40,14 +40,17 @@ question-only rows and named in the notes. Cells that start like a spreadsheet f
 written exactly and named in the notes.
 
 **Import.** One reader for all three layouts. Rows are grouped into items by `question_id`
-when the column exists, otherwise by question text; an item without an id gets
-`q-` + the first 10 hex digits of the SHA-256 of its question, so re-importing the same file
-(or a re-ordered one) yields the same ids. One `question_id` on two different questions is
-an error naming both lines. The anchor's quote is `context[answer_start:answer_end]` when
-the offsets are whole numbers (`187`, `187.0` as pandas writes them, `1.87e2`) inside the
-context and the slice is not blank (and agrees with `text` when `text` is given); otherwise
-`text` when it occurs in the context; otherwise the whole `context` (a retrieval label).
-The item's `answer` is the first labelled row's `text` (deepset's answer column).
+when the column exists, otherwise by question text; an item without an id gets `q-` + the
+first 10 hex digits of the SHA-256 of its question, so re-importing the same file (or a
+re-ordered one) yields the same ids; without the column `absent` holds `"id"`, and an import
+into an existing set matches such items to its items by question text. One `question_id` on
+two different questions is an error naming both lines. Cells pandas writes for a missing
+value (`NaN`, `to_csv(na_rep="NaN")`) are read as empty. The anchor's quote is
+`context[answer_start:answer_end]` when the offsets are whole numbers (`187`, `187.0` as
+pandas writes them, `1.87e2`) inside the context and the slice is not blank (and agrees with
+`text` when `text` is given); otherwise `text` when it occurs in the context; otherwise the
+whole `context` (a retrieval label). The item's `answer` is the shortest `text` of its rows
+(deepset's answer column; see `_Group.answer`).
 
 `filters` is read as deepset's page writes it, `{"key1":"value1", "key1":"value2",
 "key2":"value3"}`: a key given more than once holds several values, so it is read as a list,
@@ -57,8 +60,11 @@ Labels are placed in the document through their context: the context is found in
 document (verbatim, else with whitespace collapsed) and the quote taken from where it sits
 there, so a quote that is repeated gets the `occurrence` the label meant. When `documents`
 is given, labels whose `file_name` is not among them become `pending`, carrying the context
-and the quote's offsets in it, and are placed the same way when the file arrives. When
-`documents` is `None`, file names are trusted and every anchor is attached with occurrence 0.
+and the quote's offsets in it, and are placed the same way when the file arrives. Where each
+placed anchor lies in its text is kept in `result.places`, so an import stores it as a
+highlight there (page, occurrence on the page, context). A context found more than once is
+a warning naming the copies and the one taken. When `documents` is `None`, file names are
+trusted and every anchor is attached with occurrence 0.
 """
 
 from __future__ import annotations
@@ -72,9 +78,20 @@ from typing import Any, BinaryIO, Literal
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor
 
-from evalsets.formats.locating import AnchorPositions, DocumentTexts, unique_passage
+from evalsets.formats.locating import (
+    AnchorPositions,
+    DocumentTexts,
+    anchor_from_span,
+    unique_passage,
+)
 from evalsets.formats.notes import ExportNotes, Tally, finish_notes
-from evalsets.formats.reading import csv_reader, decode_text, delimiter_hint, whole_number
+from evalsets.formats.reading import (
+    MISSING,
+    csv_reader,
+    decode_text,
+    delimiter_hint,
+    whole_number,
+)
 from evalsets.formats.results import (
     ERROR,
     WARNING,
@@ -520,14 +537,22 @@ def question_id(question: str) -> str:
 
 
 class _Group:
-    __slots__ = ("anchors", "answer", "filters", "line", "question")
+    __slots__ = ("anchors", "answers", "filters", "line", "question")
 
     def __init__(self, question: str, line: int) -> None:
         self.question = question
         self.line = line
-        self.answer: str | None = None
+        self.answers: list[str] = []
         self.anchors: list[GoldAnchor] = []
         self.filters: dict[str, Any] | None = None
+
+    @property
+    def answer(self) -> str | None:
+        """The item's answer: the shortest `text` its rows give. deepset's `text` is the
+        answer, cut from the evidence; where a row's evidence does not hold the answer,
+        Groundwork's own export writes that evidence instead, which is longer than the
+        answer it surrounds elsewhere, so the shortest wins (the first of equal length)."""
+        return min(self.answers, key=len, default=None)
 
 
 def filters_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -587,6 +612,9 @@ def read(
 
     if "filters" not in columns:
         result.absent.add("filters")
+    if "question_id" not in columns:
+        # Ids are made from the questions: an import matches items by question instead.
+        result.absent.add("id")
     groups: dict[str, _Group] = {}
     ended = reader.line_num
     index = 0
@@ -627,6 +655,40 @@ def read(
     return result
 
 
+class _Cells:
+    """One CSV row's cells by deepset's column names, and where its problems go."""
+
+    def __init__(
+        self,
+        row: Mapping[str | None, Any],
+        columns: Mapping[str, str],
+        line: int,
+        result: ImportResult,
+    ) -> None:
+        self.row, self.columns, self.line, self.result = row, columns, line, result
+        self.item_id = ""
+
+    def cell(self, name: str, strip: bool = True) -> str:
+        if name not in self.columns:  # not "": pandas names its index column ""
+            return ""
+        value = self.row.get(self.columns[name])
+        if not isinstance(value, str) or value.strip() in MISSING:
+            return ""
+        return value.strip() if strip else value
+
+    def blank(self) -> bool:
+        return all(
+            not (v or "").strip() or v.strip() in MISSING
+            for k, v in self.row.items()
+            if k is not None and isinstance(v, str)
+        )
+
+    def fault(self, message: str, field: str | None, hint: str = "", severity: Any = ERROR):
+        self.result.add(
+            message, line=self.line, item=self.item_id, field=field, hint=hint, severity=severity
+        )
+
+
 def _read_row(
     row: Mapping[str | None, Any],
     columns: Mapping[str, str],
@@ -636,100 +698,117 @@ def _read_row(
     documents: DocumentTexts | None,
     result: ImportResult,
 ) -> None:
-    def cell(name: str, strip: bool = True) -> str:
-        if name not in columns:  # not "": pandas names its index column ""
-            return ""
-        value = row.get(columns[name])
-        if not isinstance(value, str):
-            return ""
-        return value.strip() if strip else value
-
-    if all(not (v or "").strip() for k, v in row.items() if k is not None and isinstance(v, str)):
+    cells = _Cells(row, columns, line, result)
+    if cells.blank():
         return
-
-    question = cell("question")
-    given_id = cell("question_id")
-    item_id = given_id or (question_id(question) if question else f"row {index}")
-
-    def fault(message: str, field: str | None, hint: str = "", severity: Any = "error") -> None:
-        result.add(message, line=line, item=item_id, field=field, hint=hint, severity=severity)
-
+    question = cells.cell("question")
+    given_id = cells.cell("question_id")
+    cells.item_id = given_id or (question_id(question) if question else f"row {index}")
     if not question:
-        fault(
-            f"eval item {item_id!r} has an empty question",
+        cells.fault(
+            f"eval item {cells.item_id!r} has an empty question",
             "question",
             "Write the question in this row, or delete the row.",
         )
         return
-
-    context = cell("context", strip=False)
-    answer = cell("text", strip=False)
-    file_name = cell("file_name")
-    raw_start, raw_end = cell("answer_start"), cell("answer_end")
-
-    offsets: tuple[int, int] | None = None
-    if raw_start or raw_end:
-        start, end = whole_number(raw_start), whole_number(raw_end)
-        if start is None or end is None:
-            bad = "answer_start" if start is None else "answer_end"
-            fault(
-                f"`{bad}` must be a whole number of characters, found "
-                f"{(raw_start if start is None else raw_end)!r}.",
-                bad,
-                "Offsets count characters in `context` from 0; leave both empty when the row "
-                "has no answer.",
-            )
-            return
-        if not 0 <= start < end <= len(context):
-            fault(
-                f"answer offsets [{start}, {end}) fall outside the context, which has "
-                f"{len(context)} characters.",
-                "answer_start",
-                "Offsets count characters in `context` from 0, answer_end exclusive.",
-            )
-            return
-        offsets = (start, end)
-
-    filters: dict[str, Any] | None = None
-    raw_filters = cell("filters")
-    if raw_filters:
-        try:
-            parsed = json.loads(raw_filters, object_pairs_hook=filters_pairs)
-        except json.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, Mapping):
-            filters = dict(parsed)
-        else:
-            fault(
-                f"`filters` is not a JSON object, so it was not imported: {raw_filters[:60]!r}.",
-                "filters",
-                'Filters look like {"category": "legal"}.',
-                severity=WARNING,
-            )
-
-    group = groups.get(item_id)
+    context = cells.cell("context", strip=False)
+    answer = cells.cell("text", strip=False)
+    offsets = _offsets(cells, len(context))
+    if offsets is False:
+        return
+    filters = _filters(cells)
+    group = _group(cells, question, groups)
     if group is None:
-        result.check_items(len(groups) + 1, line)
-        group = groups[item_id] = _Group(question, line)
+        return
+    if answer.strip():
+        group.answers.append(answer.strip())
+    if filters and group.filters is None:
+        group.filters = filters
+    quote, at = _quote(context, answer, offsets, cells.fault)
+    if quote:
+        _label(cells, group, quote, context if at is not None else quote, at or 0, documents)
+
+
+def _offsets(cells: _Cells, length: int) -> tuple[int, int] | Literal[False] | None:
+    """The answer's offsets in the context, `None` when the row gives none, `False` (with an
+    error) when they are not whole numbers inside the context."""
+    raw_start, raw_end = cells.cell("answer_start"), cells.cell("answer_end")
+    if not (raw_start or raw_end):
+        return None
+    start, end = whole_number(raw_start), whole_number(raw_end)
+    if start is None or end is None:
+        bad = "answer_start" if start is None else "answer_end"
+        cells.fault(
+            f"`{bad}` must be a whole number of characters, found "
+            f"{(raw_start if start is None else raw_end)!r}.",
+            bad,
+            "Offsets count characters in `context` from 0; leave both empty when the row "
+            "has no answer.",
+        )
+        return False
+    if not 0 <= start < end <= length:
+        cells.fault(
+            f"answer offsets [{start}, {end}) fall outside the context, which has "
+            f"{length} characters.",
+            "answer_start",
+            "Offsets count characters in `context` from 0, answer_end exclusive.",
+        )
+        return False
+    return start, end
+
+
+def _filters(cells: _Cells) -> dict[str, Any] | None:
+    raw = cells.cell("filters")
+    if not raw:
+        return None
+    try:
+        parsed = json.loads(raw, object_pairs_hook=filters_pairs)
+    except json.JSONDecodeError:
+        parsed = None
+    if isinstance(parsed, Mapping):
+        return dict(parsed)
+    cells.fault(
+        f"`filters` is not a JSON object, so it was not imported: {raw[:60]!r}.",
+        "filters",
+        'Filters look like {"category": "legal"}.',
+        severity=WARNING,
+    )
+    return None
+
+
+def _group(cells: _Cells, question: str, groups: dict[str, _Group]) -> _Group | None:
+    """The item this row belongs to; `None` (with an error) when its id names another
+    question."""
+    group = groups.get(cells.item_id)
+    if group is None:
+        cells.result.check_items(len(groups) + 1, cells.line)
+        group = groups[cells.item_id] = _Group(question, cells.line)
     elif group.question != question:
-        fault(
-            f"question_id {item_id!r} names two different questions: {group.question[:60]!r} "
-            f"on line {group.line} and {question[:60]!r} on line {line}.",
+        cells.fault(
+            f"question_id {cells.item_id!r} names two different questions: "
+            f"{group.question[:60]!r} on line {group.line} and {question[:60]!r} on line "
+            f"{cells.line}.",
             "question_id",
             "Give each question its own question_id; nothing was imported.",
             severity=ERROR,
         )
-        return
-    if answer.strip() and group.answer is None:
-        group.answer = answer.strip()
-    if filters and group.filters is None:
-        group.filters = filters
+        return None
+    return group
 
-    quote, at = _quote(context, answer, offsets, fault)
-    if not quote:
-        return  # a question-only row (RAG, or no answer)
+
+def _label(
+    cells: _Cells,
+    group: _Group,
+    quote: str,
+    passage: str,
+    begin: int,
+    documents: DocumentTexts | None,
+) -> None:
+    """The row's label: an anchor placed through its passage (the context, or the quote
+    alone when the row has no context or the quote is not in it), or a pending label."""
+    file_name = cells.cell("file_name")
     if not file_name:
-        fault(
+        cells.fault(
             "this label names no file_name, so its evidence cannot be tied to a document; the "
             "question was imported without it.",
             "file_name",
@@ -737,13 +816,9 @@ def _read_row(
             severity=WARNING,
         )
         return
-
-    # Where the quote sits in its passage: the context, or the quote alone when the row has
-    # no context (or the quote is not in it).
-    passage, begin = (context, at) if at is not None else (quote, 0)
     label = PendingLabel(
-        line=line,
-        item=item_id,
+        line=cells.line,
+        item=cells.item_id,
         file_name=file_name,
         would_create=f"anchor on {file_name!r} quoting {quote[:80]!r}",
         anchor=GoldAnchor(source_id=file_name, quote=quote),
@@ -752,21 +827,32 @@ def _read_row(
     )
     text = None if documents is None else _document(documents, file_name)
     if documents is not None and text is None:
-        result.pending.append(label)
+        cells.result.pending.append(label)
         return
     anchor = label.anchor
     if text is not None:
-        try:
-            anchor, note = label.placed(text)
-        except EvalSetError:
-            note = (
-                f"the quote {quote[:60]!r} was not found in {file_name!r}; the anchor was "
-                "kept but may not resolve."
-            )
-        if note:
-            fault(note, "context", "Check that file_name names the right file.", WARNING)
+        anchor = _placed(cells, label, text)
     if anchor is not None and anchor not in group.anchors:
         group.anchors.append(anchor)
+
+
+def _placed(cells: _Cells, label: PendingLabel, text: str) -> GoldAnchor | None:
+    """The label's anchor where its context puts it in `text` (recorded in the result's
+    `places`), or its bare quote with a warning when it is not in `text` at all."""
+    try:
+        start, end, note = label.span_in(text)
+    except EvalSetError:
+        note = (
+            f"the quote {label.anchor.quote[:60]!r} was not found in {label.file_name!r}; the "
+            "anchor was kept but may not resolve."
+        )
+        cells.fault(note, "context", "Check that file_name names the right file.", WARNING)
+        return label.anchor
+    if note:
+        cells.fault(note, "context", "Check that file_name names the right file.", WARNING)
+    anchor = anchor_from_span(text, label.file_name, start, end, grade=label.grade)
+    cells.result.places[anchor] = (start, end)
+    return anchor
 
 
 def _quote(

@@ -20,8 +20,11 @@ naming the snippet and where the answer really is, never a wrong quote imported 
 `file_path` is relative to the benchmark's corpus folder (`cuad/contract.txt`), while a
 document uploaded to Groundwork is named by its file name (`contract.txt`). A path matches
 the document of that exact name first, else the one document whose name is a path suffix of
-it (or it of the name), component by component; two or more such documents are an error
-listing them. `result.matches` says how each path was matched (`exact` or `suffix`).
+it (or it of the name), component by component (`match_path`); two or more such documents
+are an error listing them. `result.matches` says how each path was matched (`exact` or
+`suffix`), and a span waiting for its file attaches by the same rule. Where each span lies
+in its document is kept in `result.places`, so an import stores it as a highlight there. A
+test without `answer` says nothing about the item's answer.
 
 Nothing is dropped quietly, unlike the upstream reader: a snippet without `file_path` or
 `span`, a span of the wrong shape, offsets that are not whole numbers and spans outside the
@@ -35,13 +38,18 @@ line numbers once parsed, so problems are located by item and field path
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import EvalItem, GoldAnchor
 
-from evalsets.formats.locating import DocumentTexts, anchor_from_span, check_span_text
+from evalsets.formats.locating import (
+    DocumentTexts,
+    anchor_from_span,
+    check_span_text,
+    trimmed_span,
+)
 from evalsets.formats.reading import decode_text, json_kind, whole_number
 from evalsets.formats.results import (
     ImportResult,
@@ -143,13 +151,35 @@ def _is_tail(short: list[str], long: list[str]) -> bool:
     return 0 < len(short) <= len(long) and long[len(long) - len(short) :] == short
 
 
+def path_matches(file_path: str, name: str) -> bool:
+    """Whether a corpus-relative `file_path` and a document `name` can mean the same file:
+    equal, or one the other's path suffix, component by component."""
+    if file_path == name:
+        return True
+    path, other = _parts(file_path), _parts(name)
+    return _is_tail(other, path) or _is_tail(path, other)
+
+
+def match_path(file_path: str, names: Iterable[str]) -> tuple[str | None, list[str], str]:
+    """The document `file_path` means among `names`: `(name, [name], how)` for the document
+    of that exact name, else for the one document it `path_matches`; `(None, candidates,
+    "")` when there is none (not uploaded) or more than one (ambiguous). The one rule for
+    spans read now and for spans that wait for their file."""
+    names = list(names)
+    if file_path in names:
+        return file_path, [file_path], "exact"
+    hits = sorted(name for name in names if path_matches(file_path, name))
+    if len(hits) == 1:
+        return hits[0], hits, "suffix"
+    return None, hits, ""
+
+
 class _Matcher:
     """Finds the document a corpus-relative `file_path` means, and records how."""
 
     def __init__(self, documents: DocumentTexts | None, result: ImportResult) -> None:
         self.documents = documents
         self.result = result
-        self._names: list[str] | None = None
         self._seen: dict[str, tuple[str | None, list[str]]] = {}
 
     def __call__(self, file_path: str) -> tuple[str | None, list[str]]:
@@ -159,27 +189,10 @@ class _Matcher:
             return self._seen[file_path]
         found: tuple[str | None, list[str]] = (None, [])
         if self.documents is not None:
-            if file_path in self.documents:
-                found = (file_path, [file_path])
-                self.result.matches.append(
-                    {"file": file_path, "source_id": file_path, "how": "exact"}
-                )
-            else:
-                if self._names is None:
-                    self._names = sorted(self.documents)
-                path = _parts(file_path)
-                hits = [
-                    name
-                    for name in self._names
-                    if _is_tail(_parts(name), path) or _is_tail(path, _parts(name))
-                ]
-                if len(hits) == 1:
-                    found = (hits[0], hits)
-                    self.result.matches.append(
-                        {"file": file_path, "source_id": hits[0], "how": "suffix"}
-                    )
-                else:
-                    found = (None, hits)
+            source_id, hits, how = match_path(file_path, self.documents)
+            if source_id is not None:
+                self.result.matches.append({"file": file_path, "source_id": source_id, "how": how})
+            found = (source_id, hits)
         self._seen[file_path] = found
         return found
 
@@ -234,6 +247,23 @@ def _item(test: Any, index: int, matcher: _Matcher, result: ImportResult) -> Eva
         )
         return None
 
+    anchors, provenance = _anchors(snippets, where, item_id, matcher, fault)
+    meta: dict[str, Any] = {"legalbench_spans": provenance} if provenance else {}
+    return EvalItem(
+        id=item_id,
+        question=query.strip(),
+        anchors=tuple(anchors),
+        answer=answer or None,
+        meta=meta,
+    )
+
+
+def _anchors(
+    snippets: list[Any], where: str, item_id: str, matcher: _Matcher, fault: Any
+) -> tuple[list[GoldAnchor], list[list[Any]]]:
+    """A test's anchors (each placed span kept in the result's `places`) and its spans as
+    given; snippets whose file is not here become pending labels."""
+    result = matcher.result
     anchors: list[GoldAnchor] = []
     provenance: list[list[Any]] = []
     for position, snippet in enumerate(snippets):
@@ -267,7 +297,7 @@ def _item(test: Any, index: int, matcher: _Matcher, result: ImportResult) -> Eva
         text = matcher.documents[source_id] if matcher.documents is not None else ""
         try:
             check_span_text(text, source_id, start, end, expected)
-            anchor = anchor_from_span(text, source_id, start, end)
+            begin, stop = trimmed_span(text, source_id, start, end)
         except EvalSetError as exc:
             fault(
                 str(exc),
@@ -275,17 +305,11 @@ def _item(test: Any, index: int, matcher: _Matcher, result: ImportResult) -> Eva
                 "Check that the file is the same version the benchmark was built on.",
             )
             continue
+        anchor = anchor_from_span(text, source_id, begin, stop)
+        result.places[anchor] = (begin, stop)
         if anchor not in anchors:
             anchors.append(anchor)
-
-    meta: dict[str, Any] = {"legalbench_spans": provenance} if provenance else {}
-    return EvalItem(
-        id=item_id,
-        question=query.strip(),
-        anchors=tuple(anchors),
-        answer=answer or None,
-        meta=meta,
-    )
+    return anchors, provenance
 
 
 def _snippet(snippet: Any, place: str, fault: Any) -> tuple[str, int, int, str] | None:
@@ -328,4 +352,4 @@ def _snippet(snippet: Any, place: str, fault: Any) -> tuple[str, int, int, str] 
     return file_path.strip(), start, end, answer or ""
 
 
-__all__ = ["EXPECTED", "SLUG", "read"]
+__all__ = ["EXPECTED", "SLUG", "match_path", "path_matches", "read"]

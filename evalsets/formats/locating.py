@@ -126,15 +126,10 @@ def _first_space(text: str, begin: int, stop: int) -> int | None:
     return None
 
 
-def anchor_from_span(
-    text: str, source_id: str, start: int, end: int, *, grade: int = 2
-) -> GoldAnchor:
-    """A portable anchor quoting `text[start:end]`, with `occurrence` set so it resolves back
-    to exactly that place when the quote appears more than once.
+def trimmed_span(text: str, source_id: str, start: int, end: int) -> tuple[int, int]:
+    """`[start, end)` of `text` without the whitespace around it: what a highlight quotes.
 
-    Surrounding whitespace is trimmed from the quote (context-grid's resolver trims it too)
-    and `occurrence` counts the trimmed quote's earlier copies, overlapping ones included.
-    Raises `EvalSetError` when the span does not fit the text or quotes only whitespace.
+    Raises `EvalSetError` when the span does not fit the text or holds only whitespace.
     """
     if start < 0 or end > len(text) or end <= start:
         raise EvalSetError(
@@ -146,6 +141,21 @@ def anchor_from_span(
     if not quote:
         raise EvalSetError("a gold anchor must quote some text")
     begin = start + (len(raw) - len(raw.lstrip()))
+    return begin, begin + len(quote)
+
+
+def anchor_from_span(
+    text: str, source_id: str, start: int, end: int, *, grade: int = 2
+) -> GoldAnchor:
+    """A portable anchor quoting `text[start:end]`, with `occurrence` set so it resolves back
+    to exactly that place when the quote appears more than once.
+
+    Surrounding whitespace is trimmed from the quote (context-grid's resolver trims it too)
+    and `occurrence` counts the trimmed quote's earlier copies, overlapping ones included.
+    Raises `EvalSetError` when the span does not fit the text or quotes only whitespace.
+    """
+    begin, stop = trimmed_span(text, source_id, start, end)
+    quote = text[begin:stop]
     return GoldAnchor(
         source_id=source_id, quote=quote, grade=grade, occurrence=occurrence_at(text, quote, begin)
     )
@@ -156,13 +166,26 @@ def anchor_from_context(
 ) -> tuple[GoldAnchor, str]:
     """The anchor for `context[start:end]`, placed in `text` through its context.
 
+    `span_from_context` finds where; the anchor quotes `text` there, so `occurrence` names
+    the copy the label meant. Returns `(anchor, note)`, `note` as `span_from_context` says.
+    """
+    begin, stop, note = span_from_context(text, source_id, context, start, end)
+    return anchor_from_span(text, source_id, begin, stop, grade=grade), note
+
+
+def span_from_context(
+    text: str, source_id: str, context: str, start: int, end: int
+) -> tuple[int, int, str]:
+    """Where `context[start:end]` lies in `text`, found through its context.
+
     deepset labels carry a passage (`context`) and the answer's offsets in it, not offsets
     into the file. The passage is found in the file (verbatim, else with runs of whitespace
     collapsed: Excel turns line breaks into CRLF, PDF text breaks lines mid-sentence) and
-    the quote taken from where it sits there, so `occurrence` names the copy the label
-    meant, not the first copy in the file. Returns `(anchor, note)`; `note` is a sentence
-    when the place had to be guessed (the context is not in the file, or is there more than
-    once), and "" otherwise. Raises `EvalSetError` when the quote is not in the file at all.
+    the quote taken from where it sits there, not from the first copy in the file. Returns
+    `(start, end, note)` in `text`, the quote's whitespace trimmed; `note` is a sentence when
+    the place had to be guessed (the context is not in the file, or is there more than once:
+    it then says which copy was taken and why), and "" otherwise. Raises `EvalSetError` when
+    the quote is not in the file at all.
     """
     piece = context[start:end]
     quote = piece.strip()
@@ -174,27 +197,36 @@ def anchor_from_context(
         at = copies[0] + start + lead
         note = ""
         if len(copies) > 1:
-            note = f"the context appears {len(copies)} times in {source_id!r}; the first was used."
-        return anchor_from_span(text, source_id, at, at + len(quote), grade=grade), note
+            where = ", ".join(f"line {_line_of(text, c)}" for c in copies[:5])
+            note = (
+                f"the context appears {len(copies)} times in {source_id!r} ({where}) and the "
+                f"file cannot say which it means; the first, on line {_line_of(text, at)}, "
+                "was used."
+            )
+        return at, at + len(quote), note
     region = locate_quote(text, context)
     if region is not None:
         left, right = region
         place = _nearest(text[left:right], quote, start + lead)
         if place is not None:
-            begin, stop = left + place[0], left + place[1]
-            return anchor_from_span(text, source_id, begin, stop, grade=grade), ""
+            return left + place[0], left + place[1], ""
     first = locate_quote(text, quote)
     if first is None:
         raise EvalSetError(
             f"the quote {quote[:60]!r} is not in {source_id!r}, nor is the context it was cut from"
         )
-    anchor = anchor_from_span(text, source_id, first[0], first[1], grade=grade)
     if locate_quote(text, quote, 1) is None:
-        return anchor, ""
-    return anchor, (
+        return first[0], first[1], ""
+    return (
+        first[0],
+        first[1],
         f"the context was not found in {source_id!r} and the quote appears there more than "
-        "once; the first copy was used."
+        f"once; the first copy was used (line {_line_of(text, first[0])}).",
     )
+
+
+def _line_of(text: str, at: int) -> int:
+    return text.count("\n", 0, at) + 1
 
 
 def _nearest(passage: str, quote: str, wanted: int) -> tuple[int, int] | None:

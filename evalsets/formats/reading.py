@@ -141,6 +141,20 @@ def whole_number(value: Any) -> int | None:
     return None
 
 
+#: How pandas writes a missing value when asked to (`to_csv(na_rep="NaN")`): read as an
+#: empty cell, as pandas reads it back.
+MISSING = frozenset({"NaN", "nan"})
+
+#: What `writing.spreadsheet_safe` puts before a cell a spreadsheet would run as a formula.
+SPREADSHEET_MARK = "'"
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_marked(value: str) -> bool:
+    """Whether `value` is a cell the spreadsheet-safe export marked: `'` before a formula."""
+    return value.startswith(SPREADSHEET_MARK) and value[1:].startswith(_FORMULA_STARTS)
+
+
 def csv_reader(text: str) -> csv.DictReader[str]:
     """A `DictReader` over decoded text that keeps embedded newlines inside quoted cells."""
     # Contexts and whole passages exceed the default 128 KiB cell limit easily.

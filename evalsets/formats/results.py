@@ -13,7 +13,12 @@ from typing import Any, Literal
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor
 
-from evalsets.formats.locating import anchor_from_context, anchor_from_span, check_span_text
+from evalsets.formats.locating import (
+    anchor_from_span,
+    check_span_text,
+    span_from_context,
+    trimmed_span,
+)
 
 Severity = Literal["error", "warning"]
 ERROR: Severity = "error"
@@ -171,18 +176,22 @@ class PendingLabel:
         """`(anchor, note)`: the anchor, and a sentence when its place is a guess ("" if not)."""
         if self.anchor is not None and (not self.context or text is None):
             return self.anchor, ""
+        start, end, note = self.span_in(text)
+        return anchor_from_span(text or "", self.file_name, start, end, grade=self.grade), note
+
+    def span_in(self, text: str | None) -> tuple[int, int, str]:
+        """`(start, end, note)`: where in `text` the label lies, whitespace trimmed, as a
+        highlight of it would; `note` as `placed()` says. Raises `EvalSetError` when the label
+        is a complete anchor (no span), or its span or context does not fit `text`."""
         if self.span is None or text is None:
             raise EvalSetError(
                 f"pending label for item {self.item!r} on {self.file_name!r} needs the file's "
                 "text to become an anchor"
             )
         if self.context:
-            return anchor_from_context(
-                text, self.file_name, self.context, self.span[0], self.span[1], grade=self.grade
-            )
+            return span_from_context(text, self.file_name, self.context, *self.span)
         check_span_text(text, self.file_name, self.span[0], self.span[1], self.expected)
-        start, end = self.span
-        return anchor_from_span(text, self.file_name, start, end, grade=self.grade), ""
+        return (*trimmed_span(text, self.file_name, *self.span), "")
 
 
 class HasProblems:
@@ -234,6 +243,11 @@ class ImportResult(HasProblems):
     unlisted: int = 0
     #: Physical lines read so far, counted against `budget.max_lines`.
     lines_read: int = 0
+    #: Where the reader placed an anchor of `items` in the text `documents` gave it: the
+    #: `[start, end)` its span or context found (deepset, LegalBench-RAG). An import stores
+    #: such an anchor as a highlight there, with its page, occurrence and context, so it
+    #: resolves to that copy in every parse.
+    places: dict[GoldAnchor, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

@@ -276,7 +276,9 @@
         token = p.token;
         var c = p.counts;
         document.getElementById("import-summary").textContent =
-          p.filename + " read as " + p.format + ": " + c.create + " to create, " + c.update +
+          p.filename + " read as " + p.format +
+          (p.format_guessed ? " (guessed from its name and first line; choose the format if that is wrong)" : "") +
+          ": " + c.create + " to create, " + c.update +
           " to update, " + c.unchanged + " unchanged, " + c.refused + " refused, " + c.pending +
           " waiting for a file, " + c.warnings + " warning(s). This format changes only: " +
           (p.carries || []).join(", ") + ".";
