@@ -54,7 +54,7 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, connection, transaction
 from django.db.models import Q
 
-from evalsets import dberrors, queue, resolution, services, validation
+from evalsets import dberrors, queue, resolution, resolver, services, validation
 from evalsets.archive import ArchiveTooLarge
 from evalsets.errors import Conflict, GroundworkError, InvalidInput, limit_named
 from evalsets.formats import (
@@ -609,10 +609,12 @@ class Evidence:
         return self._parses[source_id]
 
     def placed(self, anchor: cg.GoldAnchor) -> cg.GoldAnchor | PlacedAnchor:
-        """``anchor`` as the highlight of the place its reader found for it (``places``),
-        or as it came when the reader placed it nowhere."""
+        """``anchor`` as the highlight of the place its reader found for it (``places``), or
+        of the copy its whole-document occurrence names; as it came when neither says."""
+        parse = self._reference(anchor.source_id)
         place = self.places.get(anchor)
-        parse = self._reference(anchor.source_id) if place is not None else None
+        if place is None and parse is not None:
+            place = self._copy_named(anchor, parse)
         if place is None or parse is None:
             return anchor
         try:
@@ -630,6 +632,21 @@ class Evidence:
             parse=parse,
             span=(highlighted["ref_start"], highlighted["ref_end"]),
         )
+
+    @staticmethod
+    def _copy_named(anchor: cg.GoldAnchor, parse: ParseVersion) -> tuple[int, int] | None:
+        """The verbatim copy an anchor without a page hint names by its ``occurrence``,
+        counted over the whole document as context-grid's reader counts it (and as our
+        release files write it). None for an anchor with a page hint, a quote with one copy
+        (the resolver finds it as it is) or fewer copies than the occurrence asks for."""
+        if anchor.page_hint is not None:
+            return None
+        text = resolution.prepared(parse).text
+        copies = resolver.find_all(text, anchor.quote, limit=max(anchor.occurrence, 1))
+        if len(copies) < 2 or anchor.occurrence >= len(copies):
+            return None
+        start = copies[anchor.occurrence]
+        return start, start + len(anchor.quote)
 
     def resolved(self, anchor: Any) -> Any:
         """The resolver's answer for ``anchor`` in its reference parse; ``None`` without one."""

@@ -17,8 +17,11 @@ import io
 import json
 
 import pytest
+from contextgrid.core.documents import Document as CgDocument
+from contextgrid.core.documents import ParsedDocument
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import GoldAnchor as CgAnchor
+from contextgrid.score.anchor import AnchorResolver
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -35,6 +38,7 @@ from evalsets.models import (
     EvalSet,
     GoldAnchor,
     ItemEvent,
+    ParseVersion,
     ReleaseFile,
 )
 from evalsets.review import workflow
@@ -394,7 +398,9 @@ def test_a_legalbench_span_waiting_under_its_corpus_path_attaches_to_the_file_of
 
 
 @pytest.mark.django_db
-def test_a_quote_no_parse_can_place_is_a_warning_in_the_preview(owner_client, supply):
+def test_a_repeated_quote_with_no_page_or_occurrence_lands_where_context_grid_puts_it(
+    owner_client, supply
+):
     data = (
         json.dumps({"_evalset": {"id": "x", "version": 1, "source": "s", "meta": {}}})
         + "\n"
@@ -407,13 +413,18 @@ def test_a_quote_no_parse_can_place_is_a_warning_in_the_preview(owner_client, su
         )
         + "\n"
     ).encode()
+    text = ParseVersion.objects.get(document__source_id="supply.txt", is_reference=True).text
+    reader = AnchorResolver().locate(
+        CgAnchor(source_id="supply.txt", quote=CLAUSE),
+        ParsedDocument(document=CgDocument(id="supply.txt", text=text), blocks=()),
+    )
 
-    body = post(owner_client, f"{WS}/imports/preview/", data, "x.jsonl", evalset="fresh").json()
+    body = post(owner_client, f"{WS}/imports/", data, "x.jsonl", evalset="fresh").json()
 
-    assert body["can_commit"] is True
-    [warning] = body["warnings"]
-    assert warning["item"] == "q" and warning["field"] == "anchors"
-    assert "appears 3 times in 'supply.txt'" in warning["message"]
+    assert body["warnings"] == []
+    anchor = GoldAnchor.objects.get(item__item_id="q")
+    assert text.count(CLAUSE) == 3
+    assert (anchor.ref_start, anchor.ref_end) == (reader.span.start, reader.span.end)
 
 
 @pytest.mark.django_db

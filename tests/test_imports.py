@@ -1290,7 +1290,8 @@ def _jsonl_items(tmp_path, *items: CgItem) -> bytes:
 
 
 def test_two_descriptions_of_one_passage_in_a_file_become_one_anchor(commit, rich, tmp_path):
-    # The 4th copy in the file is the 2nd copy on page 2: the same characters twice.
+    # The 4th copy in the file is the 2nd copy on page 2: the same characters twice, kept
+    # as a highlight of that copy keeps it.
     item = CgItem(
         id="n1",
         question="Twice the same evidence?",
@@ -1303,7 +1304,9 @@ def test_two_descriptions_of_one_passage_in_a_file_become_one_anchor(commit, ric
 
     commit(f"{SET}/imports/", _jsonl_items(tmp_path, item), "i.jsonl", status=201)
 
-    assert list(GoldAnchor.objects.filter(item__item_id="n1").values_list("occurrence")) == [(3,)]
+    assert list(
+        GoldAnchor.objects.filter(item__item_id="n1").values_list("page_hint", "occurrence")
+    ) == [(2, 1)]
 
 
 def test_known_evidence_given_twice_with_other_grades_is_regraded_once(
