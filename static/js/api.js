@@ -170,6 +170,16 @@ export function el(tag, cls, text) {
   return node;
 }
 
+/* A file's size as the server's pages write it (Django's filesizeformat, with its no-break
+   space): "1 byte", "900 bytes", "1.5 KB", "2.0 MB". */
+export function humanSize(bytes) {
+  const unit = (n, name) => n + "\u00a0" + name;
+  if (bytes < 1024) return unit(bytes, bytes === 1 ? "byte" : "bytes");
+  if (bytes < 1024 ** 2) return unit((bytes / 1024).toFixed(1), "KB");
+  if (bytes < 1024 ** 3) return unit((bytes / 1024 ** 2).toFixed(1), "MB");
+  return unit((bytes / 1024 ** 3).toFixed(1), "GB");
+}
+
 /* Is this key press typing into a field (where a page's single-letter keys must not act)? */
 export function isTyping(target) {
   if (!target || !target.closest) return false;

@@ -1,6 +1,6 @@
 // Releases and imports pages: create a release, follow its build, download, compare;
 // preview an import, then confirm it. Everything goes through the JSON API (api.js).
-import { request } from "./api.js";
+import { humanSize, request } from "./api.js";
 import { poll } from "./poll.js";
 
 function el(tag, attrs) {
@@ -37,12 +37,6 @@ function send(method, url, data) {
     function (err) { return { ok: false, status: err.status, body: err.body }; });
 }
 
-function size(bytes) {
-  if (bytes < 1024) return bytes + " B";
-  if (bytes < 1048576) return (bytes / 1024).toFixed(1) + " KB";
-  return (bytes / 1048576).toFixed(1) + " MB";
-}
-
 // -- releases page -------------------------------------------------------------------------
 
 function releasesPage(root) {
@@ -77,7 +71,7 @@ function releasesPage(root) {
     r.files.forEach(function (f) {
       files.appendChild(el("li", {},
         el("a", { href: f.url, download: f.filename, text: f.filename }),
-        " (" + size(f.size) + ")"));
+        " (" + humanSize(f.size) + ")"));
     });
     const notes = el("ul", { className: "notes" });
     r.notes.forEach(function (n) { notes.appendChild(prose("li", n)); });

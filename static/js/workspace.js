@@ -21,12 +21,6 @@ function documentsSection(section) {
 
   const el = G.el;
 
-  function humanSize(bytes) {
-    if (bytes < 1024) return bytes + " bytes";
-    if (bytes < 1024 * 1024) return (bytes / 1024).toFixed(1) + " KB";
-    return (bytes / 1024 / 1024).toFixed(1) + " MB";
-  }
-
   function renderParses(cell, parses) {
     cell.replaceChildren();
     if (!parses.length) cell.appendChild(el("span", "muted", "no parser for this kind"));
@@ -70,7 +64,7 @@ function documentsSection(section) {
     link.textContent = doc.source_id;
     link.href = pages.document(ws, doc.source_id);
     tr.querySelector("[data-kind]").textContent = doc.kind;
-    tr.querySelector("[data-size]").textContent = humanSize(doc.size);
+    tr.querySelector("[data-size]").textContent = G.humanSize(doc.size);
     renderParses(tr.querySelector("[data-parses]"), doc.parses);
     return tr;
   }
