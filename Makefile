@@ -8,7 +8,7 @@ PORT ?= 8000
 ## Test processes (pytest-xdist): one a core by default; `make test JOBS=0` runs in this one.
 JOBS ?= auto
 
-.PHONY: run test test-services test-e2e lint format migrate demo clean
+.PHONY: run test test-services test-e2e lint lint-js test-js format migrate demo clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,9 +46,23 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+## The browser code (static/js, native ES modules): ESLint and its unit tests in Node (20 or
+## later, with npm). CI runs both; `make test` stays the Python suite and needs no Node.
+NODE_STAMP := node_modules/.installed-$(shell sha1sum package-lock.json | cut -c1-12)
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+lint-js: $(NODE_STAMP)
+	npx eslint static/js tests/js eslint.config.js
+
+test-js:
+	node --test tests/js/*.test.js
+
 format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
 clean:
-	rm -rf var staticfiles .pytest_cache
+	rm -rf var staticfiles .pytest_cache node_modules

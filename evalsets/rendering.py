@@ -49,7 +49,7 @@ RENDERED_KINDS = frozenset({"html", "markdown", "docx"})
 SECTION_CHARS = 64 * 1024
 
 #: White space: Python's (``str.isspace``), the same characters the view's script counts
-#: (rendered.js ``WHITE``).
+#: (``static/js/document/solid.js`` ``WHITE``).
 WHITE = "\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 _DROP_WHITE = {c: None for c in range(0x3001) if chr(c).isspace()}
 
@@ -508,7 +508,8 @@ _SOLID_CHAR = re.compile(f"[^{WHITE}]")
 def rendered_to_parse(payload: dict, a: int, b: int) -> tuple[int, int] | None:
     """The parse span of solid characters ``a..b`` (exclusive) of a section, as the view
     maps a selection: the first character at or after ``a`` that the parse has, to the last
-    one before ``b``. ``None`` when the parse has none of them. (rendered.js does the same.)
+    one before ``b``. ``None`` when the parse has none of them. (The view's script does the
+    same: ``static/js/document/solid.js``.)
     """
     runs = payload["runs"]
     first = last = None

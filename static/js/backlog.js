@@ -3,18 +3,19 @@
    Refreshes every few seconds while anything waits, once a minute when idle, at once when
    a document row appears or changes (an upload on this page), and not while the tab is
    hidden. */
-(function () {
-  "use strict";
-  const G = window.Groundwork;
-  const panel = document.querySelector("[data-backlog]");
-  if (!panel) return;
-  const url = G.apiBase(panel.dataset.workspace) + "/pending/";
+import { request } from "./api.js";
+import { poll } from "./poll.js";
+import { api } from "./urls.js";
+
+const panel = document.querySelector("[data-backlog]");
+if (panel) follow(panel);
+
+function follow(panel) {
+  const url = api.pending(panel.dataset.workspace);
   const BUSY_MS = 3000;
   const IDLE_MS = 60000;
   const part = (name) => panel.querySelector("[data-backlog-" + name + "]");
   const refreshButton = part("refresh");
-  let timer = null;
-  let soon = false;
 
   function duration(seconds) {
     if (seconds < 60) return Math.max(1, Math.round(seconds)) + " s";
@@ -55,34 +56,25 @@
       : n + " imported anchors wait for their files to be uploaded.";
   }
 
-  function schedule(ms) {
-    clearTimeout(timer);
-    timer = null;
-    if (!document.hidden) timer = setTimeout(refresh, ms);
-  }
+  const waitNext = () => (panel.dataset.state === "busy" ? BUSY_MS : IDLE_MS);
 
   async function refresh() {
-    clearTimeout(timer);
-    soon = false;
     try {
-      render(await G.request("GET", url));
+      render(await request("GET", url));
       part("updated").textContent = "updated " + new Date().toLocaleTimeString();
       refreshButton.hidden = true;
     } catch (err) {
       part("updated").textContent = "could not refresh (" + err.message + "); trying again";
       refreshButton.hidden = false;
     }
-    schedule(panel.dataset.state === "busy" ? BUSY_MS : IDLE_MS);
+    return waitNext();
   }
-
-  refreshButton.addEventListener("click", refresh);
-  document.addEventListener("visibilitychange", () => { if (document.hidden) clearTimeout(timer); else refresh(); });
-  const rows = document.querySelector("[data-doc-rows]");
-  /* A change in the documents table pulls the next refresh forward, never pushes it back. */
-  const lookSoon = () => { if (!soon) { soon = true; schedule(500); } };
-  if (rows) new MutationObserver(lookSoon).observe(rows, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-status"] });
 
   const initial = document.getElementById("gw-backlog");
   if (initial) render(JSON.parse(initial.textContent));
-  schedule(panel.dataset.state === "busy" ? BUSY_MS : IDLE_MS);
-})();
+  const poller = poll(refresh, { first: waitNext(), every: BUSY_MS, hidden: "pause" });
+  refreshButton.addEventListener("click", poller.now);
+  /* A change in the documents table pulls the next refresh forward, never pushes it back. */
+  const rows = document.querySelector("[data-doc-rows]");
+  if (rows) new MutationObserver(() => poller.soon(500)).observe(rows, { childList: true, subtree: true, attributes: true, attributeFilter: ["data-status"] });
+}

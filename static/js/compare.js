@@ -9,15 +9,12 @@
    document text enters the page as text (textContent), never as HTML. The page must carry
    templates/labelling/_compare.html. */
 
-const G = window.Groundwork;
+import * as G from "./api.js";
+import { api } from "./urls.js";
+
 const dialog = document.querySelector("[data-compare]");
 
-function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text != null) node.textContent = text;
-  return node;
-}
+const el = G.el;
 
 function kindWords(kind) {
   return ((G.labels && G.labels.differences) || {})[kind] || kind;
@@ -101,7 +98,7 @@ export async function openComparison({ ws, set, item, anchor }) {
   status.textContent = "Loading each parse's text…";
   dialog.setAttribute("aria-busy", "true");
   if (!dialog.open) dialog.showModal();
-  const url = G.apiBase(ws) + "/evalsets/" + encodeURIComponent(set) + "/items/" + encodeURIComponent(item) + "/anchors/" + anchor + "/compare/";
+  const url = api.compareAnchor(ws, set, item, anchor);
   try {
     const data = await G.request("GET", url);
     dialog.querySelector("[data-compare-quote]").textContent = data.quote;
@@ -127,4 +124,3 @@ document.addEventListener("click", (e) => {
   openComparison({ ws: d.compareWs, set: d.compareSet, item: d.compareItem, anchor: d.compareAnchor });
 });
 
-window.Groundwork = Object.assign(window.Groundwork || {}, { openComparison });

@@ -1,29 +1,30 @@
 // Home page: accept or decline a workspace invitation through the API; mark inbox
 // notifications read (one, or all) and keep the header's count in step.
-(function () {
-  "use strict";
-  const G = window.Groundwork;
+import * as G from "./api.js";
+import { api } from "./urls.js";
 
-  const box = document.querySelector("[data-invitations]");
-  // the answers are drawn disabled: they work from here on
-  if (box) box.querySelectorAll("button[data-invitation]").forEach((b) => { b.disabled = false; });
-  if (box) box.addEventListener("click", async (event) => {
-    const button = event.target.closest("button[data-invitation]");
-    if (!button) return;
-    const slug = button.dataset.invitation;
-    const answer = button.dataset.answer;
-    button.disabled = true;
-    try {
-      await G.request("POST", "/api/invitations/" + encodeURIComponent(slug) + "/" + answer + "/");
-      window.location.reload();
-    } catch (err) {
-      button.disabled = false;
-      G.toast(err.message, "error");
-    }
-  });
+const box = document.querySelector("[data-invitations]");
+// the answers are drawn disabled: they work from here on
+if (box) box.querySelectorAll("button[data-invitation]").forEach((b) => { b.disabled = false; });
+if (box) box.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-invitation]");
+  if (!button) return;
+  const slug = button.dataset.invitation;
+  const answer = button.dataset.answer;
+  button.disabled = true;
+  try {
+    await G.request("POST", api.invitation(slug, answer));
+    window.location.reload();
+  } catch (err) {
+    button.disabled = false;
+    G.toast(err.message, "error");
+  }
+});
 
-  const inbox = document.querySelector("[data-inbox]");
-  if (!inbox) return;
+const inbox = document.querySelector("[data-inbox]");
+if (inbox) inboxPanel(inbox);
+
+function inboxPanel(inbox) {
   const all = inbox.querySelector("[data-inbox-all]");
   const summary = inbox.querySelector("[data-inbox-summary]");
 
@@ -45,7 +46,7 @@
   async function markRead(ids, button) {
     if (button) button.disabled = true;
     try {
-      const body = await G.request("POST", "/api/inbox/read/", ids ? { ids: ids } : {});
+      const body = await G.request("POST", api.inboxRead(), ids ? { ids: ids } : {});
       const rows = ids ? ids.map((id) => inbox.querySelector('[data-notification="' + CSS.escape(id) + '"]'))
         : Array.from(inbox.querySelectorAll("[data-notification]"));
       rows.forEach((li) => li && markShown(li));
@@ -71,10 +72,10 @@
     if (link) {
       const li = link.closest("[data-notification]");
       if (li.classList.contains("unread")) {
-        G.request("POST", "/api/inbox/read/", { ids: [li.dataset.notification] }, { keepalive: true })
+        G.request("POST", api.inboxRead(), { ids: [li.dataset.notification] }, { keepalive: true })
           .catch(() => { /* still unread: the next visit shows it again */ });
       }
     }
   });
   if (all) all.addEventListener("click", () => markRead(null, all));
-})();
+}

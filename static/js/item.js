@@ -3,16 +3,25 @@
    unanswerable and submit for review. When someone else saves (a 409 on save, or a change
    live.js reports) the conflict view shows both versions and merges field by field; with no
    edit of mine pending their version simply replaces the form. Before saving, a question
-   that repeats another in the set is named, and its length is counted against the limit. */
-(function () {
-  "use strict";
-  const G = window.Groundwork;
-  const root = document.querySelector("[data-item-editor]");
-  if (!root) return;
+   that repeats another in the set is named, and its length is counted against the limit.
+   The page's other parts come with it: the live banner, the discussion, the comparison. */
+import * as G from "./api.js";
+import "./compare.js";
+import "./discussion.js";
+import "./live.js";
+import { cpLength, unitsAt } from "./offsets.js";
+import { poll } from "./poll.js";
+import { questionChecks } from "./question_checks.js";
+import { api, pages, withQuery } from "./urls.js";
+
+const editor = document.querySelector("[data-item-editor]");
+if (editor) itemEditor(editor);
+
+function itemEditor(root) {
   const ws = root.dataset.workspace, set = root.dataset.set;
   const canWrite = root.dataset.canWrite === "1";
-  const itemUrl = G.apiBase(ws) + "/evalsets/" + encodeURIComponent(set) + "/items/" + encodeURIComponent(root.dataset.item) + "/";
-  const docUrlTemplate = root.dataset.documentUrl; // ends in "DOC"
+  const itemId = root.dataset.item;
+  const itemUrl = api.item(ws, set, itemId);
   const form = root.querySelector("[data-item-form]");
   const rowVersion = root.querySelector("[data-row-version]");
   const stateBadge = root.querySelector("[data-state]");
@@ -27,10 +36,8 @@
   const el = G.el;
 
   function docLink(sourceId, parse, start, end) {
-    const base = docUrlTemplate.slice(0, -3) + G.pathOf(sourceId);
-    const q = new URLSearchParams({ set: set, item: item.id });
-    if (parse) q.set("parse", parse);
-    return base + "?" + q.toString() + (start != null ? "#at=" + start + "-" + end : "");
+    const url = withQuery(pages.document(ws, sourceId), { set: set, item: item.id, parse: parse || null });
+    return url + (start != null ? "#at=" + start + "-" + end : "");
   }
 
   function isResolving(anchor) {
@@ -168,7 +175,7 @@
     const body = { parse: r.parse };
     if (span) { body.start = span[0]; body.end = span[1]; }
     try {
-      await G.request("POST", itemUrl + "anchors/" + a.id + "/confirm/", body);
+      await G.request("POST", api.confirmAnchor(ws, set, itemId, a.id), body);
       await refresh(false);
       G.toast(span ? "Evidence placed by hand in " + r.parser : "Candidate confirmed in " + r.parser);
     } catch (err) { G.toast(err.message, "error"); button.disabled = false; }
@@ -182,7 +189,7 @@
     button.disabled = true;
     const d = r.detail || {};
     const page = d.page || a.page_hint || 1;
-    const url = G.apiBase(ws) + "/documents/" + G.pathOf(a.source_id) + "/parses/" + r.parse + "/pages/?from=" + page + "&to=" + page;
+    const url = withQuery(api.parsePages(ws, a.source_id, r.parse), { from: page, to: page });
     let body;
     try { body = await G.request("GET", url); }
     catch (err) { G.toast(err.message, "error"); button.disabled = false; return; }
@@ -194,11 +201,11 @@
     const text = el("pre", "correction-text");
     text.tabIndex = 0;
     text.setAttribute("aria-label", r.parser + " text, page " + pg.number);
-    const chars = Array.from(pg.text);
     const a0 = d.offered_start != null ? d.offered_start - pg.start : -1;
     const a1 = d.offered_end != null ? d.offered_end - pg.start : -1;
-    if (a0 >= 0 && a1 <= chars.length && a0 < a1) {
-      text.append(chars.slice(0, a0).join(""), el("mark", "", chars.slice(a0, a1).join("")), chars.slice(a1).join(""));
+    if (a0 >= 0 && a1 <= cpLength(pg.text) && a0 < a1) {
+      const u0 = unitsAt(pg.text, a0), u1 = unitsAt(pg.text, a1);
+      text.append(pg.text.slice(0, u0), el("mark", "", pg.text.slice(u0, u1)), pg.text.slice(u1));
     } else text.append(pg.text);
     const use = el("button", "secondary small", "Use selection");
     use.type = "button";
@@ -227,7 +234,7 @@
       const r = document.createRange();
       r.setStart(container, 0);
       r.setEnd(node, offset);
-      return Array.from(r.toString()).length; // code points, as the API counts
+      return cpLength(r.toString()); // code points, as the API counts
     };
     const start = upTo(range.startContainer, range.startOffset);
     const end = upTo(range.endContainer, range.endOffset);
@@ -274,19 +281,15 @@
   }
 
   /* Poll while any anchor waits for the workers. */
-  let polls = 0;
   function pollResolutions() {
-    if (!item.anchors.some(isResolving) || polls > 120) return;
-    polls += 1;
-    setTimeout(async () => {
-      try {
-        const next = await G.request("GET", itemUrl);
-        // Only the evidence: the form and its row_version stay as the person left them.
-        item.anchors = next.anchors;
-        renderAnchors();
-      } catch (err) { /* try again next round */ }
-      pollResolutions();
-    }, Math.min(3000, 600 + polls * 150));
+    if (!item.anchors.some(isResolving)) return;
+    poll(async () => {
+      const next = await G.request("GET", itemUrl);
+      // Only the evidence: the form and its row_version stay as the person left them.
+      item.anchors = next.anchors;
+      renderAnchors();
+      return item.anchors.some(isResolving);
+    }, { every: 600, grow: 1.25, most: 3000, rounds: 120 });
   }
 
   /* -- the conflict view: mine and theirs, field by field ------------------------------------- */
@@ -430,7 +433,7 @@
     savedNote.textContent = "Submitting…";
     try {
       if (!(await save())) return;
-      const body = await G.request("POST", itemUrl + "submit/", { row_version: Number(rowVersion.value) });
+      const body = await G.request("POST", api.itemAction(ws, set, itemId, "submit"), { row_version: Number(rowVersion.value) });
       if (body && body.state) { stateBadge.textContent = G.words.stateLabel(body.state); stateBadge.className = "state " + body.state; }
       await refresh(false);
       savedNote.textContent = "Submitted for review.";
@@ -448,7 +451,7 @@
   async function changeGrade(anchor, grade, select) {
     select.disabled = true;
     try {
-      await G.request("PATCH", itemUrl + "anchors/" + anchor.id + "/", { grade: grade });
+      await G.request("PATCH", api.anchor(ws, set, itemId, anchor.id), { grade: grade });
       await refresh(false);
       G.toast("Grade changed to " + grade);
     } catch (err) { G.toast(err.message, "error"); select.value = String(anchor.grade); }
@@ -458,7 +461,7 @@
   async function removeAnchor(anchor, button) {
     button.disabled = true;
     try {
-      await G.request("DELETE", itemUrl + "anchors/" + anchor.id + "/");
+      await G.request("DELETE", api.anchor(ws, set, itemId, anchor.id));
       await refresh(false);
       G.toast("Evidence removed");
     } catch (err) { G.toast(err.message, "error"); button.disabled = false; }
@@ -471,7 +474,7 @@
     form.elements.qtype.value = "unanswerable";
     if (!(await save())) return;
     try {
-      for (const a of item.anchors) await G.request("DELETE", itemUrl + "anchors/" + a.id + "/");
+      for (const a of item.anchors) await G.request("DELETE", api.anchor(ws, set, itemId, a.id));
       await refresh(false);
       G.toast(item.id + " is marked unanswerable");
     } catch (err) { G.toast(err.message, "error"); }
@@ -523,7 +526,7 @@
   }
 
   /* -- the question: its length against the limit, and questions it repeats ------------------ */
-  const checks = G.questionChecks(form.elements.question, {
+  const checks = questionChecks(form.elements.question, {
     workspace: ws, set: set, exclude: () => item.id,
     counter: root.querySelector('[data-char-count="f-question"]'),
     similarBox: canWrite ? root.querySelector("[data-similar]") : null,
@@ -532,4 +535,4 @@
 
   renderAnchors();
   pollResolutions();
-})();
+}

@@ -2,17 +2,20 @@
    a approve · c request changes (Ctrl+Enter sends) · j/k next/previous · ? help · Esc close.
    Decisions go to the API with the row_version on screen, so an item that changed since the
    page loaded is refused (409) instead of approved unseen. */
-(function () {
-  "use strict";
-  const G = window.Groundwork;
-  const root = document.querySelector("[data-review]");
-  if (!root) return;
+import * as G from "./api.js";
+import "./compare.js";
+import { api } from "./urls.js";
+
+const root = document.querySelector("[data-review]");
+if (root) reviewPage(root);
+
+function reviewPage(root) {
   const cards = Array.from(root.querySelectorAll("[data-review-item]"));
   const status = root.querySelector("[data-status]");
   const errorBox = root.querySelector("[data-error]");
   const help = root.querySelector("[data-review-help]");
   const position = root.querySelector("[data-position]");
-  const itemsUrl = root.dataset.itemsUrl;
+  const ws = root.dataset.workspace, set = root.dataset.set;
   let index = 0;
   let busy = false;
 
@@ -38,7 +41,7 @@
   function current() { return cards[index]; }
 
   function post(card, action, body) {
-    return G.request("POST", itemsUrl + encodeURIComponent(card.dataset.itemId) + "/" + action + "/", body);
+    return G.request("POST", api.itemAction(ws, set, card.dataset.itemId, action), body);
   }
 
   function decided(card, data, words) {
@@ -146,4 +149,4 @@
 
   cards.forEach((card) => { card.tabIndex = -1; });
   show(0);
-})();
+}

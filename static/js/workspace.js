@@ -1,27 +1,25 @@
 /* Workspace page: upload documents (drop or file input, several at once) with upload
    progress, then follow each parse's status and progress until it is ready or failed.
    An owner's "new eval set" form posts to the API and opens the new set. */
-(function () {
-  "use strict";
-  const G = window.Groundwork;
-  const section = document.querySelector("[data-documents]");
-  if (!section) return;
+import * as G from "./api.js";
+import "./backlog.js";
+import { poll } from "./poll.js";
+import { api, pages } from "./urls.js";
+
+const section = document.querySelector("[data-documents]");
+if (section) documentsSection(section);
+
+function documentsSection(section) {
   const ws = section.dataset.workspace;
   const rows = section.querySelector("[data-doc-rows]");
   const template = section.querySelector("[data-doc-row-template]");
   const dropzone = section.querySelector("[data-dropzone]");
   const input = section.querySelector("[data-file-input]");
   const uploads = section.querySelector("[data-uploads]");
-  const docsUrl = G.apiBase(ws) + "/documents/";
+  const docsUrl = api.documents(ws);
   const ACTIVE = ["queued", "parsing"];
 
   const el = G.el;
-
-  function humanSize(bytes) {
-    if (bytes < 1024) return bytes + " bytes";
-    if (bytes < 1024 * 1024) return (bytes / 1024).toFixed(1) + " KB";
-    return (bytes / 1024 / 1024).toFixed(1) + " MB";
-  }
 
   function renderParses(cell, parses) {
     cell.replaceChildren();
@@ -64,30 +62,27 @@
     }
     const link = tr.querySelector("[data-doc-link]");
     link.textContent = doc.source_id;
-    link.href = "/w/" + encodeURIComponent(ws) + "/documents/" + G.pathOf(doc.source_id);
+    link.href = pages.document(ws, doc.source_id);
     tr.querySelector("[data-kind]").textContent = doc.kind;
-    tr.querySelector("[data-size]").textContent = humanSize(doc.size);
+    tr.querySelector("[data-size]").textContent = G.humanSize(doc.size);
     renderParses(tr.querySelector("[data-parses]"), doc.parses);
     return tr;
   }
 
   /* -- following parses ------------------------------------------------------------------ */
-  let polling = false;
+  let following = null; // the poller, while any parse is queued or running
   function activeDocs() {
     return Array.from(rows.querySelectorAll("tr[data-doc]")).filter((tr) =>
       Array.from(tr.querySelectorAll("[data-status]")).some((c) => ACTIVE.includes(c.dataset.status)));
   }
-  async function poll(delay) {
+  async function look() {
     const active = activeDocs();
-    if (!active.length) { polling = false; return; }
-    polling = true;
+    if (!active.length) return false;
     await Promise.all(active.map(async (tr) => {
       try {
-        const doc = await G.request("GET", docsUrl + G.pathOf(tr.dataset.doc) + "/");
-        const wasActive = true;
+        const doc = await G.request("GET", api.document(ws, tr.dataset.doc));
         upsertRow(doc);
-        const nowActive = doc.parses.some((p) => ACTIVE.includes(p.status));
-        if (wasActive && !nowActive) {
+        if (!doc.parses.some((p) => ACTIVE.includes(p.status))) {
           const failed = doc.parses.filter((p) => p.status === "failed").length;
           G.toast(doc.source_id + (failed ? ": " + failed + " parse(s) failed" : " is ready to read"), failed ? "error" : "info");
         }
@@ -95,9 +90,13 @@
         if (err.status === 404) tr.remove();
       }
     }));
-    setTimeout(() => poll(Math.min(3000, delay * 1.3)), delay);
+    return activeDocs().length > 0;
   }
-  function startPolling() { if (!polling) poll(700); }
+  function startPolling() {
+    if (following) return;
+    following = poll(look, { first: 0, every: 700, grow: 1.3, most: 3000 });
+    following.done.then(() => { following = null; });
+  }
 
   /* -- uploading ------------------------------------------------------------------------- */
   function entryFor(file) {
@@ -193,12 +192,12 @@
       button.disabled = true;
       const id = setForm.elements.id.value.trim();
       try {
-        await G.request("POST", G.apiBase(ws) + "/evalsets/", { id: id, name: setForm.elements.name.value.trim() });
-        window.location.href = "/w/" + encodeURIComponent(ws) + "/sets/" + encodeURIComponent(id) + "/";
+        await G.request("POST", api.evalsets(ws), { id: id, name: setForm.elements.name.value.trim() });
+        window.location.href = pages.evalset(ws, id);
       } catch (err) {
         G.showErrors(setForm, err);
         button.disabled = false;
       }
     });
   }
-})();
+}

@@ -2,27 +2,34 @@
    and the tooltip that says each one's question, grade and status in every parse (kept
    current while the workers resolve a new one). */
 
-export function setupAnchors(ctx) {
-  const { G, cfg, pagesEl, wsUrl } = ctx;
-  const tip = document.querySelector("[data-tip]");
+import * as G from "../api.js";
+import { openComparison } from "../compare.js";
+import { poll } from "../poll.js";
+import { api, pages, withQuery } from "../urls.js";
+
+/* Where an anchor lies in a parse: where it was highlighted there, else where the workers
+   found it; null when neither. The text view and the PDF view both draw from this. */
+export function spanIn(anchor, parse) {
+  if (anchor.highlight && anchor.highlight.parse === parse) return [anchor.highlight.start, anchor.highlight.end];
   const found = G.labels.found || [];
-  const url = G.apiBase(cfg.workspace) + "/documents/" + G.pathOf(cfg.document) + "/anchors/?page_size=500";
+  const r = anchor.resolutions.find((x) => x.parse === parse && found.includes(x.status) && x.start != null);
+  return r ? [r.start, r.end] : null;
+}
+
+export function setupAnchors(ctx) {
+  const { cfg, pagesEl } = ctx;
+  const tip = document.querySelector("[data-tip]");
+  const url = withQuery(api.documentAnchors(cfg.workspace, cfg.document), { page_size: 500 });
   let anchors = [];
   let spans = [];
   const byId = new Map();
 
-  /* Where an anchor lies in the shown parse: where it was highlighted, else where found. */
-  function spanOf(anchor) {
-    if (anchor.highlight && anchor.highlight.parse === cfg.parse) return [anchor.highlight.start, anchor.highlight.end];
-    const r = anchor.resolutions.find((x) => x.parse === cfg.parse && found.includes(x.status) && x.start != null);
-    return r ? [r.start, r.end] : null;
-  }
   function indexAnchors() {
     byId.clear();
     spans = [];
     for (const a of anchors) {
       byId.set(a.id, a);
-      const span = spanOf(a);
+      const span = spanIn(a, cfg.parse);
       if (span) spans.push({ id: a.id, start: span[0], end: span[1], grade: a.grade });
     }
     spans.sort((x, y) => x.start - y.start || x.end - y.end);
@@ -55,7 +62,7 @@ export function setupAnchors(ctx) {
   }
 
   function itemUrl(set, item) {
-    return wsUrl + "/sets/" + encodeURIComponent(set) + "/items/" + encodeURIComponent(item) + "/";
+    return pages.item(cfg.workspace, set, item);
   }
 
   /* -- the tooltip ------------------------------------------------------------------------- */
@@ -124,19 +131,23 @@ export function setupAnchors(ctx) {
       const a = byId.get(m.dataset.anchors.split(" ")[0]);
       if (a) window.location.href = itemUrl(a.item.set, a.item.id);
     }
-    if (m && e.key === "v" && !ctx.keys.caret() && G.openComparison) {
+    if (m && e.key === "v" && !ctx.keys.caret()) {
       const a = byId.get(m.dataset.anchors.split(" ")[0]);
-      if (a) { e.preventDefault(); tip.hidden = true; G.openComparison({ ws: cfg.workspace, set: a.item.set, item: a.item.id, anchor: a.id }); }
+      if (a) { e.preventDefault(); tip.hidden = true; openComparison({ ws: cfg.workspace, set: a.item.set, item: a.item.id, anchor: a.id }); }
     }
   });
 
   /* -- after a save: poll until the workers have placed the new anchor in every parse ------- */
-  function followResolution(id, round) {
-    round = round || 0;
+  function resolved(id) {
     const a = anchors.find((x) => x.id === id);
-    const done = a && a.resolutions.length >= cfg.parses.length && !a.resolutions.some((r) => r.status === "pending");
-    if (done || round > 60) return;
-    setTimeout(() => refresh().then(() => followResolution(id, round + 1), () => {}), Math.min(3000, 500 + round * 200));
+    return a && a.resolutions.length >= cfg.parses.length && !a.resolutions.some((r) => r.status === "pending");
+  }
+  function followResolution(id) {
+    if (resolved(id)) return;
+    poll(async () => {
+      await refresh();
+      return !resolved(id);
+    }, { every: 500, grow: 1.25, most: 3000, rounds: 60 });
   }
 
   /* -- n / p: the next or previous highlight, loading pages to reach it --------------------- */

@@ -1,15 +1,16 @@
 /* The document page's keys: j/k pages, Home/End the top and the last page, n/p highlights,
-   g p a page number, c caret mode (select with Shift+arrows), a or Enter anchors the selection.
-   The site-wide keys are shortcuts.js. */
+   c caret mode (select with Shift+arrows), a or Enter anchors the selection. The site-wide
+   keys are shortcuts.js, "g p" (a page number) among them: the page box has data-chord="p". */
+
+import { isTyping } from "../api.js";
 
 export function setupKeys(ctx) {
-  const { G, pagesEl } = ctx;
+  const { pagesEl } = ctx;
   const { pages, anchors, popover } = ctx;
 
   const gotoForm = document.querySelector("[data-goto]");
   const gotoInput = document.querySelector("[data-goto-input]");
   gotoForm.addEventListener("submit", (e) => { e.preventDefault(); pages.goToPage(Number(gotoInput.value) || 1, true); });
-  G.chords.p = () => { gotoInput.focus(); gotoInput.select(); };
   // The page box follows scrolling (unless someone is typing a number into it).
   let following = false;
   function follow() {
@@ -53,7 +54,7 @@ export function setupKeys(ctx) {
     // Home and End (with or without Ctrl) jump to the top and to the last page. The browser's
     // own smooth scroll flies over pages sized by estimate, fetches some on its way, and stops
     // short of the end when their real heights come in.
-    if ((e.key === "Home" || e.key === "End") && !caret && !G.isTyping(e.target)) {
+    if ((e.key === "Home" || e.key === "End") && !caret && !isTyping(e.target)) {
       e.preventDefault();
       if (e.key === "Home") window.scrollTo({ top: 0 });
       else pages.goToPage(pages.pageCount, true);
@@ -65,7 +66,7 @@ export function setupKeys(ctx) {
       if (e.key === "Enter" || e.key === "a") { e.preventDefault(); popover.trySelection(); return; }
       return;
     }
-    if (G.isTyping(e.target)) return;
+    if (isTyping(e.target)) return;
     const key = e.key;
     if (key === "j") { e.preventDefault(); pages.goToPage(pages.currentPage() + 1); }
     else if (key === "k") { e.preventDefault(); pages.goToPage(pages.currentPage() - 1); }

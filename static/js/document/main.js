@@ -4,11 +4,13 @@
      anchors.js  the anchors from the API, drawn on the pages; hover status; n/p
      popover.js  selection -> offsets -> the "attach to a question" popover
      keys.js     the page's keys and caret mode
-     offsets.js  code points <-> UTF-16 units
      rendered.js the document as it looks (HTML, Markdown, Word) in a sandboxed frame
      pdf.js      the PDF as it looks (page images, text layer, anchors), switched with the text
      search.js   search the whole parse on the server; hits listed, jumped to, marked
      ../compare.js  how each parser read an anchor's evidence (from the tooltip)
+     ../live.js  others' changes to this document, which redraw the highlights
+     ../offsets.js  code points <-> UTF-16 units, the page of an offset (shared with item.js)
+     ./solid.js  the rendered view's alignment to the parse, by solid characters
    Modules share one context object (`ctx`) and reach each other through it at event time.
    Document text only ever enters the page as text nodes (textContent), never as HTML. */
 import { setupAnchors } from "./anchors.js";
@@ -19,8 +21,8 @@ import { setupPopover } from "./popover.js";
 import { setupRendered } from "./rendered.js";
 import { setupSearch } from "./search.js";
 import "../compare.js";
+import "../live.js";
 
-const G = window.Groundwork;
 const cfg = JSON.parse(document.getElementById("doc-config").textContent);
 const pagesEl = document.querySelector("[data-pages]");
 const renderedEl = document.querySelector("[data-rendered]");
@@ -34,7 +36,7 @@ if (switcher) switcher.addEventListener("change", () => {
 
 /* The view "as it looks": the same anchors and popover, drawn into the frame by rendered.js. */
 if (renderedEl && cfg.parse_ready) {
-  const ctx = { G, cfg, pagesEl: renderedEl, wsUrl: "/w/" + encodeURIComponent(cfg.workspace) };
+  const ctx = { cfg, pagesEl: renderedEl };
   setupRendered(ctx);
   setupAnchors(ctx);
   setupPopover(ctx);
@@ -44,7 +46,7 @@ if (renderedEl && cfg.parse_ready) {
 }
 
 if (pagesEl && cfg.parse_ready) {
-  const ctx = { G, cfg, pagesEl, wsUrl: "/w/" + encodeURIComponent(cfg.workspace) };
+  const ctx = { cfg, pagesEl };
   setupPages(ctx);
   setupAnchors(ctx);
   setupPopover(ctx);

@@ -1,27 +1,25 @@
 /* The parse page by page: one sized placeholder per page, the text of the pages near the
    viewport fetched from the API a few at a time, each page drawn as text nodes with the
    anchors' marks (never as HTML), and moving around (page numbers, offsets). */
-import { cpLength, unitIndexes, unitsAt } from "./offsets.js";
+import { cpLength, pageOf as pageAt, unitIndexes, unitsAt } from "../offsets.js";
+import { request } from "../api.js";
+import { api, withQuery } from "../urls.js";
 
 const BATCH = 20; // pages per request at most
 
 export function setupPages(ctx) {
-  const { G, cfg, pagesEl } = ctx;
+  const { cfg, pagesEl } = ctx;
   const statusEl = document.querySelector("[data-doc-status]");
   const starts = cfg.page_starts;
   const pageCount = starts.length;
-  const pagesUrl = G.apiBase(cfg.workspace) + "/documents/" + G.pathOf(cfg.document) + "/parses/" + cfg.parse + "/pages/";
+  const pagesUrl = api.parsePages(cfg.workspace, cfg.document, cfg.parse);
   const loaded = new Map(); // page number -> {start, text}
   const inflight = new Set();
   const wanted = new Set();
 
   function setStatus(text) { statusEl.textContent = text; }
 
-  function pageOf(offset) { // 1-based page holding a code-point offset
-    let lo = 0, hi = starts.length;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (starts[mid] <= offset) lo = mid + 1; else hi = mid; }
-    return Math.max(1, lo);
-  }
+  const pageOf = (offset) => pageAt(starts, offset); // 1-based page holding a code-point offset
   function pageEnd(n) { return n < pageCount ? starts[n] : cfg.length; }
 
   /* -- the skeleton ------------------------------------------------------------------------ */
@@ -101,7 +99,7 @@ export function setupPages(ctx) {
     for (let n = first; n <= last; n++) inflight.add(n);
     setStatus("Loading pages " + first + (last > first ? "–" + last : "") + "…");
     try {
-      const data = await G.request("GET", pagesUrl + "?from=" + first + "&to=" + last);
+      const data = await request("GET", withQuery(pagesUrl, { from: first, to: last }));
       for (const page of data.pages) {
         loaded.set(page.number, { start: page.start, text: page.text });
         renderPage(page.number);

@@ -5,18 +5,21 @@
    Pages are laid out from their sizes at once and drawn when they come near the viewport.
    Positions are set through the CSSOM (element.style), which the page's CSP allows; the
    markup carries no style attributes. */
-import { cpLength, unitIndexes, unitsAt } from "./offsets.js";
+import * as G from "../api.js";
+import { spanIn } from "./anchors.js";
+import { cpLength, pageOf, unitIndexes, unitsAt } from "../offsets.js";
+import { api as urls, withQuery } from "../urls.js";
 
 const NEAR = "1200px 0px";   // draw pages this far above and below the viewport
 const GAP = 16;              // px between pages
 const KEEP = 24;             // drawn pages kept; the farthest others are emptied again
 
 export function setupPdf(ctx) {
-  const { G, cfg } = ctx;
+  const { cfg } = ctx;
   const root = document.querySelector("[data-pdf-pages]");
   const switcher = document.querySelector("[data-view-switch]");
   if (!root || !switcher || !cfg.pdf) return null;
-  const api = G.apiBase(cfg.workspace) + "/documents/" + G.pathOf(cfg.document) + "/pdf/";
+  const api = urls.pdf(cfg.workspace, cfg.document);
   const status = document.querySelector("[data-doc-status]");
   let info = null;             // GET pdf/: parse, page_count, page_starts, sizes, version
   let zoom = 1.5;              // CSS px per PDF point
@@ -112,9 +115,9 @@ export function setupPdf(ctx) {
       img.onload = () => resolve(true);
       img.onerror = () => resolve(false);
     });
-    img.src = api + "pages/" + n + "/image?scale=" + imageScale() + "&v=" + info.version;
+    img.src = withQuery(urls.pdfPageImage(cfg.workspace, cfg.document, n), { scale: imageScale(), v: info.version });
     section.appendChild(img);
-    const layerDone = G.request("GET", api + "pages/" + n + "/text/").then(
+    const layerDone = G.request("GET", urls.pdfPageText(cfg.workspace, cfg.document, n)).then(
       (layer) => { if (drawn.has(n)) buildTextLayer(n, layer); return true; },
       (err) => { section.dataset.textError = err.message; return false; },
     );
@@ -192,16 +195,10 @@ export function setupPdf(ctx) {
   }
 
   /* -- anchors over their words ----------------------------------------------------------------- */
-  const found = G.labels.found || [];
   function spansInView() {
     const out = [];
     for (const a of ctx.anchors.all()) {
-      let span = null;
-      if (a.highlight && a.highlight.parse === info.parse) span = [a.highlight.start, a.highlight.end];
-      else {
-        const r = a.resolutions.find((x) => x.parse === info.parse && found.includes(x.status) && x.start != null);
-        if (r) span = [r.start, r.end];
-      }
+      const span = spanIn(a, info.parse);
       if (span) out.push({ id: a.id, start: span[0], end: span[1], grade: a.grade });
     }
     return out;
@@ -395,11 +392,7 @@ export function setupPdf(ctx) {
     sections[n - 1].scrollIntoView({ block: "start" });
     setStatus("Page " + n + " of " + sections.length);
   }
-  function pageOfOffset(offset) {
-    let n = 1;
-    while (n < info.page_starts.length && info.page_starts[n] <= offset) n++;
-    return n;
-  }
+  const pageOfOffset = (offset) => pageOf(info.page_starts, offset);
   function nextHighlight(step) {
     if (!info) return;
     const here = currentPage();

@@ -1,12 +1,14 @@
 /* A selection becomes an anchor: the selection's offsets in the parse (code points), and the
    popover that attaches it to an existing question (searched through the items API) or a new
    one, with a grade. */
-import { cpLength, unitsAt } from "./offsets.js";
+import * as G from "../api.js";
+import { cpLength, unitsAt } from "../offsets.js";
+import { api, withQuery } from "../urls.js";
 
 const SEARCH_RESULTS = 20;
 
 export function setupPopover(ctx) {
-  const { G, cfg, pagesEl } = ctx;
+  const { cfg, pagesEl } = ctx;
   const pop = document.querySelector("[data-popover]");
 
   /* -- selection -> offsets ------------------------------------------------------------- */
@@ -76,10 +78,10 @@ export function setupPopover(ctx) {
   async function search() {
     const seq = ++searchSeq;
     if (!popSet.value) { popResults.replaceChildren(); return; }
-    const setUrl = G.apiBase(cfg.workspace) + "/evalsets/" + encodeURIComponent(popSet.value) + "/";
+    const setUrl = api.evalset(cfg.workspace, popSet.value);
     try {
       const [data, evalset] = await Promise.all([
-        G.request("GET", setUrl + "items/?page_size=" + SEARCH_RESULTS + "&q=" + encodeURIComponent(popSearch.value)),
+        G.request("GET", withQuery(api.items(cfg.workspace, popSet.value), { page_size: SEARCH_RESULTS, q: popSearch.value })),
         G.request("GET", setUrl),
       ]);
       if (seq !== searchSeq) return;
@@ -182,7 +184,7 @@ export function setupPopover(ctx) {
     if (!current) return;
     clearPopErrors();
     const set = popSet.value;
-    const itemsUrl = G.apiBase(cfg.workspace) + "/evalsets/" + encodeURIComponent(set) + "/items/";
+
     const grade = Number(pop.querySelector("[data-pop-grade]:checked").value);
     let itemId = chosenItem;
     popBusy.hidden = false;
@@ -190,7 +192,7 @@ export function setupPopover(ctx) {
     try {
       if (mode() === "new") {
         try {
-          const item = await G.request("POST", itemsUrl, { id: popId.value.trim(), question: popQuestion.value });
+          const item = await G.request("POST", api.items(cfg.workspace, set), { id: popId.value.trim(), question: popQuestion.value });
           itemId = item.id;
         } catch (err) {
           for (const [field, messages] of Object.entries(err.errors || {})) popError(field, messages.join(" "));
@@ -207,7 +209,7 @@ export function setupPopover(ctx) {
         popError("non_field_errors", "choose a question from the list, or write a new one");
         return;
       }
-      const anchor = await G.request("POST", itemsUrl + encodeURIComponent(itemId) + "/anchors/", {
+      const anchor = await G.request("POST", api.anchors(cfg.workspace, set, itemId), {
         parse: current.parse || cfg.parse, start: current.start, end: current.end, grade: grade,
       });
       window.getSelection().removeAllRanges();

@@ -7,65 +7,27 @@
    each section says which of its solid characters are which of the parse's (runs of
    [rendered, parse, length], evalsets/rendering.py). A selection is counted in solid
    characters from its section's start, mapped through the runs to the parse's text, and the
-   anchor is created from those offsets exactly as the text view does. */
+   anchor is created from those offsets exactly as the text view does (solid.js counts). */
+import * as G from "../api.js";
+import { poll } from "../poll.js";
+import { unitsAt } from "../offsets.js";
+import { api, withQuery } from "../urls.js";
+import { countSolid, parseSolidFrom, parseSolidUpTo, piecesOf as solidPieces, solidOffsets, unitAfterSolid, unitOfSolid } from "./solid.js";
+
 const BATCH = 4; // sections per request
 const MARGIN = 1500; // px above and below the frame's viewport drawn ahead of the reader
-// White space, the same characters as evalsets/rendering.py WHITE (Python's str.isspace).
-const WHITE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/;
-
-/* How many solid code points s holds. */
-export function countSolid(s) {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xdc00 && c <= 0xdfff && i > 0) { const p = s.charCodeAt(i - 1); if (p >= 0xd800 && p <= 0xdbff) continue; }
-    if (!WHITE.test(s[i])) n++;
-  }
-  return n;
-}
-
-/* For each solid code point of s, its code-point offset in s. */
-export function solidOffsets(s) {
-  const out = [];
-  let cp = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
-    if (!WHITE.test(s[i])) out.push(cp);
-    if (pair) i++;
-    cp++;
-  }
-  return out;
-}
-
-/* UTF-16 index in s of its k-th solid code point (s.length when there are fewer). */
-function unitOfSolid(s, k) {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xdc00 && c <= 0xdfff && i > 0 && (s.charCodeAt(i - 1) & 0xfc00) === 0xd800) continue;
-    if (!WHITE.test(s[i])) { if (n === k) return i; n++; }
-  }
-  return s.length;
-}
-function unitAfterSolid(s, k) { // just after the k-th solid code point
-  const i = unitOfSolid(s, k);
-  if (i >= s.length) return s.length;
-  const c = s.charCodeAt(i);
-  return c >= 0xd800 && c <= 0xdbff && i + 1 < s.length ? i + 2 : i + 1;
-}
-
-function lowerBound(arr, x) { let lo = 0, hi = arr.length; while (lo < hi) { const m = (lo + hi) >> 1; if (arr[m] < x) lo = m + 1; else hi = m; } return lo; }
 
 export function setupRendered(ctx) {
-  const { G, cfg } = ctx;
+  const { cfg } = ctx;
   const host = ctx.pagesEl;
   const iframe = host.querySelector("[data-rendered-frame]");
   const statusEl = document.querySelector("[data-doc-status]");
-  const apiUrl = G.apiBase(cfg.workspace) + "/documents/" + G.pathOf(cfg.document) + "/rendered/";
+  const apiUrl = api.rendered(cfg.workspace, cfg.document);
+  const sectionsUrl = (from, to) => withQuery(apiUrl, { from, to });
   const loaded = new Map(); // section number -> {payload, el, offsets, key}
   const inflight = new Set();
-  let doc = null, win = null, sectionEls = [], count = 0;
+  const sectionEls = [];
+  let doc = null, win = null, count = 0;
   let readyResolve;
   const ready = new Promise((resolve) => { readyResolve = resolve; });
 
@@ -90,21 +52,22 @@ export function setupRendered(ctx) {
     win = iframe.contentWindow;
     setStatus("Drawing the document…");
     const asked = Date.now();
-    let first;
-    for (let wait = 1000; ; wait = Math.min(wait * 1.5, 5000)) {
+    let first = null;
+    await poll(async () => {
       try {
-        first = await G.request("GET", apiUrl + "?from=1&to=" + BATCH);
+        first = await G.request("GET", sectionsUrl(1, BATCH));
       } catch (err) {
+        first = null;
         setStatus("Could not draw the document as it looks: " + err.message + " Use the Text view.");
-        return;
+        return false;
       }
-      if (!first.preparing) break;
+      if (!first.preparing) return false;
       // 202: a worker is building the view (a large page takes seconds); ask again shortly.
       const seconds = Math.round((Date.now() - asked) / 1000);
-      setStatus("Preparing the document as it looks" + (seconds ? " (" + seconds + " s so far)" : "") +
-        "…");
-      await new Promise((resolve) => setTimeout(resolve, wait));
-    }
+      setStatus("Preparing the document as it looks" + (seconds ? " (" + seconds + " s so far)" : "") + "…");
+      return undefined;
+    }, { first: 0, every: 1000, grow: 1.5, most: 5000 }).done;
+    if (!first || first.preparing) return;
     count = first.section_count;
     parseStarts = first.section_parse_starts || [];
     const main = doc.querySelector("[data-rendered-sections]");
@@ -161,7 +124,7 @@ export function setupRendered(ctx) {
       for (let n = from; n <= to; n++) inflight.add(n);
       setStatus("Drawing sections " + from + (to > from ? "–" + to : "") + " of " + count + "…");
       try {
-        const data = await G.request("GET", apiUrl + "?from=" + from + "&to=" + to);
+        const data = await G.request("GET", sectionsUrl(from, to));
         if (data.preparing) { // the reference parse changed: its view is being built
           setStatus("The reference parse changed; reload the page to see the view aligned to it.");
           return;
@@ -179,18 +142,7 @@ export function setupRendered(ctx) {
 
   /* -- anchors drawn where they lie -------------------------------------------------------- */
   /* The solid ranges [a, b) of a section that show the parse span [start, end). */
-  function piecesOf(sec, start, end) {
-    const p = sec.payload;
-    if (p.parse_start == null || end <= p.parse_start || start >= p.parse_end) return [];
-    const lo = lowerBound(sec.offsets, start - p.parse_start);
-    const hi = lowerBound(sec.offsets, end - p.parse_start);
-    const out = [];
-    for (const [ri, pj, n] of p.runs) {
-      const a = Math.max(lo, pj), b = Math.min(hi, pj + n);
-      if (a < b) out.push([ri + a - pj, ri + b - pj]);
-    }
-    return out;
-  }
+  const piecesOf = (sec, start, end) => solidPieces(sec.payload, sec.offsets, start, end);
 
   function draw(number) {
     const sec = loaded.get(number);
@@ -300,7 +252,7 @@ export function setupRendered(ctx) {
     for (let n = from; n <= to; n++) {
       if (loaded.has(n)) continue;
       const last = Math.min(to, n + BATCH - 1, count);
-      const data = await G.request("GET", apiUrl + "?from=" + n + "&to=" + last);
+      const data = await G.request("GET", sectionsUrl(n, last));
       if (data.preparing) throw new Error("the view is being prepared again; go to the hit once more in a moment");
       for (const s of data.sections) if (!loaded.has(s.number)) place(s);
       n = last;
@@ -363,9 +315,8 @@ export function setupRendered(ctx) {
     if (!first || !last) return { error: "part of that selection is still loading; wait a moment and select again" };
     const a = solidBefore(first, range.startContainer, range.startOffset);
     const b = solidBefore(last, range.endContainer, range.endOffset);
-    let startK = null, endK = null;
-    for (const [ri, pj, n] of first.payload.runs) if (ri + n > a) { startK = pj + Math.max(0, a - ri); break; }
-    for (const [ri, pj, n] of last.payload.runs) if (ri < b) endK = pj + Math.min(n, b - ri) - 1;
+    const startK = parseSolidFrom(first.payload.runs, a);
+    const endK = parseSolidUpTo(last.payload.runs, b);
     if (startK == null || endK == null) {
       return { error: "that text is not in the reference parse (" + cfg.rendered.parser + " leaves it out), so it cannot be evidence" };
     }
@@ -375,8 +326,7 @@ export function setupRendered(ctx) {
     let quote = range.toString();
     if (first === last) {
       const t = first.payload.parse_text;
-      const cps = Array.from(t);
-      quote = cps.slice(start - first.payload.parse_start, end - first.payload.parse_start).join("");
+      quote = t.slice(unitsAt(t, start - first.payload.parse_start), unitsAt(t, end - first.payload.parse_start));
     }
     if (!quote.trim()) return { error: "that selection is only white space; select some words" };
     const box = range.getBoundingClientRect(), frame = iframe.getBoundingClientRect();

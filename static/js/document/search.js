@@ -10,10 +10,13 @@
    loads the page, scrolls to the hit and marks it. `gw:search-clear` is dispatched when the
    marks should go. `window.groundworkDocument.search(query)` runs a search from a script. */
 
+import * as G from "../api.js";
+import { api, withQuery } from "../urls.js";
+
 const LIMIT = 100; // hits per request
 
 export function setupSearch(ctx) {
-  const { G, cfg, pagesEl } = ctx;
+  const { cfg, pagesEl } = ctx;
   const panel = document.querySelector("[data-doc-search]");
   const opener = document.querySelector("[data-search-open]");
   if (!panel) return null;
@@ -26,7 +29,7 @@ export function setupSearch(ctx) {
   const next = panel.querySelector("[data-search-next]");
   // The parse that backs the view on show (the PDF view's pdfium parse, say: ctx.searchParse).
   const parseNow = () => (ctx.searchParse ? ctx.searchParse() : cfg.parse);
-  const urlOf = (parse) => G.apiBase(cfg.workspace) + "/documents/" + G.pathOf(cfg.document) + "/parses/" + parse + "/search/";
+  const urlOf = (parse) => api.parseSearch(cfg.workspace, cfg.document, parse);
   // The text view marks its own hits; a view drawn another way (rendered) has no rangeFor.
   const canMark = !!(window.CSS && CSS.highlights && typeof Highlight !== "undefined") && typeof ctx.pages.rangeFor === "function";
 
@@ -142,7 +145,7 @@ export function setupSearch(ctx) {
     say("Searching…");
     panel.setAttribute("aria-busy", "true");
     try {
-      const data = await G.request("GET", urlOf(searched) + "?q=" + encodeURIComponent(q) + "&limit=" + LIMIT);
+      const data = await G.request("GET", withQuery(urlOf(searched), { q, limit: LIMIT }));
       if (mine !== asked) return;
       total = data.total; lowerBound = data.total_is_lower_bound; nextAfter = data.next_after;
       stoppedPage = data.complete === false ? data.searched_to_page : null;
@@ -163,7 +166,7 @@ export function setupSearch(ctx) {
     const mine = asked;
     more.disabled = true;
     try {
-      const data = await G.request("GET", urlOf(searched) + "?q=" + encodeURIComponent(query) + "&limit=" + LIMIT + "&after=" + nextAfter);
+      const data = await G.request("GET", withQuery(urlOf(searched), { q: query, limit: LIMIT, after: nextAfter }));
       if (mine !== asked) return false;
       nextAfter = data.next_after;
       stoppedPage = data.complete === false ? data.searched_to_page : null;

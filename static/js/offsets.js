@@ -1,6 +1,8 @@
 /* Offsets: the server counts code points; JavaScript strings count UTF-16 units. Each page
    knows its start (code points) and its text, so a DOM position inside a page becomes
-   page.start + cpLength(page.text.slice(0, units)), and back with unitsAt. */
+   page.start + cpLength(page.text.slice(0, units)), and back with unitsAt. Which page holds
+   an offset is pageOf. Every page module counts with these; none counts by itself. No DOM
+   here: tests/js runs these in Node. */
 
 /* The length of s in code points. */
 export function cpLength(s) {
@@ -40,4 +42,27 @@ export function unitIndexes(s, points) {
     units.push(i);
   }
   return units;
+}
+
+/* The first index in ascending `sorted` whose value is not below x (sorted.length if none). */
+export function lowerBound(sorted, x) {
+  let lo = 0, hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The 1-based page holding code-point `offset`, from the pages' ascending start offsets: the
+   last page starting at or before it; page 1 for an offset before the first start. */
+export function pageOf(starts, offset) {
+  let lo = 0, hi = starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (starts[mid] <= offset) lo = mid + 1;
+    else hi = mid;
+  }
+  return Math.max(1, lo);
 }
