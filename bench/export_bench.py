@@ -2,7 +2,7 @@
 
 Why it exists: the Django side exports eval sets from a queryset iterator straight into an
 HTTP response, so a writer that collected the whole file (or the whole set) first would make
-memory grow with the set. This runs every streaming writer in `evalsets.formats` over a
+memory grow with the set. This runs every streaming writer in `evalsets.pure.formats` over a
 generator of 10,000 items and compares items/s and peak traced memory with context-grid's
 `write_jsonl` / `write_csv`, which need the whole `EvalSet` built in memory first.
 
@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from contextgrid.core.evalset import EvalItem, EvalSet, GoldAnchor
 from contextgrid.evalset.io import write_csv, write_jsonl
 
-from evalsets.formats import FORMATS, EvalSetHeader
+from evalsets.pure.formats import FORMATS, EvalSetHeader
 
 DOCUMENT_COUNT = 200
 SENTENCES_PER_DOCUMENT = 40

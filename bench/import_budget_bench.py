@@ -34,8 +34,8 @@ django.setup()
 
 import contextgrid as cg  # noqa: E402
 
-from evalsets import imports  # noqa: E402
-from evalsets.formats import BudgetExceeded, ReadBudget, get_format  # noqa: E402
+from evalsets.pure.formats import BudgetExceeded, ReadBudget, get_format  # noqa: E402
+from evalsets.releases import imports  # noqa: E402
 
 
 def _zip(members: dict[str, bytes]) -> bytes:

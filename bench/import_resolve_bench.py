@@ -64,7 +64,7 @@ def _user(n: int, think: float, stop, out) -> None:
     from django.contrib.auth import get_user_model
     from django.db import DatabaseError, connections
 
-    from evalsets import services
+    from evalsets.anchoring import services as anchoring_services
     from evalsets.models import EvalSet
 
     connections.close_all()
@@ -73,13 +73,15 @@ def _user(n: int, think: float, stop, out) -> None:
     done = failed = 0
     while not stop.is_set():
         try:
-            item = services.item_create(
+            item = anchoring_services.item_create(
                 evalset=evalset,
                 user=user,
                 item_id=f"u{n}-{os.getpid()}-{done}",
                 question="Is it agreed?",
             )
-            services.item_update(item=item, user=user, row_version=item.row_version, answer="yes")
+            anchoring_services.item_update(
+                item=item, user=user, row_version=item.row_version, answer="yes"
+            )
             done += 1
         except DatabaseError:
             failed += 1
@@ -96,7 +98,7 @@ def _resolved(document_id: int) -> int:
 def run(document_id: int, users: int, think: float, old_read: bool) -> list:
     from django.db import DatabaseError, connections
 
-    from evalsets import resolution
+    from evalsets.anchoring import resolution
     from evalsets.models import AnchorResolution, Document
 
     AnchorResolution.objects.all().delete()

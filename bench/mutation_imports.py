@@ -1,6 +1,6 @@
 """Mutation testing of the import side: do the import tests notice when a reader is wrong?
 
-Runs mutmut over the readers in `evalsets/formats/` and over `evalsets/imports.py`, with
+Runs mutmut over the readers in `evalsets/pure/formats/` and over `evalsets/releases/imports.py`, with
 only the import tests (`tests/test_imports.py`, `tests/test_format_readers.py`) deciding
 whether a mutant is caught, and prints killed / total with every survivor named. With
 `--suite resolver` it does the same for the quote resolver's rules (`RESOLVER`), judged by
@@ -39,14 +39,14 @@ MUTMUT = ROOT / ".venv" / "bin" / "mutmut"
 #: Every function that reads a file or plans an import, by module (`*`: all of it). About
 #: 3,500 mutants: some three hours with one job on this machine (`--all`).
 READERS: dict[str, tuple[str, ...]] = {
-    "evalsets/formats/reading.py": (
+    "evalsets/pure/formats/reading.py": (
         "whole_number",
         "decode_text",
         "csv_reader",
         "delimiter_hint",
         "spreadsheet_marked",
     ),
-    "evalsets/formats/locating.py": (
+    "evalsets/pure/formats/locating.py": (
         "all_occurrences",
         "locate_quote",
         "anchor_from_span",
@@ -55,12 +55,12 @@ READERS: dict[str, tuple[str, ...]] = {
         "span_from_context",
         "check_span_text",
     ),
-    "evalsets/formats/results.py": (
+    "evalsets/pure/formats/results.py": (
         "check_duplicates",
         "ǁPendingLabelǁplaced",
         "ǁPendingLabelǁspan_in",
     ),
-    "evalsets/formats/deepset.py": (
+    "evalsets/pure/formats/deepset.py": (
         "question_id",
         "filters_pairs",
         "read",
@@ -72,39 +72,39 @@ READERS: dict[str, tuple[str, ...]] = {
         "_placed",
         "_quote",
     ),
-    "evalsets/formats/legalbench.py": ("*",),
-    "evalsets/formats/contextgrid_jsonl.py": (
+    "evalsets/pure/formats/legalbench.py": ("*",),
+    "evalsets/pure/formats/contextgrid_jsonl.py": (
         "read",
         "_read_header",
         "item_from_record",
         "_anchor",
         "_int_field",
     ),
-    "evalsets/formats/contextgrid_csv.py": ("match_columns", "read", "_row_item", "_number"),
-    "evalsets/formats/beir.py": ("read", "_qrels", "_read_queries", "_read_qrels"),
-    "evalsets/imports.py": ("*",),
+    "evalsets/pure/formats/contextgrid_csv.py": ("match_columns", "read", "_row_item", "_number"),
+    "evalsets/pure/formats/beir.py": ("read", "_qrels", "_read_queries", "_read_qrels"),
+    "evalsets/releases/imports.py": ("*",),
 }
 #: The default run: the reading and planning code where past import defects lived (number
 #: spellings, filters, placing labels through their context, LegalBench answers and paths,
 #: what each format carries, evidence identity, review). About 440 mutants, ~50 minutes
 #: with one job on the shared 2-core machine.
 FOCUSED: dict[str, tuple[str, ...]] = {
-    "evalsets/formats/reading.py": ("whole_number",),
-    "evalsets/formats/locating.py": (
+    "evalsets/pure/formats/reading.py": ("whole_number",),
+    "evalsets/pure/formats/locating.py": (
         "anchor_from_context",
         "span_from_context",
         "trimmed_span",
         "check_span_text",
     ),
-    "evalsets/formats/deepset.py": ("question_id", "filters_pairs", "_offsets", "_filters"),
-    "evalsets/formats/legalbench.py": (
+    "evalsets/pure/formats/deepset.py": ("question_id", "filters_pairs", "_offsets", "_filters"),
+    "evalsets/pure/formats/legalbench.py": (
         "_parts",
         "_is_tail",
         "path_matches",
         "match_path",
         "ǁ_Matcherǁ__call__",
     ),
-    "evalsets/imports.py": (
+    "evalsets/releases/imports.py": (
         "ǁCarriesǁnarrowed",
         "_meta",
         "_file_fields",
@@ -124,7 +124,7 @@ TESTS = ["tests/test_imports.py", "tests/test_format_readers.py", "tests/test_im
 #: refit to the row recorded next to the quote).
 #: About 1,100 mutants.
 RESOLVER: dict[str, tuple[str, ...]] = {
-    "evalsets/resolver.py": (
+    "evalsets/pure/resolver.py": (
         "ǁPreparedTextǁ_by_pieces",
         "ǁPreparedTextǁ_line_start",
         "ǁPreparedTextǁ_place_rows",
@@ -157,7 +157,7 @@ RESOLVER: dict[str, tuple[str, ...]] = {
 }
 #: The resolving lease: one ``resolve_document`` task at a time per document.
 LEASE: dict[str, tuple[str, ...]] = {
-    "evalsets/resolution.py": (
+    "evalsets/anchoring/resolution.py": (
         "resolve_pending",
         "_take_resolving",
         "_held_by",
@@ -167,16 +167,16 @@ LEASE: dict[str, tuple[str, ...]] = {
 }
 #: The import budget: the problems, lines and questions one file may cost before reading stops.
 BUDGET: dict[str, tuple[str, ...]] = {
-    "evalsets/formats/results.py": (
+    "evalsets/pure/formats/results.py": (
         "ǁImportResultǁadd",
         "ǁImportResultǁcount_lines",
         "ǁImportResultǁcheck_items",
     ),
-    "evalsets/formats/reading.py": ("physical_lines",),
+    "evalsets/pure/formats/reading.py": ("physical_lines",),
 }
 #: What a user or workspace may hold and how fast it may ask: quotas and per-user throttles.
 LIMITS: dict[str, tuple[str, ...]] = {
-    "evalsets/quotas.py": (
+    "evalsets/workspaces/quotas.py": (
         "check_workspace_count",
         "check_document_count",
         "stored_bytes",
@@ -202,7 +202,7 @@ SUITES = {
 
 
 def patterns(selection: dict[str, tuple[str, ...]]) -> list[str]:
-    """mutmut mutant-name globs (`evalsets.formats.deepset.x_read__mutmut_*`)."""
+    """mutmut mutant-name globs (`evalsets.pure.formats.deepset.x_read__mutmut_*`)."""
     found = []
     for path, names in selection.items():
         module = path.removesuffix(".py").replace("/", ".")

@@ -3,7 +3,7 @@
 Why it exists: a long PDF used to be one task, so its parse took as long however many
 workers ran (pdfminer.six: about 90 s for 1,000 pages). Now a PDF longer than
 ``GROUNDWORK_PARSE_RANGE_PAGES`` is split into ranges any worker can take
-(``evalsets.ingest``). This measures the real path -- ``parse_version`` queued on Redis,
+(``evalsets.documents.ingest``). This measures the real path -- ``parse_version`` queued on Redis,
 real ``celery worker`` processes (concurrency 1 each, as one per host would be) reading
 the file from media storage and writing to PostgreSQL -- from queueing the parse until it
 is ready, for each PDF parser:
@@ -120,8 +120,9 @@ def timed_parse(
 ):
     """Queue one parse of the document and time it until ready, with ``workers`` fresh
     workers; returns (seconds, parse)."""
-    from evalsets import parsers, queue
+    from evalsets import queue
     from evalsets.models import ParseVersion
+    from evalsets.pure import parsers
 
     parse = ParseVersion.objects.create(
         document=document,

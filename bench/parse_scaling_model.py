@@ -43,7 +43,7 @@ def finish(sizes: list[int], workers: int) -> float:
 
 
 def main() -> int:
-    from evalsets.ingest import range_bounds
+    from evalsets.documents.ingest import range_bounds
 
     single = FIX + PAGES * PAGE
     print(f"{PAGES} pages, {PAGE * 1000:g} ms a page, {FIX:g} s a start-up: ", end="")

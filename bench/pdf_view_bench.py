@@ -84,11 +84,11 @@ def make_pdf(pages: int) -> Path:
 def seed() -> None:
     from django.contrib.auth import get_user_model
 
-    from evalsets import services
+    from evalsets.workspaces import services as workspaces_services
 
     user = get_user_model().objects.create_user(username="owner", password=PASSWORD)
-    workspace = services.workspace_create(user=user, slug=WS, name="Bench")
-    services.workspace_update(
+    workspace = workspaces_services.workspace_create(user=user, slug=WS, name="Bench")
+    workspaces_services.workspace_update(
         workspace=workspace,
         parser_settings={"parsers": {"pdf": ["pypdf", "pdfium"]}, "reference": {"pdf": "pypdf"}},
     )

@@ -2,7 +2,7 @@
 memory.
 
 Why it exists: a release's snapshot (one row per item, with where its anchors lie) is written
-in the request that makes it (``evalsets.releases.release_create``), inside the transaction
+in the request that makes it (``evalsets.releases.services.release_create``), inside the transaction
 that holds the eval set's lock, so its cost is what that request and, on SQLite, every other
 writer waits; then a worker streams one file per format from the snapshot
 (``release_build``). If either held the whole set, a large set would need a large process.
@@ -54,12 +54,13 @@ def setup_database() -> None:
 def seed(count: int):
     from django.contrib.auth import get_user_model
 
-    from evalsets import services
+    from evalsets.anchoring import services as anchoring_services
     from evalsets.models import Document, EvalItem, GoldAnchor, ParseVersion
+    from evalsets.workspaces import services as workspaces_services
 
     user = get_user_model().objects.create_user("bench")
-    workspace = services.workspace_create(user=user, slug="bench")
-    evalset = services.evalset_create(workspace=workspace, user=user, slug="big")
+    workspace = workspaces_services.workspace_create(user=user, slug="bench")
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=user, slug="big")
     sentences = [f"Clause {n}: the party shall notify within {n % 90} days." for n in range(400)]
     text = "\n".join(sentences)
     document = Document.objects.create(
@@ -91,25 +92,25 @@ def seed(count: int):
 
 def create_release(user, evalset):
     """The request's part: number the release and freeze its snapshot in one transaction."""
-    from evalsets import releases
+    from evalsets.releases import services as releases_services
 
-    release = releases.release_create(evalset=evalset, user=user, formats=FORMATS)
+    release = releases_services.release_create(evalset=evalset, user=user, formats=FORMATS)
     assert release.item_count == evalset.items.filter(state="approved").count()
     return release
 
 
 def build_release(release) -> None:
     """The worker's part: the files, streamed from the snapshot."""
-    from evalsets import releases
+    from evalsets.releases import services as releases_services
 
-    built = releases.release_build(releases.release_claim(release.pk))
+    built = releases_services.release_build(releases_services.release_claim(release.pk))
     assert built.status == "ready", built.error
 
 
 def build_in_memory(user, evalset) -> None:
     from contextgrid.evalset.io import write_csv, write_jsonl
 
-    from evalsets import bridge
+    from evalsets.releases import bridge
 
     items = evalset.items.filter(state="approved").prefetch_related("anchors__resolutions")
     whole = bridge.evalset_to_cg(evalset, items)

@@ -149,13 +149,20 @@ def main() -> None:
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.test import Client
 
-    from evalsets import renditions, services
+    from evalsets.anchoring import services as anchoring_services
+    from evalsets.documents import renditions
+    from evalsets.documents import services as documents_services
+    from evalsets.workspaces import services as workspaces_services
 
     rng = random.Random(15)
     user = get_user_model().objects.create_user("bench", password="x")
-    workspace = services.workspace_create(user=user, slug="bench", name="Bench")
-    evalset = services.evalset_create(workspace=workspace, user=user, slug="quiz", name="Quiz")
-    item = services.item_create(evalset=evalset, user=user, item_id="q1", question="Where?")
+    workspace = workspaces_services.workspace_create(user=user, slug="bench", name="Bench")
+    evalset = anchoring_services.evalset_create(
+        workspace=workspace, user=user, slug="quiz", name="Quiz"
+    )
+    item = anchoring_services.item_create(
+        evalset=evalset, user=user, item_id="q1", question="Where?"
+    )
     html_bytes = make_html(args.mb, rng)
     text_bytes = make_text(args.mb, args.pages, rng)
     print(
@@ -164,17 +171,17 @@ def main() -> None:
         flush=True,
     )
     t0 = time.perf_counter()
-    html_doc, _ = services.document_upload(
+    html_doc, _ = documents_services.document_upload(
         workspace=workspace, user=user, upload=SimpleUploadedFile("big.html", html_bytes)
     )
-    text_doc, _ = services.document_upload(
+    text_doc, _ = documents_services.document_upload(
         workspace=workspace, user=user, upload=SimpleUploadedFile("big.txt", text_bytes)
     )
     print(f"parsed in {time.perf_counter() - t0:.1f} s", flush=True)
     html_ref = html_doc.parses.get(is_reference=True)
     text_ref = text_doc.parses.get(is_reference=True)
     assert len(text_ref.page_starts) == args.pages, len(text_ref.page_starts)
-    one_page = services.parse_version_add(
+    one_page = documents_services.parse_version_add(
         document=text_doc,
         parser="plaintext-one-page",
         parser_version="1",
@@ -287,7 +294,7 @@ def browser_rows(args, user, html_doc, text_doc, text_ref, one_page, item, count
     from django.test.testcases import LiveServerThread
     from playwright.sync_api import sync_playwright
 
-    from evalsets import services
+    from evalsets.anchoring import services as anchoring_services
 
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     server = LiveServerThread("127.0.0.1", StaticFilesHandler, port=0)
@@ -368,7 +375,7 @@ def browser_rows(args, user, html_doc, text_doc, text_ref, one_page, item, count
 
         def add_highlight(page, parse):
             at = parse.text.index("Page 900\n") + 10
-            anchor = services.anchor_create_from_highlight(
+            anchor = anchoring_services.anchor_create_from_highlight(
                 item=item, user=user, parse=parse, start=at, end=at + 30
             )
             t0 = time.perf_counter()

@@ -76,7 +76,7 @@ def seed(documents: int, anchors: int) -> list[int]:
 def _worker(ids: list[int], lease: bool, start, out) -> None:
     from django.db import connections
 
-    from evalsets import resolution
+    from evalsets.anchoring import resolution
 
     connections.close_all()
     if not lease:

@@ -5,7 +5,7 @@ parser run re-resolves every anchor of each document it reads. This measures how
 real path does that on this 2-core machine -- ``resolve_workspace`` queues one
 ``resolve_parse`` task per parse on Redis, two Celery worker processes resolve and upsert
 into PostgreSQL -- timed until every anchor x parse ``AnchorResolution`` row exists. The
-peer, in the same run: the pure resolver (``evalsets.resolver``) alone, in this process, on
+peer, in the same run: the pure resolver (``evalsets.pure.resolver``) alone, in this process, on
 the same texts and anchors (one core, no database, no broker), so the gap is what the
 database, the broker and the task machinery cost.
 
@@ -99,7 +99,7 @@ def seed(args) -> tuple[int, list[tuple[str, list[int], list[dict]]]]:
 
 
 def resolver_alone(work) -> tuple[int, float]:
-    from evalsets import resolver
+    from evalsets.pure import resolver
 
     done = 0
     started = time.perf_counter()
@@ -120,11 +120,11 @@ def resolver_alone(work) -> tuple[int, float]:
 def end_to_end(workspace_id: int, expected: int) -> tuple[float, dict]:
     from django.db.models import Count
 
-    from evalsets import tasks
+    from evalsets.anchoring import tasks as anchoring_tasks
     from evalsets.models import AnchorResolution
 
     started = time.perf_counter()
-    tasks.resolve_workspace.delay(workspace_id)
+    anchoring_tasks.resolve_workspace.delay(workspace_id)
     last_report = started
     while True:
         rows = AnchorResolution.objects.count()
@@ -224,7 +224,7 @@ def main() -> None:
                     anchors / e2e_s,
                 ],
                 [
-                    "peer: evalsets.resolver alone, 1 process, no database",
+                    "peer: evalsets.pure.resolver alone, 1 process, no database",
                     done,
                     alone_s,
                     done / alone_s,

@@ -1,4 +1,4 @@
-"""Cross-parse benchmark for `evalsets.resolver`: run as `.venv/bin/python bench/resolver_bench.py`.
+"""Cross-parse benchmark for `evalsets.pure.resolver`: run as `.venv/bin/python bench/resolver_bench.py`.
 
 Quotes are sampled from one extractor's reading of a real document and resolved in another
 extractor's reading of the same document, the situation every re-parse puts gold evidence in.
@@ -42,7 +42,7 @@ from contextgrid.core.span import Span
 from contextgrid.score.anchor import AnchorResolver
 from resolver_corpus import SCALE_SOURCES, html_documents, pdf_documents
 
-from evalsets.resolver import (
+from evalsets.pure.resolver import (
     CONTEXT_CHARS,
     FUZZY,
     FUZZY_MIN_WORDS_KEPT,
@@ -51,7 +51,7 @@ from evalsets.resolver import (
     occurrence_at,
     prepare,
 )
-from evalsets.textpages import page_begin, page_of
+from evalsets.pure.textpages import page_begin, page_of
 
 #: A reported span is correct when both its ends are within this many characters of truth.
 TOLERANCE = 3

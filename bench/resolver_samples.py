@@ -35,7 +35,7 @@ from resolver_bench import (
     suite_documents,
 )
 
-from evalsets.resolver import RESOLVER_VERSION
+from evalsets.pure.resolver import RESOLVER_VERSION
 
 #: The 38 PDF samples the resolver 1.6-1.10 rules were weighed over.
 SAMPLES = "1,2,3,5,7,11,23,42,100-109,200-209,300-309"

@@ -23,7 +23,7 @@ The hostile rows come first, in this process and in CPU time (no server needed, 
 runs just them): a text of ``a a a ...`` (``--hostile-mb``, 10 by default) and a 99-word query of
 it that never matches, searched by the regular expression the search used to run (the query's
 words with any run of whitespace between them, which tries every position anew) and by the
-matcher it runs now (``evalsets.textsearch``: one ``str.find`` over the copy with its runs of
+matcher it runs now (``evalsets.pure.textsearch``: one ``str.find`` over the copy with its runs of
 whitespace written as one space), with the positions the new one examined.
 """
 
@@ -39,7 +39,7 @@ import _services as svc
 import requests
 
 sys.path.insert(0, str(svc.ROOT))
-from evalsets import textsearch  # pure Python, no Django
+from evalsets.pure import textsearch  # pure Python, no Django
 
 DATABASE = "gw_search_bench"
 REDIS_DB = 5
@@ -55,12 +55,13 @@ def seed(pages: int, page_kb: int, as_pdf: bool = False) -> tuple[str, str, str,
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
-    from evalsets import services
+    from evalsets.documents import services as documents_services
     from evalsets.models import Document
+    from evalsets.workspaces import services as workspaces_services
 
     user = get_user_model().objects.create_user("bench", password="bench-pass-1")
     token = Token.objects.create(user=user).key
-    workspace = services.workspace_create(user=user, slug="bench", name="Bench")
+    workspace = workspaces_services.workspace_create(user=user, slug="bench", name="Bench")
     filler = PDF_FILLER if as_pdf else "Revenue grew in every region and the board noted it. "
     texts, starts, at = [], [], 0
     for n in range(1, pages + 1):
@@ -75,14 +76,14 @@ def seed(pages: int, page_kb: int, as_pdf: bool = False) -> tuple[str, str, str,
     doc = Document.objects.create(
         workspace=workspace, source_id="report.txt", sha256="3" * 64, size=len(text), kind="text"
     )
-    parse = services.parse_version_add(
+    parse = documents_services.parse_version_add(
         document=doc, parser="plaintext", parser_version="1", text=text, page_starts=starts
     )
     return token, str(parse.public_id), "report.txt", len(text)
 
 
 #: Filler as a PDF parser reads a page: ligatures ("ﬁ") and words hyphenated across lines,
-#: which a search must step over (``evalsets.textsearch``) and a plain text does not have.
+#: which a search must step over (``evalsets.pure.textsearch``) and a plain text does not have.
 PDF_FILLER = "Revenue grew in every region; the board conﬁrmed the ﬁ-\ngures in its re-\nport. "
 
 

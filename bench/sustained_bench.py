@@ -274,19 +274,24 @@ def warm_up_direct(seeded: dict, args) -> None:
     from django.contrib.auth import get_user_model
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from evalsets import selectors, services
+    from evalsets.anchoring import selectors as anchoring_selectors
+    from evalsets.anchoring import services as anchoring_services
+    from evalsets.documents import selectors as documents_selectors
+    from evalsets.documents import services as documents_services
     from evalsets.models import Workspace
 
     workspace = Workspace.objects.get(slug=WS)
     users = get_user_model().objects
     upload = SimpleUploadedFile("warm-up.txt", b"Warm up.\n")
-    services.document_upload(workspace=workspace, user=users.get(username="owner"), upload=upload)
+    documents_services.document_upload(
+        workspace=workspace, user=users.get(username="owner"), upload=upload
+    )
     person, doc = seeded["people"][0], seeded["docs"][0]
     start, end = doc["spans"][0]
-    services.anchor_create_from_highlight(
-        item=selectors.evalset_in(workspace, SET).items.get(item_id=person["items"][0]),
+    anchoring_services.anchor_create_from_highlight(
+        item=anchoring_selectors.evalset_in(workspace, SET).items.get(item_id=person["items"][0]),
         user=users.get(username=person["user"]),
-        parse=selectors.parse_in_workspace(workspace, doc["reference"]),
+        parse=documents_selectors.parse_in_workspace(workspace, doc["reference"]),
         start=start,
         end=end,
     )
@@ -422,10 +427,10 @@ class InjectedLoad:
         from django.contrib.auth import get_user_model
         from django.core.files.uploadedfile import SimpleUploadedFile
 
-        from evalsets import services
+        from evalsets.documents import services as documents_services
         from evalsets.models import Workspace
 
-        services.document_upload(
+        documents_services.document_upload(
             workspace=Workspace.objects.get(slug=WS),
             user=get_user_model().objects.get(username="owner"),
             upload=SimpleUploadedFile("late-upload.txt", LATE),
@@ -475,15 +480,17 @@ class DrainLoad:
 def create_through_service(user, item_id: str, body: dict) -> None:
     """What the API's anchor-create view does past authentication and its role check: its
     lookups (workspace, eval set, item, parse), then the service. No response is built."""
-    from evalsets import selectors, services
+    from evalsets.anchoring import selectors as anchoring_selectors
+    from evalsets.anchoring import services as anchoring_services
+    from evalsets.documents import selectors as documents_selectors
     from evalsets.models import Workspace
 
     workspace = Workspace.objects.get(slug=WS)
-    item = selectors.evalset_in(workspace, SET).items.get(item_id=item_id)
-    services.anchor_create_from_highlight(
+    item = anchoring_selectors.evalset_in(workspace, SET).items.get(item_id=item_id)
+    anchoring_services.anchor_create_from_highlight(
         item=item,
         user=user,
-        parse=selectors.parse_in_workspace(workspace, body["parse"]),
+        parse=documents_selectors.parse_in_workspace(workspace, body["parse"]),
         start=body["start"],
         end=body["end"],
     )
@@ -498,7 +505,7 @@ def cost(args) -> None:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from evalsets import resolution
+    from evalsets.anchoring import resolution
     from evalsets.models import Document, GoldAnchor
 
     seeded = seed(args)

@@ -1,7 +1,7 @@
 from django.apps import AppConfig
 from django.conf import settings
 
-from evalsets import parsers
+from evalsets.pure import parsers
 
 
 class EvalsetsConfig(AppConfig):

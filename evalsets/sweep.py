@@ -25,7 +25,9 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from evalsets import idempotency, ingest, queue, releases, resolution
+from evalsets import idempotency, queue
+from evalsets.anchoring import resolution
+from evalsets.documents import ingest
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -38,6 +40,7 @@ from evalsets.models import (
     Release,
     ReleaseStatus,
 )
+from evalsets.releases import services as releases_services
 from labelling import fsbroker
 
 
@@ -162,7 +165,9 @@ def stale_releases(older_than: timedelta | None = None) -> list[int]:
     cutoff = _cutoff(older_than)
     queued = Q(status=ReleaseStatus.QUEUED, updated_at__lt=cutoff)
     return list(
-        Release.objects.filter(queued | releases.abandoned_builds()).values_list("pk", flat=True)
+        Release.objects.filter(queued | releases_services.abandoned_builds()).values_list(
+            "pk", flat=True
+        )
     )
 
 
@@ -261,8 +266,8 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
     )
     for pk in unresolved:
         queue.send("resolve_document", pk)
-    releases = stale_releases(older_than)
-    for pk in releases:
+    releases_services = stale_releases(older_than)
+    for pk in releases_services:
         queue.send("build_release", pk)
     labelled = documents_with_labels_to_attach(older_than)
     for pk in labelled:
@@ -271,7 +276,7 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
         "parses": len(parses),
         "ranges": len(ranges),
         "resolutions": len(unresolved),
-        "releases": len(releases),
+        "releases": len(releases_services),
         "labels": len(labelled),
         "files": 0 if periodic else remove_orphan_files(),
         "broker_parts": remove_broker_parts(),
@@ -311,7 +316,7 @@ def sweep_leases() -> dict[str, int]:
         "parse_version": _ids(ParseVersion, _abandoned_parses()),
         "parse_range": _ids(ParseRange, _abandoned_ranges()),
         "resolve_document": documents_with_dead_resolvers(),
-        "build_release": _ids(Release, releases.abandoned_builds()),
+        "build_release": _ids(Release, releases_services.abandoned_builds()),
     }
     for task_name, ids in found.items():
         for pk in ids:
@@ -332,12 +337,12 @@ def pending_summary(workspace=None) -> dict[str, int | float | None]:
     """
     parses = ParseVersion.objects.all()
     anchors = GoldAnchor.objects.all()
-    releases = Release.objects.all()
+    releases_services = Release.objects.all()
     rows = AnchorResolution.objects.all()
     if workspace is not None:
         parses = parses.filter(document__workspace=workspace)
         anchors = anchors.filter(item__evalset__workspace=workspace)
-        releases = releases.filter(evalset__workspace=workspace)
+        releases_services = releases_services.filter(evalset__workspace=workspace)
         rows = rows.filter(parse__document__workspace=workspace)
     missing = list(_missing_resolutions(workspace).values_list("anchors", "rows"))
     resolutions_missing = sum(anchors - rows for anchors, rows in missing)
@@ -349,8 +354,8 @@ def pending_summary(workspace=None) -> dict[str, int | float | None]:
         "parses_missing_resolutions": len(missing),
         "resolutions_missing": resolutions_missing,
         "anchors_waiting_for_their_file": anchors.filter(document__isnull=True).count(),
-        "releases_queued": releases.filter(status=ReleaseStatus.QUEUED).count(),
-        "releases_building": releases.filter(status=ReleaseStatus.BUILDING).count(),
+        "releases_queued": releases_services.filter(status=ReleaseStatus.QUEUED).count(),
+        "releases_building": releases_services.filter(status=ReleaseStatus.BUILDING).count(),
         "resolutions_done_last_minute": done,
         "resolutions_per_second": round(rate, 2),
         "resolutions_eta_seconds": (

@@ -12,8 +12,8 @@ import re
 
 from django.core.exceptions import FieldDoesNotExist
 
-from evalsets.archive import MB
 from evalsets.errors import InvalidInput, TooLarge, limit_named
+from evalsets.pure.archive import MB
 
 MAX_GRADE = 2
 ITEM_ID_RE = re.compile(r"^[^/\s][^/]{0,127}$")

@@ -1,4 +1,4 @@
-"""The dashboard's charts: small inline SVGs drawn from ``evalsets.dashboard``'s figures.
+"""The dashboard's charts: small inline SVGs drawn from ``evalsets.review.dashboard``'s figures.
 
 Drawing lives here, in the UI layer, with the colours and words of ``labelling.labels``;
 the domain computes the numbers only. Inline SVG keeps the page free of a JS chart library.

@@ -11,7 +11,7 @@ from functools import cache
 
 from django.http import HttpRequest
 
-from evalsets import selectors
+from evalsets.review import selectors as review_selectors
 
 
 def context(request: HttpRequest) -> dict:
@@ -19,6 +19,6 @@ def context(request: HttpRequest) -> dict:
 
     @cache
     def inbox_unread() -> int:
-        return selectors.unread_count(user)
+        return review_selectors.unread_count(user)
 
     return {"inbox_unread": inbox_unread}

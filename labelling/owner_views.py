@@ -14,11 +14,16 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from evalsets import access, ingest, parsers, selectors
+from evalsets import access
+from evalsets.anchoring import selectors as anchoring_selectors
 from evalsets.api.permissions import may
-from evalsets.api.review_views import AssignmentViewSet
-from evalsets.api.views import MemberViewSet, WorkspaceViewSet
+from evalsets.documents import ingest
 from evalsets.models import AssignmentKind, Role
+from evalsets.pure import parsers
+from evalsets.review import selectors as review_selectors
+from evalsets.review.api.views import AssignmentViewSet
+from evalsets.workspaces import selectors as workspaces_selectors
+from evalsets.workspaces.api.views import MemberViewSet, WorkspaceViewSet
 from labelling.permissions import requires
 
 
@@ -28,7 +33,7 @@ def members_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership = request.membership
     workspace = membership.workspace
     is_owner = may(membership, MemberViewSet, "create")
-    listed = selectors.members(workspace)
+    listed = workspaces_selectors.members(workspace)
     for member in listed:
         member.locked_reason = (
             access.last_owner_refusal(member.user.username, workspace.slug)
@@ -42,7 +47,7 @@ def members_page(request: HttpRequest, ws: str) -> HttpResponse:
             "membership": membership,
             "workspace": workspace,
             "members": listed,
-            "invitations": selectors.pending_invitations(workspace) if is_owner else [],
+            "invitations": workspaces_selectors.pending_invitations(workspace) if is_owner else [],
             "roles": Role.choices,
             "is_owner": is_owner,
         },
@@ -53,8 +58,8 @@ def members_page(request: HttpRequest, ws: str) -> HttpResponse:
 @requires(Role.VIEWER)
 def assignments_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership = request.membership
-    evalset = selectors.evalset_in(membership.workspace, set_slug)
-    queues = selectors.assignment_queues(evalset)
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
+    queues = review_selectors.assignment_queues(evalset)
     workers = {
         kind: [q["membership"] for q in queues if q["membership"].allows(access.WORK[kind])]
         for kind in AssignmentKind.values
@@ -69,7 +74,7 @@ def assignments_page(request: HttpRequest, ws: str, set_slug: str) -> HttpRespon
             "queues": queues,
             "annotators": workers[AssignmentKind.ANNOTATE],
             "reviewers": workers[AssignmentKind.REVIEW],
-            "items": selectors.item_ids(evalset),
+            "items": anchoring_selectors.item_ids(evalset),
             "can_assign": may(membership, AssignmentViewSet, "create"),
         },
     )

@@ -17,9 +17,10 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 
-from evalsets import access, selectors
+from evalsets import access
 from evalsets.errors import Forbidden
 from evalsets.models import Role
+from evalsets.workspaces import selectors as workspaces_selectors
 
 
 def requires(role: Role | None) -> Callable:
@@ -29,7 +30,7 @@ def requires(role: Role | None) -> Callable:
         @wraps(view)
         def checked(request: HttpRequest, *args, **kwargs) -> HttpResponse:
             if role is not access.SIGNED_IN:
-                membership = selectors.membership_for(request.user, kwargs["ws"])
+                membership = workspaces_selectors.membership_for(request.user, kwargs["ws"])
                 try:
                     access.check(membership, role)
                 except Forbidden as refused:

@@ -2,7 +2,7 @@
 
 The pages hold no logic of their own: they read what the forms need (formats, parsers, how
 many items are in each state), embed the releases in the API's shape
-(``evalsets.representations``) and hand the API's URLs to the script, which creates releases,
+(``evalsets.releases.representations``) and hand the API's URLs to the script, which creates releases,
 polls their build and previews and commits imports through the same API everyone else uses.
 """
 
@@ -13,11 +13,15 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
-from evalsets import releases, representations, selectors
+from evalsets.anchoring import selectors as anchoring_selectors
 from evalsets.api.permissions import may
-from evalsets.api.release_views import ImportCommitView, ReleaseListView
-from evalsets.formats import FORMATS
 from evalsets.models import ItemState, Role
+from evalsets.pure.formats import FORMATS
+from evalsets.releases import representations
+from evalsets.releases import selectors as releases_selectors
+from evalsets.releases import services as releases_services
+from evalsets.releases.api.views import ImportCommitView, ReleaseListView
+from evalsets.workspaces import selectors as workspaces_selectors
 from labelling.permissions import requires
 
 
@@ -25,17 +29,17 @@ from labelling.permissions import requires
 @requires(Role.VIEWER)
 def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
     membership = request.membership
-    evalset = selectors.evalset_in(membership.workspace, set)
-    listed = selectors.releases_of(evalset)
-    parsers = selectors.ready_parsers_by_kind(membership.workspace)
-    counts = releases.release_states(evalset)
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set)
+    listed = releases_selectors.releases_of(evalset)
+    parsers = workspaces_selectors.ready_parsers_by_kind(membership.workspace)
+    counts = releases_services.release_states(evalset)
     formats = [
         {
             "slug": slug,
             "label": FORMATS[slug].label,
             "default": slug.startswith("contextgrid") and FORMATS[slug].for_evaluation,
         }
-        for slug in releases.exportable_formats()
+        for slug in releases_services.exportable_formats()
     ]
     others = [
         {"value": s, "label": ItemState(s).label, "count": counts[s]}
@@ -52,9 +56,11 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
             "is_owner": may(membership, ReleaseListView, "post"),
             "formats": formats,
             "gold_kinds": [{"kind": k, "parsers": names} for k, names in parsers.items()],
-            "reference": releases.REFERENCE,
+            "reference": releases_services.REFERENCE,
             "approved": counts[ItemState.APPROVED],
-            "nothing_to_release": releases.nothing_to_release(evalset.slug, [ItemState.APPROVED]),
+            "nothing_to_release": releases_services.nothing_to_release(
+                evalset.slug, [ItemState.APPROVED]
+            ),
             "other_states": others,
             "releases_data": [representations.release_data(r) for r in listed],
             "api_releases": reverse("release-list", kwargs=kwargs),
@@ -67,7 +73,7 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
 @requires(Role.VIEWER)
 def import_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
     membership = request.membership
-    evalset = selectors.evalset_in(membership.workspace, set)
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set)
     kwargs = {"ws": ws, "set": set}
     return render(
         request,

@@ -3,8 +3,8 @@
 The review page renders every item waiting for review with its anchors in context, so the
 reviewer decides without a round-trip per item; ``static/js/review.js`` sends the decision to
 the API (which holds every rule: four eyes, row versions, legal transitions). Reads come from
-``evalsets.selectors.review_items`` (a fixed number of queries for any number of items), the
-dashboard's figures from ``evalsets.dashboard`` and its drawing from ``labelling.charts``.
+``evalsets.review.selectors.review_items`` (a fixed number of queries for any number of items), the
+dashboard's figures from ``evalsets.review.dashboard`` and its drawing from ``labelling.charts``.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
-from evalsets import dashboard, selectors
+from evalsets.anchoring import selectors as anchoring_selectors
 from evalsets.api.permissions import may
-from evalsets.api.review_views import WorkflowViewSet
 from evalsets.models import ItemState, Role
-from evalsets.review import workflow
+from evalsets.review import dashboard, workflow
+from evalsets.review import selectors as review_selectors
+from evalsets.review.api.views import WorkflowViewSet
 from labelling import charts
 from labelling.permissions import requires
 
@@ -31,12 +32,12 @@ CONTEXT = 160
 @requires(Role.VIEWER)
 def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership = request.membership
-    evalset = selectors.evalset_in(membership.workspace, set_slug)
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
     state = request.GET.get("state", ItemState.SUBMITTED)
     if state not in ItemState.values:
         raise Http404(f"no state {state!r}")
     mine = request.GET.get("queue") == "mine"
-    items = selectors.review_items(
+    items = review_selectors.review_items(
         evalset, user=request.user, state=state, mine=mine, limit=PAGE_ITEMS, context=CONTEXT
     )
     can_review = may(membership, WorkflowViewSet, "approve")
@@ -55,7 +56,7 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
                     item.item_id, item.state, "request_changes"
                 ),
                 "anchors": [
-                    {"anchor": a, "context": selectors.anchor_in_context(a)}
+                    {"anchor": a, "context": anchoring_selectors.anchor_in_context(a)}
                     for a in item.anchors.all()
                 ],
             }
@@ -82,7 +83,7 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
 @requires(Role.VIEWER)
 def dashboard_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership = request.membership
-    evalset = selectors.evalset_in(membership.workspace, set_slug)
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
     data = dashboard.evalset_dashboard(evalset)
     return render(
         request,

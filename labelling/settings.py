@@ -255,7 +255,7 @@ LOGOUT_REDIRECT_URL = "login"
 
 # Uploads: refuse early and clearly; the parser limits apply on top.
 GROUNDWORK_MAX_UPLOAD_BYTES = env_int("GROUNDWORK_MAX_UPLOAD_MB", 50) * 1024 * 1024
-# Imports and their previews (evalsets.imports) read at most this much of one file: past
+# Imports and their previews (evalsets.releases.imports) read at most this much of one file: past
 # the problems an error stops the reading (warnings past it are only counted), and past the
 # lines (all members of a zip together) or the questions the file is refused; each a 400
 # naming the limit and the line.
@@ -278,7 +278,7 @@ GROUNDWORK_PARSE_PAGE_S = env_int("GROUNDWORK_PARSE_PAGE_S", 30)
 #: environment); packages can also publish them under the ``groundwork.parsers`` entry points.
 GROUNDWORK_PARSERS = env_list("GROUNDWORK_PARSERS", [])
 # A long PDF is parsed in page ranges, one task each, so any number of workers share it
-# (evalsets.ingest). Unset: each parser's own size (a few seconds of work a range: pypdf 500
+# (evalsets.documents.ingest). Unset: each parser's own size (a few seconds of work a range: pypdf 500
 # pages, pdfminer.six 125, pdfium 250); a number sets every parser's; 0 parses every document
 # in one task.
 GROUNDWORK_PARSE_RANGE_PAGES = (
@@ -335,7 +335,7 @@ GROUNDWORK_IDEMPOTENCY_WINDOW_S = env_int("GROUNDWORK_IDEMPOTENCY_WINDOW_S", 864
 GROUNDWORK_SWEEP_STALE_S = env_int("GROUNDWORK_SWEEP_STALE_S", 120)
 # A worker holding a parse, a page range, a document's resolution or a release build renews
 # its lease from a thread every quarter of this; one that stopped renewing for this long (it
-# was killed) is taken over by the next lease sweep, every half of it (evalsets.ingest).
+# was killed) is taken over by the next lease sweep, every half of it (evalsets.documents.ingest).
 GROUNDWORK_LEASE_S = env_int("GROUNDWORK_LEASE_S", 20)
 # A release build whose files storage refused (a full disk) cleans up what it wrote and is
 # queued again, built once more after the stale limit; this many refusals fail it, saying so.
@@ -382,7 +382,7 @@ REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"] = ["rest_framework.renderers.JSONRend
     ["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []
 )
 
-# Quotas (evalsets.quotas): what one user or one workspace may hold, checked inside the
+# Quotas (evalsets.workspaces.quotas): what one user or one workspace may hold, checked inside the
 # write's transaction with the owning row locked, so two requests at once cannot both pass.
 # A count at its limit answers 409, bytes 413, a count a day 429 with Retry-After; each
 # message names the setting and its value. Bytes stored are the uploaded files, the

@@ -4,7 +4,7 @@ Each page view declares the role it needs (``@requires``, ``labelling.permission
 resolves the caller's membership first (a 404 for anyone who is not a member, so another
 workspace's pages look exactly like missing ones) onto ``request.membership``; the view reads
 through ``evalsets.selectors`` only, inside that workspace, and renders (an object a script
-needs is embedded in the API's shape by ``evalsets.representations``, never by an API
+needs is embedded in the API's shape by ``evalsets.releases.representations``, never by an API
 serializer). Writes go through the JSON API from the page's script, so the rules and error
 messages live in one place; the scripts read the API too (the document page's anchors and
 item search).
@@ -20,20 +20,22 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_safe
 
-from evalsets import access, renditions, representations, selectors
+from evalsets import access
+from evalsets.anchoring import selectors as anchoring_selectors
+from evalsets.anchoring.api.views import AnchorViewSet, EvalSetViewSet, ItemViewSet
 from evalsets.api.permissions import may
-from evalsets.api.release_views import ImportCommitView
-from evalsets.api.review_views import WorkflowViewSet
-from evalsets.api.views import (
-    AnchorViewSet,
-    DocumentViewSet,
-    EvalSetViewSet,
-    ItemViewSet,
-    MemberViewSet,
-)
+from evalsets.documents import renditions
+from evalsets.documents import selectors as documents_selectors
+from evalsets.documents.api.views import DocumentViewSet
 from evalsets.models import ItemState, ParseStatus, Role
+from evalsets.releases import representations
+from evalsets.releases.api.views import ImportCommitView
+from evalsets.review import selectors as review_selectors
 from evalsets.review import workflow
+from evalsets.review.api.views import WorkflowViewSet
 from evalsets.validation import MAX_QUESTION_CHARS
+from evalsets.workspaces import selectors as workspaces_selectors
+from evalsets.workspaces.api.views import MemberViewSet
 from labelling.labels import LABELS
 from labelling.permissions import requires
 
@@ -57,7 +59,7 @@ def progress(counts: dict[str, int]) -> dict:
 
 
 def _with_progress(evalsets: list) -> list:
-    counts = selectors.state_counts(evalsets)
+    counts = anchoring_selectors.state_counts(evalsets)
     for evalset in evalsets:
         evalset.progress = progress(counts[evalset.pk])
     return evalsets
@@ -66,10 +68,10 @@ def _with_progress(evalsets: list) -> list:
 @require_safe
 @requires(access.SIGNED_IN)
 def home(request: HttpRequest) -> HttpResponse:
-    memberships = selectors.memberships_with_counts(request.user)
+    memberships = workspaces_selectors.memberships_with_counts(request.user)
     workspaces = [m.workspace for m in memberships]
-    assigned, recent = selectors.items_for_person(request.user, workspaces)
-    notifications = selectors.inbox(request.user)
+    assigned, recent = review_selectors.items_for_person(request.user, workspaces)
+    notifications = review_selectors.inbox(request.user)
     for note in notifications:
         note.words = LABELS["notifications"][note.kind]["words"]
     return render(
@@ -77,8 +79,8 @@ def home(request: HttpRequest) -> HttpResponse:
         "labelling/home.html",
         {
             "memberships": memberships,
-            "invitations": selectors.invitations_for(request.user),
-            "evalsets": _with_progress(selectors.evalsets_of(workspaces)),
+            "invitations": workspaces_selectors.invitations_for(request.user),
+            "evalsets": _with_progress(anchoring_selectors.evalsets_of(workspaces)),
             "assigned": assigned,
             "recent": recent,
             "notifications": notifications,
@@ -91,7 +93,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership = request.membership
     workspace = membership.workspace
-    documents = selectors.documents_with_anchor_counts(workspace)
+    documents = documents_selectors.documents_with_anchor_counts(workspace)
     for doc in documents:
         statuses = [p.status for p in doc.parses.all()]
         doc.failed = ParseStatus.FAILED in statuses
@@ -104,7 +106,7 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
             "membership": membership,
             "workspace": workspace,
             "documents": documents,
-            "evalsets": _with_progress(selectors.evalsets_with_counts(workspace)),
+            "evalsets": _with_progress(anchoring_selectors.evalsets_with_counts(workspace)),
             "can_write": may(membership, DocumentViewSet, "create"),
             "can_retry": may(membership, DocumentViewSet, "reparse"),
             "can_delete": can_delete,
@@ -118,7 +120,7 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
             ),
             "is_owner": may(membership, EvalSetViewSet, "create"),
             "can_manage": may(membership, MemberViewSet, "create"),
-            "backlog": selectors.background_backlog(workspace),
+            "backlog": workspaces_selectors.background_backlog(workspace),
         },
     )
 
@@ -127,11 +129,11 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
 @requires(Role.VIEWER)
 def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership = request.membership
-    evalset = selectors.evalset_in(membership.workspace, set_slug)
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
     state = request.GET.get("state", "")
     qtype = request.GET.get("qtype", "")
     q = request.GET.get("q", "").strip()[:200]
-    items = selectors.item_list(evalset, state=state, qtype=qtype, q=q)
+    items = anchoring_selectors.item_list(evalset, state=state, qtype=qtype, q=q)
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "membership": membership,
@@ -142,9 +144,9 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
         "qtype": qtype,
         "q": q,
         "states": ItemState.choices,
-        "qtypes": selectors.qtype_suggestions(evalset),
-        "next_id": selectors.next_item_id(evalset),
-        "progress": progress(selectors.state_counts([evalset])[evalset.pk]),
+        "qtypes": anchoring_selectors.qtype_suggestions(evalset),
+        "next_id": anchoring_selectors.next_item_id(evalset),
+        "progress": progress(anchoring_selectors.state_counts([evalset])[evalset.pk]),
         "can_write": may(membership, ItemViewSet, "create"),
         "can_import": may(membership, ImportCommitView, "post"),
         "max_question_chars": MAX_QUESTION_CHARS,
@@ -158,8 +160,10 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
 @requires(Role.VIEWER)
 def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> HttpResponse:
     membership = request.membership
-    evalset = selectors.evalset_in(membership.workspace, set_slug)
-    (item,) = selectors.with_anchors([get_object_or_404(selectors.items(evalset), item_id=item_id)])
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
+    (item,) = anchoring_selectors.with_anchors(
+        [get_object_or_404(anchoring_selectors.items(evalset), item_id=item_id)]
+    )
     # "Highlight evidence in" opens on the item's own document (its first evidence's), not
     # on whichever comes first in the alphabet.
     own_document = next((a.source_id for a in item.prefetched_anchors), "")
@@ -174,19 +178,19 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "evalset": evalset,
             "item": item,
             "item_json": representations.item_data(item),
-            "qtypes": selectors.qtype_suggestions(evalset),
-            "documents": selectors.documents_to_highlight(membership.workspace),
+            "qtypes": anchoring_selectors.qtype_suggestions(evalset),
+            "documents": documents_selectors.documents_to_highlight(membership.workspace),
             "can_write": may(membership, ItemViewSet, "partial_update"),
-            "threads": selectors.comment_threads(item),
-            "events": selectors.recent_events(item),
+            "threads": review_selectors.comment_threads(item),
+            "events": review_selectors.recent_events(item),
             "own_document": own_document,
-            "live_after": selectors.last_change(membership.workspace),
+            "live_after": review_selectors.last_change(membership.workspace),
             "max_question_chars": MAX_QUESTION_CHARS,
             "refusals": refusals,
             "now": refusals[item.state],
             "can_reopen": may(membership, WorkflowViewSet, "reopen"),
             "can_delete": can_delete,
-            "delete_impact": selectors.item_delete_impact(item) if can_delete else None,
+            "delete_impact": anchoring_selectors.item_delete_impact(item) if can_delete else None,
         },
     )
 
@@ -195,7 +199,7 @@ def _pdf_view_config(document) -> dict | None:
     """Whether the PDF view can open for this document, and if not, why (None: not a PDF)."""
     if document.kind != "pdf":
         return None
-    parse = selectors.pdf_view_parse(document)
+    parse = documents_selectors.pdf_view_parse(document)
     if parse is None:
         reason = "this PDF has no pdfium parse; reparse it to draw its pages"
     elif parse.status != ParseStatus.READY:
@@ -213,7 +217,7 @@ def _pdf_view_config(document) -> dict | None:
 @requires(Role.VIEWER)
 def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
     membership = request.membership
-    document = selectors.document_in(membership.workspace, doc)
+    document = documents_selectors.document_in(membership.workspace, doc)
     parses = list(document.parses.all())
     reference = next((p for p in parses if p.is_reference), None)
     wanted = request.GET.get("parse")
@@ -227,7 +231,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
     else:
         page_starts, length = [0], 0
     can_delete = may(membership, DocumentViewSet, "destroy")
-    sets = list(selectors.evalsets(membership.workspace).values_list("slug", flat=True))
+    sets = list(anchoring_selectors.evalsets(membership.workspace).values_list("slug", flat=True))
     chosen_set = request.GET.get("set") or (sets[0] if sets else "")
     # The page's script reads the anchors and the items to attach to from the API.
     config = {
@@ -262,9 +266,11 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
             "parses": parses,
             "shown": shown,
             "config": config,
-            "live_after": selectors.last_change(membership.workspace),
+            "live_after": review_selectors.last_change(membership.workspace),
             "can_delete_document": can_delete,
-            "delete_impact": selectors.document_delete_impact(document) if can_delete else None,
+            "delete_impact": documents_selectors.document_delete_impact(document)
+            if can_delete
+            else None,
         },
     )
 

@@ -19,9 +19,10 @@ from django.db import transaction
 from django.test import TestCase, override_settings
 from rest_framework.test import APIClient
 
-from evalsets import queue, services
+from evalsets import queue
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import Document, ParseStatus
-from evalsets.parsers import text as text_parser
+from evalsets.pure.parsers import text as text_parser
 from evalsets.review import workflow
 from labelling.celery import app as celery_app
 from tests.world import (
@@ -97,8 +98,8 @@ def _eager_tasks(request, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.PASSWORD_HASHERS = FAST_PASSWORD_HASHERS
     # Each test starts with no parse prepared in this process (ids repeat across tests).
-    from evalsets.resolution import prepared_parses
-    from evalsets.services import highlight_texts
+    from evalsets.anchoring.resolution import prepared_parses
+    from evalsets.anchoring.services import highlight_texts
 
     prepared_parses.clear()
     highlight_texts.clear()
@@ -203,7 +204,7 @@ def changes_requested(item, annotator, reviewer, reference):
     and where that anchor was highlighted in the reference parse.
     """
     start = HANDBOOK.index("Remote work")
-    anchor = services.anchor_create_from_highlight(
+    anchor = anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=reference, start=start, end=start + 11
     )
     item.refresh_from_db()

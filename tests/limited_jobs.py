@@ -6,7 +6,7 @@ import os
 import sys
 import time
 
-from evalsets.parsers.limited import JobError, limited_job, report_progress
+from evalsets.pure.parsers.limited import JobError, limited_job, report_progress
 
 
 @limited_job

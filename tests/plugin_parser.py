@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalsets.parsers import ParsedText
+from evalsets.pure.parsers import ParsedText
 
 
 class ShoutParser:

@@ -216,11 +216,11 @@ def wait_for_parses(source_id: str, count: int, *, timeout: float = 120) -> None
 def start_resolving_a_new_parse(document, text: str) -> int:
     """Add the parse "big" of ``text`` to ``document`` and wait until the workers have placed
     some but not all of its anchors; returns how many it must place in all."""
-    from evalsets import services
+    from evalsets.documents import services as documents_services
     from evalsets.models import AnchorResolution, GoldAnchor
 
     total = GoldAnchor.objects.count()
-    services.parse_version_add(document=document, parser="big", text=text)
+    documents_services.parse_version_add(document=document, parser="big", text=text)
     wait_for(
         lambda: 0 < AnchorResolution.objects.filter(parse__parser="big").count() < total,
         what="resolution of the new parse to be under way",

@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import DatabaseError  # noqa: E402
 
-from evalsets import resolution  # noqa: E402
+from evalsets.anchoring import resolution  # noqa: E402
 from evalsets.models import (  # noqa: E402
     AnchorResolution,
     Document,

@@ -11,9 +11,11 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 
-from evalsets import selectors, services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.errors import Conflict, Forbidden
 from evalsets.models import EvalItem, ItemState, Role
+from evalsets.review import selectors as review_selectors
 from evalsets.review import workflow
 from labelling.permissions import requires
 
@@ -51,14 +53,14 @@ def test_an_annotator_setting_an_assignee_is_told_only_an_owner_may(client_for, 
 
 def test_a_service_call_cannot_set_an_assignee_for_an_annotator(evalset, annotator, reviewer):
     with pytest.raises(Forbidden, match="setting assignee needs the owner role"):
-        services.item_create(
+        anchoring_services.item_create(
             evalset=evalset, user=annotator, item_id="q9", question="Q?", assignee=reviewer
         )
     assert not EvalItem.objects.filter(item_id="q9").exists()
 
 
 def test_an_owner_sets_an_assignee_through_the_service(evalset, owner, reviewer):
-    item = services.item_create(
+    item = anchoring_services.item_create(
         evalset=evalset, user=owner, item_id="q9", question="Q?", assignee=reviewer
     )
     assert item.assignee == reviewer
@@ -66,14 +68,14 @@ def test_an_owner_sets_an_assignee_through_the_service(evalset, owner, reviewer)
 
 def test_a_service_call_cannot_make_an_annotators_parse_the_reference(document, annotator):
     with pytest.raises(Forbidden, match="make_reference needs the owner role"):
-        services.parse_version_add(
+        documents_services.parse_version_add(
             document=document, user=annotator, parser="mine", text="x", make_reference=True
         )
     assert document.parses.get(is_reference=True).parser == "plaintext"
 
 
 def test_the_system_may_choose_the_reference_parse(document):
-    parse = services.parse_version_add(
+    parse = documents_services.parse_version_add(
         document=document, user=None, parser="mine", text="x", make_reference=True
     )
     assert parse.is_reference
@@ -82,18 +84,18 @@ def test_the_system_may_choose_the_reference_parse(document):
 def test_an_approved_item_is_deleted_only_after_it_is_reopened(item, owner):
     EvalItem.objects.filter(pk=item.pk).update(state=ItemState.APPROVED)
     with pytest.raises(Conflict, match="an owner must reopen it before it is deleted"):
-        services.item_delete(item=item, user=owner)
+        anchoring_services.item_delete(item=item, user=owner)
     assert EvalItem.objects.filter(pk=item.pk).exists()
 
     workflow.item_reopen(item=item, user=owner)
-    services.item_delete(item=item, user=owner)
+    anchoring_services.item_delete(item=item, user=owner)
     assert not EvalItem.objects.filter(pk=item.pk).exists()
 
 
 def test_asking_for_review_work_needs_the_reviewer_role(evalset, annotator, reviewer):
     with pytest.raises(Forbidden, match="is annotator; this needs the reviewer role"):
-        selectors.queue(evalset=evalset, user=annotator, role="review")
-    assert list(selectors.queue(evalset=evalset, user=reviewer, role="review")) == []
+        review_selectors.queue(evalset=evalset, user=annotator, role="review")
+    assert list(review_selectors.queue(evalset=evalset, user=reviewer, role="review")) == []
 
 
 def test_a_page_needing_a_role_sends_strangers_to_log_in_outsiders_404_and_low_roles_403(

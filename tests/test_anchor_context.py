@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import GoldAnchor
-from evalsets.resolver import CONTEXT_CHARS, _Context
+from evalsets.pure.resolver import CONTEXT_CHARS, _Context
 from tests.conftest import HANDBOOK
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ def _context_of(text: str, quote: str) -> tuple[str, str]:
 
 def test_a_highlight_keeps_the_one_context_length_either_side(item, annotator, reference):
     start = HANDBOOK.index(QUOTE)
-    anchor = services.anchor_create_from_highlight(
+    anchor = anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=reference, start=start, end=start + len(QUOTE)
     )
     assert len(anchor.prefix) == len(anchor.suffix) == CONTEXT_CHARS
@@ -39,11 +40,11 @@ def test_a_highlight_in_another_parse_keeps_the_context_a_reference_highlight_ke
 ):
     """The PDF view selects in another parse; the anchor is written as the reference has it."""
     spaced = HANDBOOK.replace("Leave may be", "Leave  may  be")
-    other = services.parse_version_add(
+    other = documents_services.parse_version_add(
         document=document, parser="spaced", parser_version="1", text=spaced
     )
     start = spaced.index(QUOTE)
-    anchor = services.anchor_create_from_highlight(
+    anchor = anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=other, start=start, end=start + len(QUOTE)
     )
     assert anchor.reference_parse_id == reference.pk

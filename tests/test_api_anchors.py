@@ -9,7 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import AnchorResolution, GoldAnchor
 from tests.conftest import HANDBOOK
 
@@ -51,7 +52,7 @@ def test_a_highlight_becomes_an_anchor_with_quote_page_occurrence_and_context(
 
 def test_occurrence_counts_earlier_copies_on_the_same_page(client_for, document, item, annotator):
     text = "Alpha beta. Alpha beta. Alpha beta."
-    parse = services.parse_version_add(document=document, parser="p", text=text)
+    parse = documents_services.parse_version_add(document=document, parser="p", text=text)
     response = _highlight(client_for(annotator), parse, 24, 34)
     assert response.json()["quote"] == "Alpha beta"
     assert response.json()["occurrence"] == 2
@@ -68,7 +69,7 @@ def test_the_highlight_lands_where_context_grids_resolver_would_find_it(
     start = HANDBOOK.rindex(quote)
     body = _highlight(client_for(annotator), reference, start, start + len(quote)).json()
     anchor = GoldAnchor.objects.get(public_id=body["id"])
-    from evalsets.bridge import anchor_to_cg
+    from evalsets.releases.bridge import anchor_to_cg
 
     parsed = _cg_parsed(CgDocument, HANDBOOK, reference.page_starts)
     match = AnchorResolver().locate(anchor_to_cg(anchor), parsed)
@@ -122,7 +123,7 @@ def test_a_parse_from_another_workspace_is_refused(client_for, item, annotator, 
     other = Document(workspace=Workspace.objects.get(slug="elsewhere"), source_id="x", sha256="1")
     other.file.save("x", ContentFile(b"secret text"), save=False)
     other.save()
-    parse = services.parse_version_add(document=other, parser="p", text="secret text")
+    parse = documents_services.parse_version_add(document=other, parser="p", text="secret text")
     response = _highlight(client_for(annotator), parse, 0, 6)
     assert response.status_code == 400
     assert "no parse" in response.json()["detail"]
@@ -159,7 +160,7 @@ def test_a_new_anchor_is_resolved_in_every_parse_of_its_document(
 ):
     other_text = "Employee Handbook\nEmployees   accrue 1.5 days of leave\nper month."
     with django_capture_on_commit_callbacks(execute=True):
-        services.parse_version_add(document=document, parser="other", text=other_text)
+        documents_services.parse_version_add(document=document, parser="other", text=other_text)
     quote = "Employees accrue 1.5 days of leave per month."
     start = HANDBOOK.index(quote)
     with django_capture_on_commit_callbacks(execute=True):
@@ -177,11 +178,11 @@ def test_a_new_parse_resolves_every_anchor_already_on_the_document(
     item, annotator, document, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
         )
     with django_capture_on_commit_callbacks(execute=True):
-        parse = services.parse_version_add(
+        parse = documents_services.parse_version_add(
             document=document, parser="late", text="Intro.\nRemote work is limited to 30 days."
         )
     row = AnchorResolution.objects.get(parse=parse)
@@ -191,10 +192,10 @@ def test_a_new_parse_resolves_every_anchor_already_on_the_document(
 def test_resolving_twice_keeps_one_row_per_anchor_and_parse(
     item, annotator, document, reference, django_capture_on_commit_callbacks
 ):
-    from evalsets import resolution
+    from evalsets.anchoring import resolution
 
     with django_capture_on_commit_callbacks(execute=True):
-        anchor = services.anchor_create_typed(
+        anchor = anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
         )
     resolution.resolve_anchor(anchor)
@@ -231,7 +232,7 @@ def test_a_highlight_reads_only_its_part_of_the_parse_and_makes_the_same_anchor(
     page_three = "  Leave is accrued last."
     text = page_one + page_two + page_three
     starts = [0, len(page_one), len(page_one) + len(page_two)]
-    parse = services.parse_version_add(
+    parse = documents_services.parse_version_add(
         document=document, parser="windowed", parser_version="1", text=text, page_starts=starts
     )
     second_on_page_two = text.index("Leave is accrued monthly again")
@@ -311,7 +312,7 @@ def test_the_new_anchor_is_answered_as_a_read_of_it_shows_it(
 ):
     """The answer is built from the anchor just written (no second read of it and its
     reference parse), with its resolutions when they are already there."""
-    from evalsets import selectors
+    from evalsets.anchoring import selectors as anchoring_selectors
 
     client = client_for(annotator)
     quote = "Remote work is limited"
@@ -324,17 +325,17 @@ def test_the_new_anchor_is_answered_as_a_read_of_it_shows_it(
         assert body == client.get(f"{ANCHORS}{body['id']}/").json()
     assert made["highlight"]["start"] == start and typed["highlight"] is None
     with django_capture_on_commit_callbacks(execute=True):
-        anchor = services.anchor_create_from_highlight(
+        anchor = anchoring_services.anchor_create_from_highlight(
             item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
         )
-    shown = selectors.with_resolutions(anchor).prefetched_resolutions
+    shown = anchoring_selectors.with_resolutions(anchor).prefetched_resolutions
     assert [(r.parse_id, r.status) for r in shown] == [(reference.pk, "exact")]
 
 
 def test_a_new_anchor_reuses_the_parses_this_worker_already_prepared(
     item, annotator, document, reference, django_capture_on_commit_callbacks, monkeypatch
 ):
-    from evalsets import resolver
+    from evalsets.pure import resolver
 
     folded = []
     real_prepare = resolver.prepare
@@ -342,10 +343,10 @@ def test_a_new_anchor_reuses_the_parses_this_worker_already_prepared(
         resolver, "prepare", lambda text, **kw: folded.append(len(text)) or real_prepare(text, **kw)
     )
     with django_capture_on_commit_callbacks(execute=True):
-        first = services.anchor_create_typed(
+        first = anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
         )
-        second = services.anchor_create_typed(
+        second = anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="Leave may be carried"
         )
     assert folded == [len(HANDBOOK)], "the reference parse is folded once, for both anchors"
@@ -358,11 +359,11 @@ def test_a_new_anchor_reuses_the_parses_this_worker_already_prepared(
 def test_a_parse_written_again_is_prepared_again_not_served_stale(
     item, annotator, document, reference, django_capture_on_commit_callbacks
 ):
-    from evalsets import resolution
+    from evalsets.anchoring import resolution
     from evalsets.models import ParseVersion
 
     with django_capture_on_commit_callbacks(execute=True):
-        anchor = services.anchor_create_typed(
+        anchor = anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
         )
     moved = "Preface.\n" + HANDBOOK
@@ -376,13 +377,13 @@ def test_a_parse_written_again_is_prepared_again_not_served_stale(
 
 
 def test_the_prepared_parse_cache_stays_within_its_character_budget(document, settings):
-    from evalsets import resolution
+    from evalsets.anchoring import resolution
     from evalsets.models import ParseVersion
 
     cache = resolution.PreparedCache()
     settings.GROUNDWORK_RESOLVER_CACHE_CHARS = len(HANDBOOK) * 2
     parses = [
-        services.parse_version_add(
+        documents_services.parse_version_add(
             document=document, parser=f"p{n}", parser_version="1", text=HANDBOOK, page_starts=[0]
         )
         for n in range(3)
@@ -398,7 +399,7 @@ def test_the_prepared_parse_cache_stays_within_its_character_budget(document, se
 
 
 def test_the_grade_can_be_changed_and_the_anchor_deleted(client_for, item, annotator, document):
-    anchor = services.anchor_create_typed(
+    anchor = anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote="Leave may be"
     )
     client = client_for(annotator)
@@ -411,7 +412,9 @@ def test_the_grade_can_be_changed_and_the_anchor_deleted(client_for, item, annot
 
 
 def test_changing_anchors_bumps_the_items_row_version(client_for, item, annotator, document):
-    services.anchor_create_typed(item=item, user=annotator, source_id="handbook.txt", quote="Leave")
+    anchoring_services.anchor_create_typed(
+        item=item, user=annotator, source_id="handbook.txt", quote="Leave"
+    )
     item.refresh_from_db()
     assert item.row_version == 2
 
@@ -423,7 +426,9 @@ def test_an_anchor_created_event_holds_the_row_version_without_reading_it_back(
 
     quote = "Remote work is limited"
     start = HANDBOOK.index(quote)
-    services.anchor_create_typed(item=item, user=annotator, source_id="handbook.txt", quote="Leave")
+    anchoring_services.anchor_create_typed(
+        item=item, user=annotator, source_id="handbook.txt", quote="Leave"
+    )
     with CaptureQueriesContext(connection) as queries:
         response = _highlight(client_for(annotator), reference, start, start + len(quote))
     assert response.status_code == 201
@@ -443,8 +448,10 @@ def test_the_item_says_in_how_many_parses_its_anchors_were_found(
     client_for, item, annotator, document, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        services.parse_version_add(document=document, parser="other", text="Nothing relevant.")
-        services.anchor_create_typed(
+        documents_services.parse_version_add(
+            document=document, parser="other", text="Nothing relevant."
+        )
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
         )
     body = client_for(annotator).get("/api/workspaces/acme/evalsets/quiz/items/q1/").json()
@@ -455,7 +462,7 @@ def test_the_item_says_in_how_many_parses_its_anchors_were_found(
 def test_an_owner_can_re_resolve_the_whole_workspace(
     client_for, item, owner, annotator, document, reference, django_capture_on_commit_callbacks
 ):
-    anchor = services.anchor_create_typed(
+    anchor = anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
     )
     assert not AnchorResolution.objects.filter(anchor=anchor).exists()  # callbacks not run

@@ -155,9 +155,9 @@ def test_a_source_id_with_slashes_and_spaces_is_addressable(client_for, workspac
 
 
 def test_deleting_a_document_keeps_its_anchors_pending(client_for, document, owner, item):
-    from evalsets import services
+    from evalsets.anchoring import services as anchoring_services
 
-    anchor = services.anchor_create_typed(
+    anchor = anchoring_services.anchor_create_typed(
         item=item, user=owner, source_id="handbook.txt", quote="Leave"
     )
     assert client_for(owner).delete(f"{DOCS}handbook.txt/").status_code == 204

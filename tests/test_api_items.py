@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 
 pytestmark = pytest.mark.django_db
 
@@ -118,7 +118,7 @@ def test_assigning_someone_outside_the_workspace_is_refused(client_for, item, ow
 
 def test_items_filter_by_state_qtype_and_assignee(client_for, evalset, owner, annotator, reviewer):
     for n, qtype in enumerate(["factoid", "numeric", "numeric"]):
-        services.item_create(
+        anchoring_services.item_create(
             evalset=evalset,
             user=owner,
             item_id=f"q{n}",
@@ -138,10 +138,10 @@ def test_listing_items_costs_the_same_queries_for_3_or_30_items(
 ):
     def add(count: int, offset: int) -> None:
         for n in range(offset, offset + count):
-            item = services.item_create(
+            item = anchoring_services.item_create(
                 evalset=evalset, user=annotator, item_id=f"q{n}", question=f"Q{n}?"
             )
-            services.anchor_create_typed(
+            anchoring_services.anchor_create_typed(
                 item=item, user=annotator, source_id="handbook.txt", quote="Employees accrue"
             )
 
@@ -156,7 +156,9 @@ def test_listing_items_costs_the_same_queries_for_3_or_30_items(
 
 def test_lists_paginate(client_for, evalset, annotator):
     for n in range(7):
-        services.item_create(evalset=evalset, user=annotator, item_id=f"q{n}", question="Q?")
+        anchoring_services.item_create(
+            evalset=evalset, user=annotator, item_id=f"q{n}", question="Q?"
+        )
     page = client_for(annotator).get(ITEMS, {"page_size": 5}).json()
     assert page["count"] == 7 and len(page["results"]) == 5 and page["next"]
 
@@ -168,7 +170,7 @@ def test_deleting_an_item_removes_it(client_for, item, annotator):
 
 
 def test_the_eval_set_reports_its_portability(client_for, item, annotator, document):
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote="Employees accrue"
     )
     body = client_for(annotator).get("/api/workspaces/acme/evalsets/quiz/").json()
@@ -183,7 +185,7 @@ def test_a_database_that_is_busy_answers_503_and_saves_nothing(client_for, evals
     from django.db import OperationalError
 
     with mock.patch(
-        "evalsets.services.EvalItem.objects.create",
+        "evalsets.anchoring.services.EvalItem.objects.create",
         side_effect=OperationalError("database table is locked"),
     ):
         response = client_for(annotator).post(ITEMS, {"id": "q2", "question": "Q?"}, format="json")

@@ -11,10 +11,14 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalsets import comparison, services, textsearch
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import comparison
+from evalsets.documents import services as documents_services
+from evalsets.documents.search import searchable_parses
 from evalsets.models import Document, ParseVersion
-from evalsets.search import searchable_parses
-from evalsets.textdiff import diff_passages, tally
+from evalsets.pure import textsearch
+from evalsets.pure.textdiff import diff_passages, tally
+from evalsets.workspaces import services as workspaces_services
 from tests.conftest import HANDBOOK
 
 pytestmark = pytest.mark.django_db
@@ -62,7 +66,7 @@ def test_each_hit_says_its_page(client_for, viewer, reference):
 
 def test_typographic_quotes_and_dashes_match_their_plain_forms(document, client_for, viewer):
     text = "It\u2019s the team\u2014not one person\u2014that decides.\n"
-    parse = services.parse_version_add(document=document, parser="curly", text=text)
+    parse = documents_services.parse_version_add(document=document, parser="curly", text=text)
     ParseVersion.objects.filter(pk=parse.pk).update(status="ready")
     body = _search(client_for(viewer), parse, q="it's the team-not").json()
     assert [(h["start"], h["end"]) for h in body["hits"]] == [
@@ -77,7 +81,7 @@ PDF_TEXT = (
 
 
 def test_a_word_drawn_with_a_ligature_is_found_by_its_letters(document, client_for, viewer):
-    parse = services.parse_version_add(document=document, parser="pdfish", text=PDF_TEXT)
+    parse = documents_services.parse_version_add(document=document, parser="pdfish", text=PDF_TEXT)
     ParseVersion.objects.filter(pk=parse.pk).update(status="ready")
     body = _search(client_for(viewer), parse, q="Official").json()
     assert [h["match"] for h in body["hits"]] == ["of\ufb01cial", "o\ufb03cial"]
@@ -173,7 +177,7 @@ def test_hits_come_a_page_at_a_time_with_the_offset_to_ask_for_the_next(
     document, client_for, viewer
 ):
     text = "".join(f"Line {n}: the needle is here.\n" for n in range(120))
-    parse = services.parse_version_add(document=document, parser="many", text=text)
+    parse = documents_services.parse_version_add(document=document, parser="many", text=text)
     client = client_for(viewer)
     first = _search(client, parse, q="needle", limit=50).json()
     assert len(first["hits"]) == 50 and first["total"] == 120 and first["index"] == 0
@@ -230,7 +234,9 @@ def test_an_offset_past_the_end_finds_nothing_rather_than_failing(client_for, vi
 
 
 def test_a_parse_that_is_not_ready_cannot_be_searched_yet(document, client_for, viewer):
-    parse = services.parse_version_add(document=document, parser="slow", text="Some text.")
+    parse = documents_services.parse_version_add(
+        document=document, parser="slow", text="Some text."
+    )
     ParseVersion.objects.filter(pk=parse.pk).update(status="parsing")
     response = _search(client_for(viewer), parse, q="text")
     assert response.status_code == 409
@@ -251,11 +257,13 @@ def test_a_viewer_may_search_and_someone_from_another_workspace_gets_a_404(
 def test_another_workspaces_parse_is_a_404_under_my_document(
     client_for, owner, outsider, viewer, reference
 ):
-    elsewhere = services.workspace_create(user=outsider, slug="their-ws", name="Theirs")
+    elsewhere = workspaces_services.workspace_create(user=outsider, slug="their-ws", name="Theirs")
     doc = Document.objects.create(
         workspace=elsewhere, source_id="handbook.txt", sha256="1" * 64, size=4, kind="text"
     )
-    theirs = services.parse_version_add(document=doc, parser="plaintext", text="leave leave")
+    theirs = documents_services.parse_version_add(
+        document=doc, parser="plaintext", text="leave leave"
+    )
     # Their parse under my document's URL, and my parse under their workspace: both 404.
     assert _search(client_for(viewer), theirs, q="leave").status_code == 404
     response = client_for(viewer).get(search_url(reference, ws="their-ws"), {"q": "leave"})
@@ -292,7 +300,7 @@ def test_a_search_past_its_budget_says_where_it_stopped_and_the_next_page_goes_o
     settings.GROUNDWORK_SEARCH_MAX_CHARS = 2000
     pages = ["a " * 1500, "a " * 200 + "the needle here "]
     text = "".join(pages)
-    parse = services.parse_version_add(
+    parse = documents_services.parse_version_add(
         document=document, parser="long", text=text, page_starts=[0, len(pages[0])]
     )
     client = client_for(viewer)
@@ -346,13 +354,13 @@ THEIRS = (
 def anchored(item, annotator, document, reference, django_capture_on_commit_callbacks):
     """q1 anchored on the first "Employees accrue ..." sentence, resolved in two parses."""
     with django_capture_on_commit_callbacks(execute=True):
-        services.parse_version_add(
+        documents_services.parse_version_add(
             document=document, parser="their-pipeline", parser_version="2.1", text=THEIRS
         )
     quote = "Employees accrue 1.5 days of leave per month."
     start = HANDBOOK.index(quote)
     with django_capture_on_commit_callbacks(execute=True):
-        anchor = services.anchor_create_from_highlight(
+        anchor = anchoring_services.anchor_create_from_highlight(
             item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
         )
     return anchor
@@ -388,7 +396,7 @@ def test_the_comparison_costs_the_same_queries_for_two_parses_as_for_five(
         assert len(client.get(url).json()["parses"]) == 2
     for n in range(3):
         with django_capture_on_commit_callbacks(execute=True):
-            services.parse_version_add(document=document, parser=f"more{n}", text=THEIRS)
+            documents_services.parse_version_add(document=document, parser=f"more{n}", text=THEIRS)
     with CaptureQueriesContext(connection) as five:
         assert len(client.get(url).json()["parses"]) == 5
     assert len(five.captured_queries) == len(two.captured_queries)
@@ -401,7 +409,9 @@ def test_a_parse_that_lost_the_evidence_says_so_without_text(
     client_for, viewer, anchored, document, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        services.parse_version_add(document=document, parser="empty", text="Nothing here.")
+        documents_services.parse_version_add(
+            document=document, parser="empty", text="Nothing here."
+        )
     body = client_for(viewer).get(f"{ITEM}/anchors/{anchored.public_id}/compare/").json()
     lost = next(p for p in body["parses"] if p["parser"] == "empty")
     assert lost["status"] == "not_found"
@@ -413,7 +423,7 @@ def test_a_long_span_is_compared_only_up_to_the_bound(
 ):
     monkeypatch.setattr(comparison, "MAX_SPAN", 10)
     with django_capture_on_commit_callbacks(execute=True):
-        anchor = services.anchor_create_typed(
+        anchor = anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
         )
     body = client_for(viewer).get(f"{ITEM}/anchors/{anchor.public_id}/compare/").json()
@@ -428,7 +438,7 @@ def test_the_comparison_is_a_404_from_another_workspace_and_for_another_items_an
     url = f"{ITEM}/anchors/{anchored.public_id}/compare/"
     assert client_for(outsider).get(url).status_code == 404
     assert client_for(None).get(url).status_code in (401, 403)
-    services.item_create(evalset=evalset, user=annotator, item_id="q2", question="Other?")
+    anchoring_services.item_create(evalset=evalset, user=annotator, item_id="q2", question="Other?")
     other = f"/api/workspaces/acme/evalsets/quiz/items/q2/anchors/{anchored.public_id}/compare/"
     assert client_for(viewer).get(other).status_code == 404
 

@@ -17,10 +17,10 @@ import zlib
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets import archive
-from evalsets.archive import ArchiveLimits, ArchiveTooLarge, GuardedZip
-from evalsets.formats import beir, guess_format
 from evalsets.models import EvalItem, EvalSet, ImportRecord
+from evalsets.pure import archive
+from evalsets.pure.archive import ArchiveLimits, ArchiveTooLarge, GuardedZip
+from evalsets.pure.formats import beir, guess_format
 
 MB = 1024 * 1024
 #: What refusing a bomb may allocate at the peak (the archive's own bytes are not counted).

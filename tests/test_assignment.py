@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import EvalItem, ItemAssignment, Membership, Role
 from evalsets.review import workflow
 
@@ -19,7 +19,9 @@ ASSIGN = f"{SET}assignments/"
 @pytest.fixture
 def items(evalset, annotator):
     return [
-        services.item_create(evalset=evalset, user=annotator, item_id=f"q{n}", question=f"Q{n}?")
+        anchoring_services.item_create(
+            evalset=evalset, user=annotator, item_id=f"q{n}", question=f"Q{n}?"
+        )
         for n in range(1, 6)
     ]
 
@@ -73,7 +75,7 @@ def test_overlap_gives_each_item_n_annotators_and_running_it_again_adds_nothing(
 
 
 def test_reviewers_are_never_assigned_an_item_they_wrote(client_for, evalset, owner, reviewer):
-    services.item_create(evalset=evalset, user=reviewer, item_id="mine", question="Mine?")
+    anchoring_services.item_create(evalset=evalset, user=reviewer, item_id="mine", question="Mine?")
     response = client_for(owner).post(ASSIGN, {"users": ["rita"], "kind": "review"}, format="json")
     assert response.status_code == 201
     assert response.json()["skipped"] == [
@@ -188,7 +190,7 @@ def test_everyone_an_overlapped_item_is_assigned_to_sees_it_under_assigned_to_yo
     client_for, evalset, owner, annotator
 ):
     # Written by someone else, so it can only reach Ann's home page by being assigned to her.
-    services.item_create(evalset=evalset, user=owner, item_id="o1", question="Shared?")
+    anchoring_services.item_create(evalset=evalset, user=owner, item_id="o1", question="Shared?")
     body = {"users": ["olive", "ann"], "kind": "annotate", "overlap": 2}
     assert client_for(owner).post(ASSIGN, body, format="json").status_code == 201
     assert EvalItem.objects.get(item_id="o1").assignee == owner
@@ -202,8 +204,8 @@ def test_everyone_an_overlapped_item_is_assigned_to_sees_it_under_assigned_to_yo
 def test_the_items_api_filters_by_every_annotator_an_item_is_assigned_to(
     client_for, evalset, owner, annotator
 ):
-    services.item_create(evalset=evalset, user=owner, item_id="o1", question="Shared?")
-    services.item_create(evalset=evalset, user=owner, item_id="o2", question="Alone?")
+    anchoring_services.item_create(evalset=evalset, user=owner, item_id="o1", question="Shared?")
+    anchoring_services.item_create(evalset=evalset, user=owner, item_id="o2", question="Alone?")
     body = {"users": ["olive", "ann"], "kind": "annotate", "overlap": 2, "items": ["o1"]}
     assert client_for(owner).post(ASSIGN, body, format="json").status_code == 201
     listed = client_for(owner).get(f"{SET}items/", {"assignee": "ann"}).json()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.errors import Conflict
 from evalsets.models import AuditTrailIsAppendOnly, ItemEvent
 from evalsets.review import comments, workflow
@@ -25,12 +25,14 @@ def history(client) -> list[dict]:
 def test_a_whole_review_cycle_is_in_the_history_in_order(
     client_for, item, annotator, reviewer, owner, document, reference
 ):
-    anchor = services.anchor_create_from_highlight(
+    anchor = anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=reference, start=19, end=64
     )
-    services.anchor_update_grade(anchor=anchor, grade=1, user=annotator)
+    anchoring_services.anchor_update_grade(anchor=anchor, grade=1, user=annotator)
     item.refresh_from_db()
-    services.item_update(item=item, user=annotator, row_version=item.row_version, answer="1.5")
+    anchoring_services.item_update(
+        item=item, user=annotator, row_version=item.row_version, answer="1.5"
+    )
     comments.comment_add(item=item, user=annotator, body="Ready for a look.", anchor=anchor)
     workflow.item_submit(item=item, user=annotator)
     item.refresh_from_db()
@@ -38,13 +40,15 @@ def test_a_whole_review_cycle_is_in_the_history_in_order(
         item=item, user=reviewer, row_version=item.row_version, comment="Say 'days'."
     )
     item.refresh_from_db()
-    services.item_update(item=item, user=annotator, row_version=item.row_version, answer="1.5 d")
+    anchoring_services.item_update(
+        item=item, user=annotator, row_version=item.row_version, answer="1.5 d"
+    )
     workflow.item_submit(item=item, user=annotator)
     item.refresh_from_db()
     workflow.item_approve(item=item, user=reviewer, row_version=item.row_version)
     workflow.item_reopen(item=item, user=owner, reason="policy changed in May")
     item.refresh_from_db()
-    services.anchor_delete(anchor=anchor, user=annotator)
+    anchoring_services.anchor_delete(anchor=anchor, user=annotator)
 
     events = history(client_for(owner))
     assert [(e["kind"], e["actor"]) for e in events] == [
@@ -100,10 +104,10 @@ def test_edits_through_the_api_record_only_the_fields_that_changed(client_for, i
 
 
 def test_the_history_outlives_the_item(client_for, item, annotator, document):
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote="Employees accrue"
     )
-    services.item_delete(item=ItemEvent.objects.first().item, user=annotator)
+    anchoring_services.item_delete(item=ItemEvent.objects.first().item, user=annotator)
     events = history(client_for(annotator))
     assert [e["kind"] for e in events] == ["created", "anchor_created", "deleted"]
     deleted = events[-1]
@@ -114,7 +118,7 @@ def test_the_history_outlives_the_item(client_for, item, annotator, document):
 
 
 def test_the_history_outlives_the_eval_set(client_for, item, owner, evalset):
-    services.evalset_delete(evalset=evalset)
+    anchoring_services.evalset_delete(evalset=evalset)
     assert [e["kind"] for e in history(client_for(owner))] == ["created"]
 
 
@@ -146,7 +150,7 @@ def test_audit_events_cannot_be_changed_or_deleted(item):
 def test_a_refused_change_leaves_no_event(item, annotator, reviewer):
     before = ItemEvent.objects.count()
     with pytest.raises(Conflict, match="changed since you read it"):
-        services.item_update(item=item, user=annotator, row_version=99, answer="x")
+        anchoring_services.item_update(item=item, user=annotator, row_version=99, answer="x")
     with pytest.raises(Conflict, match="only a submitted item can be approved"):
         workflow.item_approve(item=item, user=reviewer, row_version=item.row_version)
     assert ItemEvent.objects.count() == before

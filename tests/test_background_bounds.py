@@ -14,8 +14,14 @@ import pytest
 from django.db import OperationalError
 from django.utils import timezone
 
-from evalsets import ingest, queue, releases, resolution, services, sweep, tasks
+from evalsets import queue, sweep, worker
+from evalsets.anchoring import resolution
+from evalsets.anchoring import services as anchoring_services
+from evalsets.anchoring import tasks as anchoring_tasks
+from evalsets.documents import ingest
 from evalsets.models import AnchorResolution, Document, EvalItem, GoldAnchor, ParseVersion, Release
+from evalsets.releases import services as releases_services
+from evalsets.releases import tasks as releases_tasks
 from tests import services as svc
 
 pytestmark = pytest.mark.django_db
@@ -83,10 +89,10 @@ def test_a_resolution_that_fails_on_a_locked_database_lets_its_lease_go(
     monkeypatch.setattr(resolution, "resolve_in_parse", LockedOnce(resolution.resolve_in_parse))
 
     with pytest.raises(OperationalError):
-        tasks.resolve_document(reference.document_id)
+        anchoring_tasks.resolve_document(reference.document_id)
 
     assert _lease(reference.document_id) == ("", None)
-    assert tasks.resolve_document(reference.document_id) == 3  # the retry does the work
+    assert anchoring_tasks.resolve_document(reference.document_id) == 3  # the retry does the work
 
 
 def test_a_lease_the_database_refused_to_let_go_once_is_let_go_on_the_next_try(
@@ -97,7 +103,7 @@ def test_a_lease_the_database_refused_to_let_go_once_is_let_go_on_the_next_try(
     _let_go_fails(monkeypatch, times=1)
 
     with pytest.raises(OperationalError):
-        tasks.resolve_document(reference.document_id)
+        anchoring_tasks.resolve_document(reference.document_id)
 
     assert _lease(reference.document_id) == ("", None)
 
@@ -110,7 +116,7 @@ def test_a_retry_takes_back_the_lease_its_failed_attempt_could_never_let_go(
     _let_go_fails(monkeypatch, times=len(resolution.LET_GO_PAUSES) + 1)
 
     # Run as a worker runs it: the failure is retried under the same task id.
-    result = tasks.resolve_document.apply(
+    result = anchoring_tasks.resolve_document.apply(
         args=(reference.document_id,), task_id="the-task", throw=False
     )
 
@@ -127,9 +133,15 @@ def test_another_task_leaves_a_lease_a_failed_attempt_of_a_live_task_could_not_l
         resolving_by="the-task/first-attempt", resolving_heartbeat_at=timezone.now()
     )
 
-    assert tasks.resolve_document.apply(args=(reference.document_id,), task_id="other").get() == 0
     assert (
-        tasks.resolve_document.apply(args=(reference.document_id,), task_id="the-task").get() == 3
+        anchoring_tasks.resolve_document.apply(args=(reference.document_id,), task_id="other").get()
+        == 0
+    )
+    assert (
+        anchoring_tasks.resolve_document.apply(
+            args=(reference.document_id,), task_id="the-task"
+        ).get()
+        == 3
     )
 
 
@@ -142,7 +154,7 @@ def test_an_anchor_made_while_a_live_holder_resolves_its_document_queues_no_mess
     Document.objects.update(resolving_by="a live task", resolving_heartbeat_at=timezone.now())
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote=QUOTES[0]
         )
 
@@ -157,7 +169,7 @@ def test_an_anchor_made_while_the_holder_is_dead_queues_a_task_to_take_over(
     Document.objects.update(resolving_by="a dead task", resolving_heartbeat_at=dead)
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote=QUOTES[0]
         )
 
@@ -183,10 +195,10 @@ class Killed(BaseException):
 
 @pytest.fixture
 def approved(evalset, reference, annotator):
-    made = services.item_create(
+    made = anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id="q1", question="How much leave?"
     )
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=made, user=annotator, source_id="handbook.txt", quote=QUOTES[0]
     )
     EvalItem.objects.filter(pk=made.pk).update(state="approved")
@@ -194,21 +206,23 @@ def approved(evalset, reference, annotator):
 
 
 def _release(evalset, owner) -> Release:
-    return releases.release_create(evalset=evalset, user=owner, formats=["contextgrid-jsonl"])
+    return releases_services.release_create(
+        evalset=evalset, user=owner, formats=["contextgrid-jsonl"]
+    )
 
 
 def _killed_mid_build(monkeypatch, release: Release) -> None:
     """Claim and start building ``release``, then die after the snapshot, mid-file; the
     builder's last sign of life was long ago."""
-    build_file = releases._build_file
+    build_file = releases_services._build_file
 
     def killed(*args, **kwargs):
         raise Killed
 
-    monkeypatch.setattr(releases, "_build_file", killed)
+    monkeypatch.setattr(releases_services, "_build_file", killed)
     with pytest.raises(Killed):
-        releases.release_build(releases.release_claim(release.pk))
-    monkeypatch.setattr(releases, "_build_file", build_file)
+        releases_services.release_build(releases_services.release_claim(release.pk))
+    monkeypatch.setattr(releases_services, "_build_file", build_file)
     long_ago = timezone.now() - ingest.lease_length() - timedelta(seconds=1)
     Release.objects.filter(pk=release.pk).update(updated_at=long_ago)
 
@@ -222,7 +236,7 @@ def test_a_release_whose_worker_died_mid_build_is_queued_again_by_the_sweep_and_
 
     assert sweep.sweep()["releases"] == 1
     assert ("build_release", (release.pk,)) in sent
-    assert tasks.build_release(release.pk) == "ready"
+    assert releases_tasks.build_release(release.pk) == "ready"
 
     built = Release.objects.get(pk=release.pk)
     assert (built.interruptions, built.files.count(), built.error) == (1, 1, "")
@@ -230,10 +244,10 @@ def test_a_release_whose_worker_died_mid_build_is_queued_again_by_the_sweep_and_
 
 def test_a_build_still_renewing_its_release_is_left_to_its_worker(sent, approved, evalset, owner):
     release = _release(evalset, owner)
-    releases.release_claim(release.pk)  # a live worker is building it
+    releases_services.release_claim(release.pk)  # a live worker is building it
 
     assert sweep.sweep()["releases"] == 0
-    assert tasks.build_release(release.pk) == "gone or already built"
+    assert releases_tasks.build_release(release.pk) == "gone or already built"
     assert Release.objects.get(pk=release.pk).status == "building"
 
 
@@ -244,7 +258,7 @@ def test_a_build_interrupted_after_its_snapshot_writes_the_items_as_they_were_fr
     _killed_mid_build(monkeypatch, release)
     EvalItem.objects.filter(pk=approved.pk).update(question="Changed after the freeze?")
 
-    assert tasks.build_release(release.pk) == "ready"
+    assert releases_tasks.build_release(release.pk) == "ready"
 
     written = Release.objects.get(pk=release.pk).files.get().file.read().decode()
     assert "How much leave?" in written and "Changed after the freeze?" not in written
@@ -254,14 +268,14 @@ def test_a_build_that_kills_its_worker_every_time_fails_saying_so(
     sent, monkeypatch, approved, evalset, owner
 ):
     release = _release(evalset, owner)
-    for _ in range(releases.MAX_BUILD_INTERRUPTIONS + 1):
+    for _ in range(releases_services.MAX_BUILD_INTERRUPTIONS + 1):
         _killed_mid_build(monkeypatch, release)
 
-    assert tasks.build_release(release.pk) == "gone or already built"
+    assert releases_tasks.build_release(release.pk) == "gone or already built"
 
     failed = Release.objects.get(pk=release.pk)
     assert failed.status == "failed" and failed.finished_at is not None
-    assert f"interrupted {releases.MAX_BUILD_INTERRUPTIONS + 1} times" in failed.error
+    assert f"interrupted {releases_services.MAX_BUILD_INTERRUPTIONS + 1} times" in failed.error
     assert sweep.sweep()["releases"] == 0  # given up: not queued again
 
 
@@ -293,7 +307,7 @@ def test_the_lease_sweep_queues_only_the_work_whose_holder_died(
     release = _release(evalset, owner)
     _killed_mid_build(monkeypatch, release)
 
-    assert tasks.sweep_expired_leases() == {
+    assert worker.sweep_expired_leases() == {
         "parse_version": 1,
         "parse_range": 0,
         "resolve_document": 1,
@@ -325,7 +339,7 @@ def test_an_anchor_queued_behind_hundreds_of_idle_messages_on_the_filesystem_is_
         assert queue.send("resolve_document", 10**9)
     handle.start(**env)
 
-    anchor = services.anchor_create_typed(
+    anchor = anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote=QUOTES[0]
     )
 

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from evalsets import resolution, services
+from evalsets.anchoring import resolution
+from evalsets.documents import services as documents_services
 from evalsets.models import AnchorResolution, GoldAnchor, ParseStatus
 from tests.browser import log_in
 from tests.conftest import PASSWORD
@@ -28,10 +29,10 @@ def test_the_api_counts_what_waits_per_kind_and_how_fast_resolutions_drain(
     client_for, viewer, reference, item
 ):
     _anchors_not_yet_resolved(item, reference.document)
-    services.parse_version_add(document=reference.document, parser="other", text="x")
+    documents_services.parse_version_add(document=reference.document, parser="other", text="x")
     resolution.resolve_parse(reference)  # 2 rows now; "other" still lacks both
     reference.document.parses.filter(parser="other").update(status=ParseStatus.QUEUED)
-    services.parse_version_add(document=reference.document, parser="third", text="y")
+    documents_services.parse_version_add(document=reference.document, parser="third", text="y")
 
     body = client_for(viewer).get(PENDING).json()
 
@@ -49,7 +50,7 @@ def test_no_estimate_is_given_while_nothing_was_resolved_in_the_last_minute(
     _anchors_not_yet_resolved(item, reference.document)
     resolution.resolve_parse(reference)
     AnchorResolution.objects.update(updated_at=timezone.now() - timedelta(minutes=5))
-    services.parse_version_add(document=reference.document, parser="other", text="x")
+    documents_services.parse_version_add(document=reference.document, parser="other", text="x")
 
     body = client_for(viewer).get(PENDING).json()
 

@@ -16,7 +16,12 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from evalsets import ingest, queue, resolution, services, sweep, tasks
+from evalsets import queue, sweep
+from evalsets.anchoring import resolution
+from evalsets.anchoring import services as anchoring_services
+from evalsets.anchoring import tasks as anchoring_tasks
+from evalsets.documents import ingest
+from evalsets.documents import services as documents_services
 from evalsets.models import AnchorResolution, Document, GoldAnchor, ParseVersion
 from tests import services as svc
 
@@ -28,7 +33,7 @@ QUOTES = [
 
 
 def _anchor(item, annotator, quote: str) -> GoldAnchor:
-    return services.anchor_create_typed(
+    return anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote=quote
     )
 
@@ -55,13 +60,15 @@ def test_a_burst_of_anchors_on_a_document_queues_one_resolution_task(
 def test_the_task_resolves_every_waiting_anchor_in_every_ready_parse_once(
     sent, reference, item, annotator, django_capture_on_commit_callbacks
 ):
-    services.parse_version_add(document=reference.document, parser="other", text=QUOTES[2])
+    documents_services.parse_version_add(
+        document=reference.document, parser="other", text=QUOTES[2]
+    )
     for quote in QUOTES:
         with django_capture_on_commit_callbacks(execute=True):
             _anchor(item, annotator, quote)
 
-    assert tasks.resolve_document(reference.document_id) == 6
-    assert tasks.resolve_document(reference.document_id) == 0  # nothing left: a no-op
+    assert anchoring_tasks.resolve_document(reference.document_id) == 6
+    assert anchoring_tasks.resolve_document(reference.document_id) == 0  # nothing left: a no-op
 
     assert _one_row_per_anchor_and_ready_parse(reference.document)
     statuses = dict(
@@ -77,14 +84,14 @@ def test_an_anchor_made_once_the_task_has_started_queues_the_next_task(
 ):
     with django_capture_on_commit_callbacks(execute=True):
         _anchor(item, annotator, QUOTES[0])
-    tasks.resolve_document(reference.document_id)
+    anchoring_tasks.resolve_document(reference.document_id)
     assert Document.objects.get().resolve_queued_at is None
 
     with django_capture_on_commit_callbacks(execute=True):
         late = _anchor(item, annotator, QUOTES[1])
 
     assert sent == [("resolve_document", (reference.document_id,))] * 2
-    tasks.resolve_document(reference.document_id)
+    anchoring_tasks.resolve_document(reference.document_id)
     assert AnchorResolution.objects.get(anchor=late).status == "exact"
 
 
@@ -158,7 +165,7 @@ def test_a_task_for_a_deleted_document_does_nothing(reference):
     gone = reference.document_id
     reference.document.delete()
 
-    assert tasks.resolve_document(gone) == 0
+    assert anchoring_tasks.resolve_document(gone) == 0
 
 
 def test_a_burst_in_eager_mode_resolves_every_anchor_at_once(
@@ -194,7 +201,7 @@ def test_a_task_that_finds_the_document_being_resolved_leaves_the_work_and_the_f
         resolve_queued_at=flagged,
     )
 
-    assert tasks.resolve_document(reference.document_id) == 0
+    assert anchoring_tasks.resolve_document(reference.document_id) == 0
 
     assert not AnchorResolution.objects.exists()
     document = Document.objects.get()
@@ -212,7 +219,7 @@ def test_the_lease_is_held_from_the_moment_it_is_taken(monkeypatch, reference, i
 
     monkeypatch.setattr(resolution, "_release", then_another_task_tries)
 
-    assert tasks.resolve_document(reference.document_id) == 3
+    assert anchoring_tasks.resolve_document(reference.document_id) == 3
     assert others == [False]
 
 
@@ -224,7 +231,7 @@ def test_a_lease_whose_holder_stopped_renewing_it_is_taken_over(reference, item,
         resolving_by="a dead worker", resolving_heartbeat_at=dead if renewed != "never" else None
     )
 
-    assert tasks.resolve_document(reference.document_id) == 3
+    assert anchoring_tasks.resolve_document(reference.document_id) == 3
 
     assert _one_row_per_anchor_and_ready_parse(reference.document)
     document = Document.objects.get()
@@ -247,12 +254,14 @@ def test_the_holder_goes_round_again_for_an_anchor_made_while_it_ran_and_nothing
                 late.append(_anchor(item, annotator, "Remote work is limited"))
             assert sent == []
             assert Document.objects.get().resolve_queued_at is not None
-            assert tasks.resolve_document(reference.document_id) == 0
+            assert anchoring_tasks.resolve_document(reference.document_id) == 0
         return resolve_in_parse(parse, anchors, renew)
 
     monkeypatch.setattr(resolution, "resolve_in_parse", meanwhile)
 
-    assert tasks.resolve_document(reference.document_id) == 4  # the three, then the late one
+    assert (
+        anchoring_tasks.resolve_document(reference.document_id) == 4
+    )  # the three, then the late one
 
     assert AnchorResolution.objects.get(anchor=late[0]).status == "exact"
     assert _one_row_per_anchor_and_ready_parse(reference.document)
@@ -276,7 +285,9 @@ def test_a_holder_whose_lease_was_taken_over_leaves_the_rest_to_the_new_holder(
 
     monkeypatch.setattr(resolution, "_renew_resolving", taken_over)
 
-    assert tasks.resolve_document(reference.document_id) == 1  # one batch, then it stopped
+    assert (
+        anchoring_tasks.resolve_document(reference.document_id) == 1
+    )  # one batch, then it stopped
 
     assert AnchorResolution.objects.count() == 1
     assert Document.objects.get().resolving_by == "the new holder"  # not let go by the old one
@@ -287,7 +298,9 @@ def test_the_holder_resolves_its_own_document_s_anchors_in_its_ready_parses_only
 ):
     monkeypatch.setattr(resolution, "BATCH", 1)  # renewed after every anchor
     _unresolved(reference, item)
-    services.parse_version_add(document=reference.document, parser="other", text=QUOTES[0])
+    documents_services.parse_version_add(
+        document=reference.document, parser="other", text=QUOTES[0]
+    )
     queued = ParseVersion.objects.create(document=reference.document, parser="late", text="")
     other = Document.objects.create(
         workspace=workspace, source_id="other.txt", sha256="f" * 64, uploaded_by=owner
@@ -300,7 +313,9 @@ def test_the_holder_resolves_its_own_document_s_anchors_in_its_ready_parses_only
     other.resolve_queued_at = flagged
     other.save()
 
-    assert tasks.resolve_document(reference.document_id) == 6  # 3 anchors x 2 ready parses
+    assert (
+        anchoring_tasks.resolve_document(reference.document_id) == 6
+    )  # 3 anchors x 2 ready parses
 
     assert _one_row_per_anchor_and_ready_parse(reference.document)
     assert not AnchorResolution.objects.filter(parse=queued).exists()
@@ -313,7 +328,9 @@ def test_a_holder_taken_over_between_two_parses_does_not_start_the_second(
     monkeypatch, reference, item
 ):
     _unresolved(reference, item)
-    services.parse_version_add(document=reference.document, parser="other", text=QUOTES[0])
+    documents_services.parse_version_add(
+        document=reference.document, parser="other", text=QUOTES[0]
+    )
     resolve_in_parse = resolution.resolve_in_parse
 
     def then_taken_over(parse, anchors, renew=None):
@@ -323,7 +340,7 @@ def test_a_holder_taken_over_between_two_parses_does_not_start_the_second(
 
     monkeypatch.setattr(resolution, "resolve_in_parse", then_taken_over)
 
-    assert tasks.resolve_document(reference.document_id) == 3  # the first parse only
+    assert anchoring_tasks.resolve_document(reference.document_id) == 3  # the first parse only
     assert AnchorResolution.objects.count() == 3
 
 
@@ -341,8 +358,10 @@ def _burst_then_kill_mid_batch(handle, document, annotator, workspace, **env: st
     ParseVersion.objects.create(
         document=document, parser="big", text=text, text_length=len(text), status="ready"
     )
-    evalset = services.evalset_create(workspace=workspace, user=annotator, slug="many")
-    item = services.item_create(evalset=evalset, user=annotator, item_id="q", question="Limits?")
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=annotator, slug="many")
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q", question="Limits?"
+    )
     GoldAnchor.objects.bulk_create(
         GoldAnchor(
             item=item,
@@ -352,7 +371,7 @@ def _burst_then_kill_mid_batch(handle, document, annotator, workspace, **env: st
         )
         for s in SENTENCES
     )
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote=SENTENCES[0]
     )
     total = GoldAnchor.objects.count()

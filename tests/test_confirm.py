@@ -6,9 +6,12 @@ from __future__ import annotations
 import pytest
 from django.core.files.base import ContentFile
 
-from evalsets import bridge, resolution, services
+from evalsets.anchoring import resolution
+from evalsets.anchoring import services as anchoring_services
+from evalsets.anchoring.portability import tally
+from evalsets.documents import services as documents_services
 from evalsets.models import AnchorResolution, Document, ResolutionStatus
-from evalsets.portability import tally
+from evalsets.releases import bridge
 from evalsets.review import workflow
 
 pytestmark = pytest.mark.django_db
@@ -33,10 +36,10 @@ DAMAGED = (
 def offered(item, annotator, document, django_capture_on_commit_callbacks):
     """An anchor the damaged parse does not find, with its closest passage offered."""
     with django_capture_on_commit_callbacks(execute=True):
-        damaged = services.parse_version_add(
+        damaged = documents_services.parse_version_add(
             document=document, parser="broken-fonts", parser_version="1", text=DAMAGED
         )
-        anchor = services.anchor_create_typed(
+        anchor = anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote=PASSAGE
         )
     row = AnchorResolution.objects.get(anchor=anchor, parse=damaged)
@@ -161,7 +164,7 @@ def test_a_parse_of_another_document_is_refused(client_for, annotator, offered, 
     other.file.save("other.txt", ContentFile(b"Other"), save=False)
     other.kind = "text"
     other.save()
-    parse = services.parse_version_add(document=other, parser="plaintext", text="Other")
+    parse = documents_services.parse_version_add(document=other, parser="plaintext", text="Other")
     response = _confirm(client_for(annotator), anchor, parse, start=0, end=5)
     assert response.status_code == 400
     assert "not a parse of 'handbook.txt'" in response.json()["detail"]

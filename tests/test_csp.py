@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 from selectolax.lexbor import LexborHTMLParser as HTMLParser
 
-from evalsets import services
+from evalsets.workspaces import services as workspaces_services
 from tests.conftest import PASSWORD
 from tests.test_security_matrix import MATRIX, ROUTES, request, url_for
 
@@ -155,7 +155,7 @@ def test_every_route_with_a_page_is_walked():
 
 
 def test_the_home_page_with_invitations_has_no_inline_code(world):
-    services.member_invite(
+    workspaces_services.member_invite(
         workspace=world.workspace, username="newbie", role="viewer", by=world.users["owner"]
     )
     client = Client()

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from contextgrid.evalset.quality import minimum_detectable_difference
 
-from evalsets import dashboard, services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import AnchorResolution, Membership, ParseStatus, Role
-from evalsets.review import workflow
+from evalsets.review import dashboard, workflow
 from labelling import charts
 
 pytestmark = pytest.mark.django_db
@@ -24,24 +25,24 @@ def filled(evalset, annotator, reviewer, document, reference, django_capture_on_
 
 
 def _fill(evalset, annotator, reviewer, reference):
-    q1 = services.item_create(
+    q1 = anchoring_services.item_create(
         evalset=evalset,
         user=annotator,
         item_id="q1",
         question="How much leave do employees accrue per month?",
         qtype="numeric",
     )
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=q1, user=annotator, parse=reference, start=19, end=64
     )
-    q2 = services.item_create(
+    q2 = anchoring_services.item_create(
         evalset=evalset,
         user=annotator,
         item_id="q2",
         question="How many remote days are allowed?",
         qtype="numeric",
     )
-    services.item_create(
+    anchoring_services.item_create(
         evalset=evalset,
         user=reviewer,
         item_id="q3",
@@ -87,7 +88,7 @@ def test_it_reports_resolution_health_per_parse(
     client_for, filled, viewer, document, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        services.parse_version_add(
+        documents_services.parse_version_add(
             document=document, parser="theirs", text="Nothing useful here.", origin="uploaded"
         )
     rows = client_for(viewer).get(DASHBOARD).json()["resolution"]
@@ -129,22 +130,28 @@ def test_agreement_compares_the_spans_of_overlapping_annotators(
 ):
     bob = make_user("bob")
     Membership.objects.create(workspace=workspace, user=bob, role=Role.ANNOTATOR)
-    same = services.item_create(evalset=evalset, user=owner, item_id="same", question="A?")
-    half = services.item_create(evalset=evalset, user=owner, item_id="half", question="B?")
+    same = anchoring_services.item_create(
+        evalset=evalset, user=owner, item_id="same", question="A?"
+    )
+    half = anchoring_services.item_create(
+        evalset=evalset, user=owner, item_id="half", question="B?"
+    )
     client_for(owner).post(
         "/api/workspaces/acme/evalsets/quiz/assignments/",
         {"users": ["ann", "bob"], "kind": "annotate", "overlap": 2},
         format="json",
     )
     for user in (annotator, bob):
-        services.anchor_create_from_highlight(
+        anchoring_services.anchor_create_from_highlight(
             item=same, user=user, parse=reference, start=19, end=64
         )
     # Ann marks 20 characters, Bob the last 10 of them: Jaccard 10 / 20.
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=half, user=annotator, parse=reference, start=19, end=39
     )
-    services.anchor_create_from_highlight(item=half, user=bob, parse=reference, start=29, end=39)
+    anchoring_services.anchor_create_from_highlight(
+        item=half, user=bob, parse=reference, start=29, end=39
+    )
     data = client_for(owner).get("/api/workspaces/acme/evalsets/quiz/dashboard/").json()
     per_item = {r["item"]: r["agreement"] for r in data["agreement"]["items"]}
     assert per_item == {"same": 1.0, "half": 0.5}
@@ -159,8 +166,8 @@ def test_agreement_waits_until_every_assigned_annotator_has_worked_on_an_item(
 ):
     bob = make_user("bob")
     Membership.objects.create(workspace=workspace, user=bob, role=Role.ANNOTATOR)
-    one = services.item_create(evalset=evalset, user=owner, item_id="one", question="A?")
-    services.item_create(evalset=evalset, user=owner, item_id="two", question="B?")
+    one = anchoring_services.item_create(evalset=evalset, user=owner, item_id="one", question="A?")
+    anchoring_services.item_create(evalset=evalset, user=owner, item_id="two", question="B?")
     client_for(owner).post(
         "/api/workspaces/acme/evalsets/quiz/assignments/",
         {"users": ["ann", "bob"], "kind": "annotate", "overlap": 2},
@@ -171,7 +178,7 @@ def test_agreement_waits_until_every_assigned_annotator_has_worked_on_an_item(
     client.force_login(owner)
     assert "Not yet: 2 overlapped items wait" in client.get(PAGE).content.decode()
     # Ann anchors "one"; Bob finds nothing there and says so by submitting his part.
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=one, user=annotator, parse=reference, start=19, end=39
     )
     assert client_for(owner).get(DASHBOARD).json()["agreement"]["waiting"] == 2
@@ -246,8 +253,10 @@ def test_approved_items_count_as_reviewed_for_context_grids_quality_check(
     from evalsets.models import EvalItem
 
     for n in range(5):
-        item = services.item_create(evalset=evalset, user=annotator, item_id=f"r{n}", question="Q?")
-        services.anchor_create_typed(
+        item = anchoring_services.item_create(
+            evalset=evalset, user=annotator, item_id=f"r{n}", question="Q?"
+        )
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="Leave may be"
         )
     EvalItem.objects.filter(item_id__in=["r0", "r1"]).update(state="approved")
@@ -263,7 +272,7 @@ def two_parsers(filled, document, django_capture_on_commit_callbacks):
     """The handbook also read by a parser that lost the leave sentence."""
     text = document.parses.get(is_reference=True).text.replace("accrue 1.5 days", "get some")
     with django_capture_on_commit_callbacks(execute=True):
-        services.parse_version_add(
+        documents_services.parse_version_add(
             document=document, parser="lossy", parser_version="0.9", text=text
         )
     return filled
@@ -292,7 +301,9 @@ def test_the_parser_table_counts_confirmed_evidence_as_found(
     workflow.item_reopen(
         item=res.anchor.item, user=two_parsers.workspace.memberships.get(role=Role.OWNER).user
     )
-    services.resolution_confirm(anchor=res.anchor, parse=lossy, user=annotator, start=0, end=10)
+    anchoring_services.resolution_confirm(
+        anchor=res.anchor, parse=lossy, user=annotator, start=0, end=10
+    )
     row = next(
         r for r in client_for(viewer).get(DASHBOARD).json()["parsers"] if r["parser"] == "lossy"
     )

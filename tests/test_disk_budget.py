@@ -1,9 +1,9 @@
-"""What a disk cache deletes to fit its budget (evalsets.diskbudget): the page images and
+"""What a disk cache deletes to fit its budget (evalsets.pure.diskbudget): the page images and
 the stored renditions both go through it."""
 
 from __future__ import annotations
 
-from evalsets.diskbudget import evict_least_recent
+from evalsets.pure.diskbudget import evict_least_recent
 
 
 def _evict(stored, total, target, missing=()):

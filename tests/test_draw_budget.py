@@ -14,7 +14,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
-from evalsets import pdfdraw, pdfview, services
+from evalsets.documents import pdfview
+from evalsets.documents import services as documents_services
+from evalsets.pure import pdfdraw
 from tests.documents import make_pdf
 from tests.hostile_pdfs import nested_fills_pdf, page_pdf
 
@@ -100,7 +102,7 @@ def upload(workspace, annotator, django_capture_on_commit_callbacks):
 
     def run(data: bytes, name: str):
         with django_capture_on_commit_callbacks(execute=True):
-            document, _ = services.document_upload(
+            document, _ = documents_services.document_upload(
                 workspace=workspace, user=annotator, upload=SimpleUploadedFile(name, data)
             )
         return document

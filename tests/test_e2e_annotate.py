@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import Document, GoldAnchor
 from tests import services as svc
 from tests.browser import log_in, shot
@@ -57,7 +58,7 @@ def select(page, first: tuple[int, str], last: tuple[int, str]) -> None:
 def test_an_annotator_uploads_reads_highlights_a_new_question_and_submits_it(
     page, live_server, workspace, owner, background, tmp_path
 ):
-    services.evalset_create(workspace=workspace, user=owner, slug="travel", name="Travel")
+    anchoring_services.evalset_create(workspace=workspace, user=owner, slug="travel", name="Travel")
     log_in(page, live_server, "ann", PASSWORD)
     page.get_by_role("link", name="Acme", exact=True).click()
 
@@ -128,7 +129,7 @@ def test_the_item_editor_shows_the_apis_message_beside_the_field_and_a_conflict(
         "eval item 'q1' has an empty question"
     )
 
-    services.item_update(item=item, user=item.author, row_version=1, answer="1.5 days")
+    anchoring_services.item_update(item=item, user=item.author, row_version=1, answer="1.5 days")
     question.fill("How many days of leave accrue each month?")
     page.get_by_role("button", name="Save", exact=True).click()
     # Saved elsewhere meanwhile (by ann herself, outside this tab): the conflict view, with
@@ -159,7 +160,9 @@ def _big_document(workspace, pages: int = 1000) -> tuple[Document, str, list[int
         starts.append(offset)
         offset += len(chunk)
     text = "".join(chunks)
-    services.parse_version_add(document=document, parser="generated", text=text, page_starts=starts)
+    documents_services.parse_version_add(
+        document=document, parser="generated", text=text, page_starts=starts
+    )
     return document, text, starts
 
 
@@ -211,7 +214,7 @@ def test_a_selection_with_emoji_across_a_page_break_stores_the_exact_quote(
     document = Document.objects.create(
         workspace=item.evalset.workspace, source_id="emoji.txt", sha256="e" * 64, kind="text"
     )
-    parse = services.parse_version_add(
+    parse = documents_services.parse_version_add(
         document=document, parser="plain", text=EMOJI_TEXT, page_starts=[0, split]
     )
     log_in(page, live_server, "ann", PASSWORD)
@@ -318,7 +321,7 @@ def test_the_eval_set_page_filters_in_place_and_creates_an_item(page, live_serve
 def test_marking_an_item_unanswerable_removes_its_evidence_after_asking(
     page, live_server, item, reference
 ):
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=item.author, parse=reference, start=19, end=64
     )
     log_in(page, live_server, "ann", PASSWORD)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import AnchorResolution, ResolutionStatus
 from tests import services as svc
 from tests.browser import log_in
@@ -46,10 +47,10 @@ SELECT = """
 
 @pytest.fixture
 def offered(item, annotator, document, background):
-    damaged = services.parse_version_add(
+    damaged = documents_services.parse_version_add(
         document=document, parser="broken-fonts", parser_version="1", text=DAMAGED
     )
-    anchor = services.anchor_create_typed(
+    anchor = anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote=PASSAGE
     )
     svc.wait_for(

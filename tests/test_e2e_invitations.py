@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from evalsets import services
 from evalsets.models import Membership
+from evalsets.workspaces import services as workspaces_services
 from tests.browser import log_in
 from tests.conftest import PASSWORD
 
@@ -17,7 +17,9 @@ def test_an_invitee_accepts_on_the_home_page_and_the_workspace_appears(
     page, live_server, workspace, owner, make_user
 ):
     newbie = make_user("newbie")
-    services.member_invite(workspace=workspace, username="newbie", role="reviewer", by=owner)
+    workspaces_services.member_invite(
+        workspace=workspace, username="newbie", role="reviewer", by=owner
+    )
 
     log_in(page, live_server, "newbie", PASSWORD)
     invitations = page.get_by_role("region", name="Invitations")
@@ -32,7 +34,9 @@ def test_an_invitee_accepts_on_the_home_page_and_the_workspace_appears(
 
 def test_an_invitee_declines_and_stays_out(page, live_server, workspace, owner, make_user):
     newbie = make_user("newbie")
-    services.member_invite(workspace=workspace, username="newbie", role="viewer", by=owner)
+    workspaces_services.member_invite(
+        workspace=workspace, username="newbie", role="viewer", by=owner
+    )
 
     log_in(page, live_server, "newbie", PASSWORD)
     page.get_by_role("region", name="Invitations").get_by_role("button", name="Decline").click()
@@ -48,7 +52,9 @@ def test_an_answer_clicked_before_the_page_script_runs_is_not_lost(
     # on a slow connection the buttons are drawn before home.js arrives: a click then must
     # wait for the script, not go nowhere
     newbie = make_user("newbie")
-    services.member_invite(workspace=workspace, username="newbie", role="viewer", by=owner)
+    workspaces_services.member_invite(
+        workspace=workspace, username="newbie", role="viewer", by=owner
+    )
     held: list = []
     page.route("**/js/home.js", lambda route: held.append(route))
 

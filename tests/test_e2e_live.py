@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import Document, EvalItem
 from tests.browser import log_in, shot
 from tests.conftest import PASSWORD
@@ -113,7 +114,9 @@ def test_the_conflict_view_keeps_my_field_by_field_choices(page, second, live_se
 def test_a_stale_save_opens_the_conflict_view_instead_of_losing_my_edit(page, live_server, item):
     open_item(page, live_server, "ann")
     page.get_by_label("Question", exact=True).fill("My unsaved question?")
-    services.item_update(item=item, user=item.evalset.created_by, row_version=1, answer="theirs")
+    anchoring_services.item_update(
+        item=item, user=item.evalset.created_by, row_version=1, answer="theirs"
+    )
     page.get_by_role("button", name="Save", exact=True).click()
     conflict = page.get_by_role("alert").filter(has_text="while you were editing")
     expect(conflict).to_contain_text("olive saved this item")
@@ -129,7 +132,7 @@ def test_evidence_someone_adds_appears_on_the_document_i_read(page, live_server,
     page.goto(f"{live_server.url}/w/acme/documents/handbook.txt?set=quiz")
     expect(page.locator('[data-page-text="1"]')).to_contain_text("Employee Handbook")
     expect(page.locator("mark.hl")).to_have_count(0)
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=item.author, parse=reference, start=0, end=8
     )
     expect(page.locator("[data-live]")).to_contain_text(
@@ -146,7 +149,9 @@ def _paged_document(workspace, pages: int = 12) -> Document:
     document = Document.objects.create(
         workspace=workspace, source_id="paged.txt", sha256="p" * 64, kind="text"
     )
-    services.parse_version_add(document=document, parser="plain", text=text, page_starts=starts)
+    documents_services.parse_version_add(
+        document=document, parser="plain", text=text, page_starts=starts
+    )
     return document
 
 

@@ -12,7 +12,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import (
     Document,
     EvalItem,
@@ -33,7 +33,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def approved(item, annotator, reviewer, reference):
     start = HANDBOOK.index("Remote work")
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=reference, start=start, end=start + 11
     )
     item.refresh_from_db()
@@ -112,7 +112,9 @@ def test_an_owner_assigns_items_with_overlap_and_sees_each_persons_queue(
 ):
     second = make_user("bea")
     Membership.objects.create(workspace=workspace, user=second, role="annotator")
-    services.item_create(evalset=item.evalset, user=owner, item_id="q2", question="Remote?")
+    anchoring_services.item_create(
+        evalset=item.evalset, user=owner, item_id="q2", question="Remote?"
+    )
 
     log_in(page, live_server, "olive", PASSWORD)
     page.goto(f"{live_server.url}/w/acme/sets/quiz/dashboard/")

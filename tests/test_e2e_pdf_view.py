@@ -13,7 +13,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from fpdf import FPDF
 from playwright.sync_api import expect
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import AnchorResolution, GoldAnchor
 from tests import services as svc
 from tests.browser import log_in, shot
@@ -87,7 +88,7 @@ GLYPHS = """
 
 def upload(workspace, user, data: bytes, name: str):
     """Upload a PDF and wait for its three parses (a real worker in CI, in-process here)."""
-    document, _ = services.document_upload(
+    document, _ = documents_services.document_upload(
         workspace=workspace, user=user, upload=SimpleUploadedFile(name, data)
     )
     svc.wait_for_parses(name, 3)
@@ -156,7 +157,7 @@ def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse
     reference = document.parses.get(is_reference=True)
     quote = "Receipts are kept for seven years"
     start = reference.text.index(quote)
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
     )
     log_in(page, live_server, "ann", PASSWORD)

@@ -8,7 +8,7 @@ import pytest
 from contextgrid.evalset.io import read_jsonl
 from playwright.sync_api import expect
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import EvalItem, ReleaseFile
 from tests.browser import log_in
 from tests.conftest import PASSWORD
@@ -23,10 +23,10 @@ def approved(evalset, document, annotator):
         ("q2", "How long may staff work remotely?", "limited to 30 days a year"),
         ("q3", "Still a draft?", "Employee Handbook"),
     ):
-        item = services.item_create(
+        item = anchoring_services.item_create(
             evalset=evalset, user=annotator, item_id=item_id, question=question
         )
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote=quote
         )
     EvalItem.objects.filter(item_id__in=["q1", "q2"]).update(state="approved")

@@ -12,9 +12,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 
-from evalsets import renditions, services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import renditions
+from evalsets.documents import services as documents_services
 from evalsets.models import GoldAnchor, ParseStatus
-from evalsets.resolver import resolve
+from evalsets.pure.resolver import resolve
 from tests import services as svc
 from tests.browser import log_in, shot
 from tests.conftest import PASSWORD
@@ -104,14 +106,16 @@ FRAME_MARKS = """() => Array.from(document.querySelector("[data-rendered-frame]"
 @pytest.fixture
 def docs(workspace, annotator, owner, background, django_capture_on_commit_callbacks):
     """Upload documents (parsed at once) into workspace acme, with eval set quiz and item q1."""
-    evalset = services.evalset_create(workspace=workspace, user=owner, slug="quiz", name="Quiz")
-    item = services.item_create(
+    evalset = anchoring_services.evalset_create(
+        workspace=workspace, user=owner, slug="quiz", name="Quiz"
+    )
+    item = anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id="q1", question="What does the policy say?"
     )
 
     def upload(name: str, data: bytes):
         with django_capture_on_commit_callbacks(execute=True):
-            document, _ = services.document_upload(
+            document, _ = documents_services.document_upload(
                 workspace=workspace, user=annotator, upload=SimpleUploadedFile(name, data)
             )
         if background == "worker":  # a real worker: wait for its parses and stored view
@@ -221,7 +225,7 @@ def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse
     reference = document.parses.get(is_reference=True)
     quote = "Remote work is limited to thirty days a year"
     start = reference.text.index(quote)
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=docs.item, user=annotator, parse=reference, start=start, end=start + len(quote)
     )
     log_in(page, live_server, "ann", PASSWORD)
@@ -351,7 +355,7 @@ def test_a_new_highlight_on_a_form_feed_page_redraws_that_page_only(
     assert page.locator(".page.loaded").count() >= 2  # page 900 and its neighbours are drawn
     quote = "budget line 900 is settled"
     start = reference.text.index(quote)
-    anchor = services.anchor_create_from_highlight(
+    anchor = anchoring_services.anchor_create_from_highlight(
         item=docs.item, user=annotator, parse=reference, start=start, end=start + len(quote)
     )
     assert anchor.page_hint == 900

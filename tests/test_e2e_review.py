@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import Comment, EvalItem
 from evalsets.review import workflow
 from tests.browser import log_in
@@ -21,10 +21,10 @@ def queue(evalset, annotator, reference, background):
         ["How much leave do employees accrue per month?", "How many remote days are allowed?"],
         start=1,
     ):
-        item = services.item_create(
+        item = anchoring_services.item_create(
             evalset=evalset, user=annotator, item_id=f"q{n}", question=question
         )
-        services.anchor_create_from_highlight(
+        anchoring_services.anchor_create_from_highlight(
             item=item, user=annotator, parse=reference, start=19, end=64
         )
         workflow.item_submit(item=item, user=annotator)
@@ -69,7 +69,9 @@ def test_a_reviewer_decides_two_items_from_the_keyboard(page, live_server, queue
 def test_a_reviewer_cannot_approve_an_item_they_wrote_and_the_page_says_why(
     page, live_server, queue, reviewer
 ):
-    mine = services.item_create(evalset=queue, user=reviewer, item_id="q3", question="Mine?")
+    mine = anchoring_services.item_create(
+        evalset=queue, user=reviewer, item_id="q3", question="Mine?"
+    )
     workflow.item_submit(item=mine, user=reviewer)
     log_in(page, live_server, "rita", PASSWORD)
     page.goto(f"{live_server.url}/w/acme/sets/quiz/review/")

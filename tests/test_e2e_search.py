@@ -6,7 +6,9 @@ import pytest
 from django.core.files.base import ContentFile
 from playwright.sync_api import expect
 
-from evalsets import resolution, services
+from evalsets.anchoring import resolution
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import Document
 from tests.browser import log_in, shot
 from tests.conftest import HANDBOOK, PASSWORD
@@ -35,7 +37,7 @@ def _big_document(workspace) -> tuple[Document, str]:
     doc.file.save("report.txt", ContentFile(text.encode()), save=False)
     doc.kind = "text"
     doc.save()
-    services.parse_version_add(
+    documents_services.parse_version_add(
         document=doc, parser="plaintext", parser_version="1", text=text, page_starts=starts
     )
     return doc, text
@@ -148,12 +150,12 @@ THEIRS = (
 def test_the_comparison_panel_shows_each_parses_text_with_differences_marked(
     page, live_server, document, reference, item, annotator, background
 ):
-    their_parse = services.parse_version_add(
+    their_parse = documents_services.parse_version_add(
         document=document, parser="their-pipeline", parser_version="2.1", text=THEIRS
     )
     quote = "Employees accrue 1.5 days of leave per month."
     start = HANDBOOK.index(quote)
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
     )
     resolution.resolve_parse(reference)  # idempotent: whether or not a worker did it already
@@ -210,7 +212,7 @@ def test_ligatures_hyphenation_lost_spaces_and_missing_text_are_each_marked(
     doc.file.save("summary.pdf", ContentFile(text.encode()), save=False)
     doc.kind = "pdf"
     doc.save()
-    reference = services.parse_version_add(
+    reference = documents_services.parse_version_add(
         document=doc, parser="pdfminer.six", parser_version="20240706", text=text
     )
     pdf_like = (
@@ -221,13 +223,15 @@ def test_ligatures_hyphenation_lost_spaces_and_missing_text_are_each_marked(
     lossy = text.replace("rose in every region this year", "rose this year")
     parses = [
         reference,
-        services.parse_version_add(
+        documents_services.parse_version_add(
             document=doc, parser="pypdf", parser_version="5.1", text=pdf_like
         ),
-        services.parse_version_add(document=doc, parser="ocr", parser_version="1", text=lossy),
+        documents_services.parse_version_add(
+            document=doc, parser="ocr", parser_version="1", text=lossy
+        ),
     ]
     start = text.index(QUOTE)
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=reference, start=start, end=start + len(QUOTE)
     )
     for parse in parses:
@@ -253,7 +257,7 @@ def test_ligatures_hyphenation_lost_spaces_and_missing_text_are_each_marked(
 def test_the_item_list_searches_questions_and_answers_as_you_type_and_keeps_it_in_the_url(
     page, live_server, evalset, item, annotator
 ):
-    services.item_create(
+    anchoring_services.item_create(
         evalset=evalset,
         user=annotator,
         item_id="q2",

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from evalsets import textsearch
 from evalsets.models import ParseVersion
+from evalsets.pure import textsearch
 from tests.browser import log_in
 from tests.conftest import PASSWORD
 from tests.test_e2e_search import _big_document

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from tests.browser import log_in
 from tests.conftest import PASSWORD
 from tests.test_e2e_annotate import select
@@ -38,7 +38,7 @@ def test_a_repeated_question_is_named_and_the_length_counted_while_typing(page, 
 def test_evidence_for_an_unanswerable_item_is_warned_about_on_the_item_page(
     page, live_server, item, reference
 ):
-    services.item_update(item=item, user=item.author, row_version=1, qtype="unanswerable")
+    anchoring_services.item_update(item=item, user=item.author, row_version=1, qtype="unanswerable")
     log_in(page, live_server, "ann", PASSWORD)
     page.goto(f"{live_server.url}/w/acme/sets/quiz/items/q1/")
     page.get_by_role("button", name="Open document").click()
@@ -51,7 +51,7 @@ def test_evidence_for_an_unanswerable_item_is_warned_about_on_the_item_page(
 def test_the_popover_warns_before_evidence_goes_to_an_unanswerable_item(
     page, live_server, item, reference
 ):
-    services.item_update(item=item, user=item.author, row_version=1, qtype="unanswerable")
+    anchoring_services.item_update(item=item, user=item.author, row_version=1, qtype="unanswerable")
     log_in(page, live_server, "ann", PASSWORD)
     page.goto(f"{live_server.url}/w/acme/documents/handbook.txt?set=quiz")
     expect(page.locator('[data-page-text="1"]')).to_contain_text("Employee Handbook")

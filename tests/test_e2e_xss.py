@@ -20,10 +20,13 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from playwright.sync_api import expect
 
-from evalsets import releases, services
-from evalsets.formats import get_format
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import EvalItem, ItemState
+from evalsets.pure.formats import get_format
+from evalsets.releases import services as releases_services
 from evalsets.review import comments, workflow
+from evalsets.workspaces import services as workspaces_services
 from labelling.celery import app as celery_app
 from tests.browser import log_in
 from tests.conftest import HANDBOOK, PASSWORD
@@ -58,33 +61,35 @@ MARKDOWN_DOC = f"# Leave\n\n{SCRIPT}\n\n[click]({JS_URL}) and {IMG}\n".encode()
 
 def _build(*, owner, annotator, reviewer, workspace, capture) -> list[str]:
     """Payloads everywhere; returns the pages to visit."""
-    services.workspace_update(workspace=workspace, name=f"Acme {SCRIPT}")
-    evalset = services.evalset_create(workspace=workspace, user=owner, slug="quiz", name=IMG)
+    workspaces_services.workspace_update(workspace=workspace, name=f"Acme {SCRIPT}")
+    evalset = anchoring_services.evalset_create(
+        workspace=workspace, user=owner, slug="quiz", name=IMG
+    )
     text = f"{HANDBOOK}\nPayload: {ALL}\n"
     with capture(execute=True):
-        document, _ = services.document_upload(
+        document, _ = documents_services.document_upload(
             workspace=workspace,
             user=annotator,
             upload=SimpleUploadedFile("handbook.txt", text.encode()),
             source_id=DOC_ID,
         )
-        services.parse_version_add(
+        documents_services.parse_version_add(
             document=document, parser=f"pipe{SVG}", parser_version=IMG, text=text
         )
-        services.document_upload(
+        documents_services.document_upload(
             workspace=workspace,
             user=annotator,
             upload=SimpleUploadedFile("page.html", HTML_DOC),
             source_id=HTML_ID,
         )
-        services.document_upload(
+        documents_services.document_upload(
             workspace=workspace,
             user=annotator,
             upload=SimpleUploadedFile("notes.md", MARKDOWN_DOC),
             source_id=MD_ID,
         )
     with capture(execute=True):
-        first = services.item_create(
+        first = anchoring_services.item_create(
             evalset=evalset,
             user=annotator,
             item_id="q1",
@@ -93,21 +98,21 @@ def _build(*, owner, annotator, reviewer, workspace, capture) -> list[str]:
             answer=f"{IMG} {JS_URL}",
             meta={"note": ALL},
         )
-        anchor = services.anchor_create_typed(
+        anchor = anchoring_services.anchor_create_typed(
             item=first, user=annotator, source_id=DOC_ID, quote=f"Payload: {SCRIPT}"
         )
         comments.comment_add(item=first, user=annotator, body=f"{SVG} {ALERT} {JS_URL}")
         comments.comment_add(item=first, user=annotator, body=ALL, anchor=anchor)
-        second = services.item_create(
+        second = anchoring_services.item_create(
             evalset=evalset, user=annotator, item_id=ITEM_ID, question=ALL, qtype=ALERT
         )
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=second, user=annotator, source_id=DOC_ID, quote="1.5 days of leave per month"
         )
     workflow.item_submit(item=first, user=annotator, comment=f"Please look {IMG}")
     EvalItem.objects.filter(pk=second.pk).update(state=ItemState.APPROVED)
     with capture(execute=True):
-        releases.release_create(evalset=evalset, user=owner, formats=["contextgrid-jsonl"])
+        releases_services.release_create(evalset=evalset, user=owner, formats=["contextgrid-jsonl"])
     base = "/w/acme"
     item_url = "/w/acme/sets/quiz/items/"
     return [

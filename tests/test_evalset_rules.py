@@ -6,9 +6,11 @@ import contextgrid as cg
 import pytest
 from django.db import IntegrityError, transaction
 
-from evalsets import bridge, services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import AnchorResolution, GoldAnchor
+from evalsets.releases import bridge
 
 pytestmark = pytest.mark.django_db
 
@@ -21,14 +23,16 @@ def _cg_message(build) -> str:
 
 def test_a_blank_question_is_refused_with_context_grids_message(evalset, annotator):
     with pytest.raises(InvalidInput) as caught:
-        services.item_create(evalset=evalset, user=annotator, item_id="q7", question="   ")
+        anchoring_services.item_create(
+            evalset=evalset, user=annotator, item_id="q7", question="   "
+        )
     assert caught.value.message == "eval item 'q7' has an empty question"
     assert caught.value.message == _cg_message(lambda: cg.EvalItem(id="q7", question="   "))
 
 
 def test_a_blank_quote_is_refused_with_context_grids_message(item, annotator, document):
     with pytest.raises(InvalidInput) as caught:
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote=" \n"
         )
     assert caught.value.message == "a gold anchor must quote some text"
@@ -37,7 +41,7 @@ def test_a_blank_quote_is_refused_with_context_grids_message(item, annotator, do
 
 def test_a_negative_grade_is_refused(item, annotator, document):
     with pytest.raises(InvalidInput) as caught:
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="leave", grade=-1
         )
     assert caught.value.message == _cg_message(
@@ -47,14 +51,14 @@ def test_a_negative_grade_is_refused(item, annotator, document):
 
 def test_a_grade_above_two_is_refused_with_the_scale_explained(item, annotator, document):
     with pytest.raises(InvalidInput, match=r"0, 1 or 2 .* got 3"):
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="leave", grade=3
         )
 
 
 def test_a_negative_occurrence_is_refused(item, annotator, document):
     with pytest.raises(InvalidInput) as caught:
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="leave", occurrence=-1
         )
     assert caught.value.message == _cg_message(
@@ -64,7 +68,9 @@ def test_a_negative_occurrence_is_refused(item, annotator, document):
 
 def test_a_duplicate_item_id_is_refused_with_context_grids_message(item, evalset, annotator):
     with pytest.raises(Conflict) as caught:
-        services.item_create(evalset=evalset, user=annotator, item_id="q1", question="Again?")
+        anchoring_services.item_create(
+            evalset=evalset, user=annotator, item_id="q1", question="Again?"
+        )
     a = cg.EvalItem(id="q1", question="Q1?")
     b = cg.EvalItem(id="q1", question="Q2?")
     assert caught.value.message == "duplicate eval item id 'q1' in eval set 'quiz'"
@@ -72,7 +78,7 @@ def test_a_duplicate_item_id_is_refused_with_context_grids_message(item, evalset
 
 
 def test_qtype_is_any_string_and_question_type_all_is_only_a_suggestion(evalset, annotator):
-    item = services.item_create(
+    item = anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id="q9", question="Why?", qtype="my-own-type"
     )
     assert item.qtype == "my-own-type"
@@ -97,7 +103,7 @@ def test_an_item_without_anchors_is_not_answerable_and_not_portable(item):
 
 
 def test_a_grade_zero_anchor_still_counts_as_answerable(item, annotator, document):
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote="Leave may be", grade=0
     )
     converted = bridge.item_to_cg(item)
@@ -110,7 +116,7 @@ def test_an_item_is_resolved_when_gold_spans_come_from_a_chosen_parse(
 ):
     with django_capture_on_commit_callbacks(execute=True):
         start = reference.text.index("Remote work")
-        services.anchor_create_from_highlight(
+        anchoring_services.anchor_create_from_highlight(
             item=item, user=annotator, parse=reference, start=start, end=start + 20
         )
     converted = bridge.item_to_cg(item, gold_parses={reference.document_id: reference})
@@ -128,7 +134,7 @@ def test_a_set_is_portable_iff_every_answerable_item_has_anchors(evalset, item, 
 def test_an_item_and_set_round_trip_through_real_context_grid_objects(
     evalset, item, annotator, document
 ):
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=item,
         user=annotator,
         source_id="handbook.txt",
@@ -138,7 +144,7 @@ def test_an_item_and_set_round_trip_through_real_context_grid_objects(
         occurrence=1,
     )
     item.refresh_from_db()
-    services.item_update(
+    anchoring_services.item_update(
         item=item, user=annotator, row_version=item.row_version, answer="1.5", meta={"k": [1]}
     )
     original = bridge.evalset_to_cg(evalset)
@@ -181,7 +187,7 @@ def test_the_database_refuses_a_resolution_that_ends_before_it_starts(item, docu
 
 
 def test_the_database_keeps_one_reference_parse_per_document(document, reference):
-    other = services.parse_version_add(
+    other = documents_services.parse_version_add(
         document=document, parser="mine", text="Employee Handbook", make_reference=False
     )
     assert not other.is_reference

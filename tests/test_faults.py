@@ -11,8 +11,9 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets import releases, services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import AnchorResolution, EvalItem, GoldAnchor, ParseVersion, Release
+from evalsets.releases import services as releases_services
 from tests import services as svc
 from tests.documents import make_pdf
 
@@ -101,11 +102,11 @@ def test_a_worker_killed_mid_parse_and_restarted_at_once_completes_the_parse_on_
 def test_a_worker_killed_mid_resolution_leaves_exactly_one_row_per_anchor_and_parse(
     worker, workspace, annotator, document
 ):
-    evalset = services.evalset_create(workspace=workspace, user=annotator, slug="many")
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=annotator, slug="many")
     sentences = [f"Clause {n} says the limit is {n * 7} days for case {n}." for n in range(2000)]
     text = " ".join(sentences)
     for i in range(5):
-        item = services.item_create(
+        item = anchoring_services.item_create(
             evalset=evalset, user=annotator, item_id=f"q{i}", question=f"Clauses {i}?"
         )
         # One damaged character per quote sends each through the slower fuzzy tier, so the
@@ -178,8 +179,8 @@ def test_a_worker_killed_mid_release_build_leaves_a_release_that_is_resumed_and_
     worker, workspace, owner, evalset, reference
 ):
     _approved_items(evalset, reference.document, 6000)
-    formats = releases.exportable_formats()
-    release = releases.release_create(evalset=evalset, user=owner, formats=formats)
+    formats = releases_services.exportable_formats()
+    release = releases_services.release_create(evalset=evalset, user=owner, formats=formats)
     svc.wait_for(
         lambda: Release.objects.filter(
             pk=release.pk, status="building", progress_done__gt=0

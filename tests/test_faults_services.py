@@ -28,7 +28,8 @@ from django.db import connection
 from kombu import Connection, Queue
 from rest_framework.authtoken.models import Token
 
-from evalsets import queue, services
+from evalsets import queue
+from evalsets.anchoring import services as anchoring_services
 from evalsets.management.commands import rundev
 from evalsets.models import AnchorResolution, Document, EvalItem, GoldAnchor, ParseVersion
 from tests import services as svc
@@ -424,8 +425,10 @@ def test_a_worker_whose_database_connection_drops_mid_resolution_still_resolves_
 ):
     name = "groundwork-faults-worker"
     sentences = [f"Clause {n} says the limit is {n * 7} days for case {n}." for n in range(2000)]
-    evalset = services.evalset_create(workspace=workspace, user=annotator, slug="many")
-    item = services.item_create(evalset=evalset, user=annotator, item_id="q", question="Why?")
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=annotator, slug="many")
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q", question="Why?"
+    )
     # Damaged quotes go through the slower fuzzy tier, so the drop lands mid-task.
     GoldAnchor.objects.bulk_create(
         GoldAnchor(
@@ -446,10 +449,12 @@ def test_a_worker_whose_database_connection_drops_mid_resolution_still_resolves_
 def test_the_pending_summary_counts_only_the_callers_workspace(
     outsider, workspace, reference, item, annotator, client_for
 ):
-    other = services.evalset_create(
+    other = anchoring_services.evalset_create(
         workspace=outsider.memberships.get().workspace, user=outsider, slug="theirs"
     )
-    theirs = services.item_create(evalset=other, user=outsider, item_id="x", question="Theirs?")
+    theirs = anchoring_services.item_create(
+        evalset=other, user=outsider, item_id="x", question="Theirs?"
+    )
     GoldAnchor.objects.create(item=theirs, source_id="missing.pdf", quote="not uploaded yet")
 
     assert client_for(annotator).get(PENDING).json()["anchors_waiting_for_their_file"] == 0
@@ -476,8 +481,10 @@ def test_a_burst_whose_worker_loses_its_database_mid_task_is_finished_by_the_ret
     ParseVersion.objects.create(
         document=document, parser="big", text=text, text_length=len(text), status="ready"
     )
-    evalset = services.evalset_create(workspace=workspace, user=annotator, slug="many")
-    item = services.item_create(evalset=evalset, user=annotator, item_id="q", question="Why?")
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=annotator, slug="many")
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q", question="Why?"
+    )
     GoldAnchor.objects.bulk_create(  # damaged quotes: the slower fuzzy tier, a longer task
         GoldAnchor(
             item=item,
@@ -492,7 +499,7 @@ def test_a_burst_whose_worker_loses_its_database_mid_task_is_finished_by_the_ret
         GROUNDWORK_LEASE_S="3600",
         GROUNDWORK_SWEEP_STALE_S="7200",
     )
-    services.anchor_create_typed(  # one anchor through the service queues the burst's task
+    anchoring_services.anchor_create_typed(  # one anchor through the service queues the burst's task
         item=item, user=annotator, source_id="handbook.txt", quote=sentences[1]
     )
     total = GoldAnchor.objects.count()

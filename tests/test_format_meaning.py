@@ -30,15 +30,17 @@ from django.core.files.base import ContentFile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalsets import releases, services
-from evalsets.formats import get_format
-from evalsets.formats.landing import anchor_for_reader, reader_lands, unpaged_occurrence
-from evalsets.formats.locating import all_occurrences, unique_passage
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import Document as DocumentRow
 from evalsets.models import EvalItem as ItemRow
 from evalsets.models import Release
-from evalsets.parsers import PARSERS
-from evalsets.resolver import occurrence_at
+from evalsets.pure.formats import get_format
+from evalsets.pure.formats.landing import anchor_for_reader, reader_lands, unpaged_occurrence
+from evalsets.pure.formats.locating import all_occurrences, unique_passage
+from evalsets.pure.parsers import PARSERS
+from evalsets.pure.resolver import occurrence_at
+from evalsets.releases import services as releases_services
 from tests.documents import make_pdf
 
 RESOLVER = AnchorResolver()
@@ -98,7 +100,7 @@ def paged_txt(workspace):
     document.file.save("terms.txt", ContentFile(data), save=False)
     document.save()
     parsed = PARSERS["plaintext"].parse(data)
-    return services.parse_version_add(
+    return documents_services.parse_version_add(
         document=document,
         parser="plaintext",
         parser_version=parsed.parser_version,
@@ -111,7 +113,7 @@ def paged_txt(workspace):
 def _release(evalset, owner, capture, formats, **options):
     ItemRow.objects.filter(evalset=evalset).update(state="approved")
     with capture(execute=True):
-        releases.release_create(evalset=evalset, user=owner, formats=formats, **options)
+        releases_services.release_create(evalset=evalset, user=owner, formats=formats, **options)
     return Release.objects.get(evalset=evalset)
 
 
@@ -127,9 +129,11 @@ def _file(release, slug, tmp_path):
 def test_a_quote_highlighted_on_page_three_of_a_text_file_is_where_context_grid_lands(
     paged_txt, evalset, annotator, owner, django_capture_on_commit_callbacks, tmp_path
 ):
-    item = services.item_create(evalset=evalset, user=annotator, item_id="q1", question="When?")
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q1", question="When?"
+    )
     page_three = paged_txt.text.rindex(QUOTE)
-    anchor = services.anchor_create_from_highlight(
+    anchor = anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=paged_txt, start=page_three, end=page_three + len(QUOTE)
     )
     assert (anchor.page_hint, anchor.occurrence) == (3, 0)  # how the app stores it
@@ -151,16 +155,18 @@ def test_a_quote_highlighted_on_page_three_of_a_text_file_is_where_context_grid_
 def test_a_highlight_the_chosen_parse_lacks_is_counted_where_it_was_made(
     paged_txt, evalset, annotator, owner, django_capture_on_commit_callbacks, tmp_path
 ):
-    services.parse_version_add(
+    documents_services.parse_version_add(
         document=paged_txt.document,
         parser="theirs",
         parser_version="1",
         text="Terms only.",
         page_starts=[0],
     )
-    item = services.item_create(evalset=evalset, user=annotator, item_id="q1", question="When?")
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q1", question="When?"
+    )
     page_three = paged_txt.text.rindex(QUOTE)
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=paged_txt, start=page_three, end=page_three + len(QUOTE)
     )
 
@@ -184,8 +190,10 @@ def test_a_highlight_the_chosen_parse_lacks_is_counted_where_it_was_made(
 def test_a_typed_anchor_no_parse_places_keeps_its_page_and_count(
     paged_txt, evalset, annotator, owner, django_capture_on_commit_callbacks, tmp_path
 ):
-    item = services.item_create(evalset=evalset, user=annotator, item_id="q1", question="Fees?")
-    services.anchor_create_typed(
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q1", question="Fees?"
+    )
+    anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="terms.txt", quote="No such words", page_hint=2
     )
 
@@ -208,7 +216,7 @@ def test_a_pdf_quote_also_on_an_earlier_page_keeps_its_page_and_the_notes_name_i
     document.file.save("leave.pdf", ContentFile(data), save=False)
     document.save()
     parsed = PARSERS["pdfium"].parse(data)
-    parse = services.parse_version_add(
+    parse = documents_services.parse_version_add(
         document=document,
         parser="pdfium",
         parser_version=parsed.parser_version,
@@ -216,10 +224,12 @@ def test_a_pdf_quote_also_on_an_earlier_page_keeps_its_page_and_the_notes_name_i
         page_starts=parsed.page_starts,
         origin="parsed",
     )
-    item = services.item_create(evalset=evalset, user=annotator, item_id="p1", question="Leave?")
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="p1", question="Leave?"
+    )
     quote = "Leave is accrued monthly."
     second = parse.text.rindex(quote)
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=parse, start=second, end=second + len(quote)
     )
 

@@ -14,10 +14,10 @@ import pytest
 from contextgrid.core.errors import EvalSetError
 from contextgrid.core.evalset import GoldAnchor
 
-from evalsets.formats import get_format
-from evalsets.formats.deepset import filters_pairs, question_id
-from evalsets.formats.locating import anchor_from_context, check_span_text
-from evalsets.formats.reading import whole_number
+from evalsets.pure.formats import get_format
+from evalsets.pure.formats.deepset import filters_pairs, question_id
+from evalsets.pure.formats.locating import anchor_from_context, check_span_text
+from evalsets.pure.formats.reading import whole_number
 
 TEXT = "Intro.\nPay in 30 days.\n\nPay in 30 days. Late fees apply.\nÜber alles ✓\n"
 DOCUMENTS = {"terms.txt": TEXT}

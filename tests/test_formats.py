@@ -25,7 +25,7 @@ from contextgrid.core.span import Span
 from contextgrid.evalset.io import read_beir, read_csv, read_jsonl, write_csv, write_jsonl
 from contextgrid.evalset.quality import assess
 
-from evalsets.formats import (
+from evalsets.pure.formats import (
     FORMATS,
     EvalSetHeader,
     ExportRefused,

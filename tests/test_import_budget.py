@@ -17,11 +17,11 @@ import contextgrid as cg
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets import imports
-from evalsets.formats import BudgetExceeded, ImportResult, ReadBudget, get_format
-from evalsets.formats.reading import physical_lines
-from evalsets.formats.results import WARNING, Problem
 from evalsets.models import EvalItem, EvalSet, ImportRecord, ParseVersion
+from evalsets.pure.formats import BudgetExceeded, ImportResult, ReadBudget, get_format
+from evalsets.pure.formats.reading import physical_lines
+from evalsets.pure.formats.results import WARNING, Problem
+from evalsets.releases import imports
 
 WS = "/api/workspaces/acme"
 SET = f"{WS}/evalsets/quiz"

@@ -25,12 +25,8 @@ from contextgrid.score.anchor import AnchorResolver
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets import releases, services
-from evalsets.formats import deepset
-from evalsets.formats.legalbench import match_path, path_matches
-from evalsets.formats.locating import span_from_context, trimmed_span
-from evalsets.formats.reading import spreadsheet_marked
-from evalsets.formats.results import PendingLabel
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -41,6 +37,12 @@ from evalsets.models import (
     ParseVersion,
     ReleaseFile,
 )
+from evalsets.pure.formats import deepset
+from evalsets.pure.formats.legalbench import match_path, path_matches
+from evalsets.pure.formats.locating import span_from_context, trimmed_span
+from evalsets.pure.formats.reading import spreadsheet_marked
+from evalsets.pure.formats.results import PendingLabel
+from evalsets.releases import services as releases_services
 from evalsets.review import workflow
 
 WS = "/api/workspaces/acme"
@@ -68,7 +70,7 @@ def add_document(workspace, source_id: str, text: str, page_starts: list[int]) -
     doc.file.save(source_id, ContentFile(text.encode()), save=False)
     doc.size, doc.kind = len(text.encode()), "text"
     doc.save()
-    services.parse_version_add(
+    documents_services.parse_version_add(
         document=doc, parser="plaintext", parser_version="1", text=text, page_starts=page_starts
     )
     return doc
@@ -81,7 +83,7 @@ def supply(workspace):
 
 def highlight(item, user, document, start: int, end: int, grade: int = 2) -> GoldAnchor:
     parse = document.parses.get(is_reference=True)
-    return services.anchor_create_from_highlight(
+    return anchoring_services.anchor_create_from_highlight(
         item=item, user=user, parse=parse, start=start, end=end, grade=grade
     )
 
@@ -97,9 +99,11 @@ def source(workspace, owner, annotator, reviewer, supply):
     """`quiz`, all approved: s1 the third copy of CLAUSE (page 2) and the second of NOTICE
     (page 2, grade 1); s2 the second copy of CLAUSE (page 1), with filters; s3 a unique
     sentence; s4 no evidence; s5 the first copy of NOTICE (page 1)."""
-    evalset = services.evalset_create(workspace=workspace, user=owner, slug="quiz", name="Quiz")
+    evalset = anchoring_services.evalset_create(
+        workspace=workspace, user=owner, slug="quiz", name="Quiz"
+    )
     clause, notice = copies(SUPPLY, CLAUSE), copies(SUPPLY, NOTICE)
-    s1 = services.item_create(
+    s1 = anchoring_services.item_create(
         evalset=evalset,
         user=annotator,
         item_id="s1",
@@ -108,7 +112,7 @@ def source(workspace, owner, annotator, reviewer, supply):
     )
     highlight(s1, annotator, supply, clause[2], clause[2] + len(CLAUSE))
     highlight(s1, annotator, supply, notice[1], notice[1] + len(NOTICE), grade=1)
-    s2 = services.item_create(
+    s2 = anchoring_services.item_create(
         evalset=evalset,
         user=annotator,
         item_id="s2",
@@ -116,15 +120,15 @@ def source(workspace, owner, annotator, reviewer, supply):
         meta={"filters": {"lang": ["en"], "region": "eu"}},
     )
     highlight(s2, annotator, supply, clause[1], clause[1] + len(CLAUSE))
-    s3 = services.item_create(
+    s3 = anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id="s3", question="Who may end the agreement?"
     )
     end = SUPPLY.index("Either party")
     highlight(s3, annotator, supply, end, end + len("Either party may end the agreement."))
-    s4 = services.item_create(
+    s4 = anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id="s4", question="Is there a warranty?"
     )
-    s5 = services.item_create(
+    s5 = anchoring_services.item_create(
         evalset=evalset,
         user=annotator,
         item_id="s5",
@@ -149,7 +153,7 @@ EXPORTED = [
 
 def exported(evalset, owner, capture, fmt: str) -> tuple[bytes, str]:
     with capture(execute=True):
-        release = releases.release_create(evalset=evalset, user=owner, formats=[fmt])
+        release = releases_services.release_create(evalset=evalset, user=owner, formats=[fmt])
     stored = ReleaseFile.objects.get(release=release, format=fmt)
     with stored.file.open("rb") as handle:
         return handle.read(), stored.filename
@@ -353,7 +357,7 @@ def test_a_pending_deepset_label_attaches_as_the_highlight_of_its_copy(
     assert not GoldAnchor.objects.exists()
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.document_upload(
+        documents_services.document_upload(
             workspace=workspace,
             user=owner,
             upload=SimpleUploadedFile("supply.txt", SUPPLY.encode()),
@@ -386,7 +390,7 @@ def test_a_legalbench_span_waiting_under_its_corpus_path_attaches_to_the_file_of
     commit_new(data, "bench.json", "legalbench-rag")
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.document_upload(
+        documents_services.document_upload(
             workspace=workspace,
             user=owner,
             upload=SimpleUploadedFile("supply.txt", SUPPLY.encode()),
@@ -467,8 +471,8 @@ def test_the_same_deepset_file_imported_twice_adds_its_anchors_once(
 def test_a_legalbench_span_equal_to_a_stored_highlight_is_that_anchor(
     owner_client, workspace, owner, annotator, supply
 ):
-    evalset = services.evalset_create(workspace=workspace, user=owner, slug="lb")
-    item = services.item_create(
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=owner, slug="lb")
+    item = anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id="lb0", question="When is payment due?"
     )
     highlight(item, annotator, supply, CLAUSES[0], CLAUSES[0] + len(CLAUSE))
@@ -494,9 +498,9 @@ def test_a_legalbench_span_equal_to_a_stored_highlight_is_that_anchor(
 def test_a_legalbench_test_without_an_answer_keeps_the_item_s_answer(
     commit, workspace, owner, annotator, supply
 ):
-    evalset = services.evalset_create(workspace=workspace, user=owner, slug="lb")
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=owner, slug="lb")
     for item_id, answer in (("a", "30 days"), ("b", "in writing")):
-        services.item_create(
+        anchoring_services.item_create(
             evalset=evalset, user=annotator, item_id=item_id, question=f"{item_id}?", answer=answer
         )
     data = json.dumps(
@@ -611,7 +615,7 @@ def test_a_release_after_a_jsonl_import_keeps_the_file_s_reviewer_and_time(
     commit_new((json.dumps(header) + "\n" + json.dumps(line) + "\n").encode(), "x.jsonl", None)
 
     with django_capture_on_commit_callbacks(execute=True):
-        release = releases.release_create(
+        release = releases_services.release_create(
             evalset=EvalSet.objects.get(slug="fresh"), user=owner, formats=["contextgrid-jsonl"]
         )
 

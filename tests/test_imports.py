@@ -13,8 +13,8 @@ from contextgrid.core.evalset import GoldAnchor as CgAnchor
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, transaction
 
-from evalsets import imports, services
-from evalsets.formats import get_format
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import (
     AnchorResolution,
     Document,
@@ -25,6 +25,8 @@ from evalsets.models import (
     ParseVersion,
     PendingImportLabel,
 )
+from evalsets.pure.formats import get_format
+from evalsets.releases import imports
 
 pytestmark = pytest.mark.django_db
 
@@ -264,7 +266,7 @@ def test_a_file_with_errors_is_refused_whole_with_located_messages(commit, evals
 def test_the_commit_is_one_transaction_and_a_failure_midway_leaves_nothing(
     owner, evalset, document, monkeypatch
 ):
-    real = services.anchor_create_typed
+    real = anchoring_services.anchor_create_typed
     calls = []
 
     def fail_second(**kwargs):
@@ -273,7 +275,7 @@ def test_the_commit_is_one_transaction_and_a_failure_midway_leaves_nothing(
             raise RuntimeError("the database went away")
         return real(**kwargs)
 
-    monkeypatch.setattr(services, "anchor_create_typed", fail_second)
+    monkeypatch.setattr(anchoring_services, "anchor_create_typed", fail_second)
     before = _counts()
 
     with pytest.raises(RuntimeError):
@@ -297,7 +299,7 @@ def test_a_quote_on_a_missing_file_waits_and_attaches_when_it_is_uploaded(
     assert anchor.document is None
 
     with django_capture_on_commit_callbacks(execute=True):
-        document, _ = services.document_upload(
+        document, _ = documents_services.document_upload(
             workspace=workspace, user=owner, upload=_file(CONTRACT.encode(), "contract.txt")
         )
 
@@ -333,7 +335,7 @@ def test_legalbench_spans_on_a_missing_file_become_quotes_when_it_arrives(
     commit(f"{SET}/imports/", data, "bench.json", status=200)
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.document_upload(
+        documents_services.document_upload(
             workspace=workspace, user=owner, upload=_file(CONTRACT.encode(), "contract.txt")
         )
 
@@ -583,7 +585,7 @@ def _add_document(workspace, source_id: str, text: str, page_starts: list[int]):
     doc.file.save(source_id, ContentFile(text.encode()), save=False)
     doc.size, doc.kind = len(text.encode()), "text"
     doc.save()
-    services.parse_version_add(
+    documents_services.parse_version_add(
         document=doc, parser="plaintext", parser_version="1", text=text, page_starts=page_starts
     )
     return doc
@@ -598,7 +600,7 @@ def manual(workspace):
 def rich(evalset, manual, annotator):
     """m1: answer, qtype, meta, two anchors on page 2 (one the 2nd copy there, grade 1
     the other); m2: no answer, filters, the 3rd copy of a repeated quote; m3: no evidence."""
-    m1 = services.item_create(
+    m1 = anchoring_services.item_create(
         evalset=evalset,
         user=annotator,
         item_id="m1",
@@ -607,13 +609,13 @@ def rich(evalset, manual, annotator):
         answer="30 jours",
         meta={"tags": ["ü"], "lang": "fr"},
     )
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=m1, user=annotator, source_id="manual.txt", quote=DELAY, page_hint=2, occurrence=1
     )
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=m1, user=annotator, source_id="manual.txt", quote=WARRANTY, grade=1, page_hint=2
     )
-    m2 = services.item_create(
+    m2 = anchoring_services.item_create(
         evalset=evalset,
         user=annotator,
         item_id="m2",
@@ -621,10 +623,10 @@ def rich(evalset, manual, annotator):
         qtype="factoid",
         meta={"filters": {"lang": ["fr", "de"]}},
     )
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=m2, user=annotator, source_id="manual.txt", quote=DELAY, occurrence=2
     )
-    services.item_create(evalset=evalset, user=annotator, item_id="m3", question=Q_M3)
+    anchoring_services.item_create(evalset=evalset, user=annotator, item_id="m3", question=Q_M3)
     return evalset
 
 
@@ -1023,7 +1025,7 @@ def test_a_deepset_label_waiting_for_its_file_is_placed_through_its_context(
     assert not GoldAnchor.objects.exists()
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.document_upload(
+        documents_services.document_upload(
             workspace=workspace, user=owner, upload=_file(late.encode(), "late.txt")
         )
 
@@ -1121,7 +1123,7 @@ def test_a_legalbench_span_waiting_for_its_file_must_hold_its_answer_when_it_arr
     commit(f"{SET}/imports/", data, "lb.json", status=201)
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.document_upload(
+        documents_services.document_upload(
             workspace=workspace, user=owner, upload=_file(CONTRACT.encode(), "contract.txt")
         )
 
@@ -1202,7 +1204,7 @@ def test_the_import_page_shows_the_old_and_new_value_of_every_change(
     from tests.browser import log_in
     from tests.conftest import PASSWORD
 
-    services.item_create(
+    anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id="m2", question=Q_M2, qtype="factoid"
     )
     edited = CgItem(id="m2", question="Combien de jours exactement ?", qtype="numeric")

@@ -8,10 +8,11 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from evalsets import selectors, services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.errors import Conflict
 from evalsets.models import Membership, Notification
 from evalsets.review import assignments, comments, workflow
+from evalsets.review import selectors as review_selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -153,12 +154,14 @@ def test_the_header_count_costs_one_query(changes_requested, annotator):
 
 def test_the_inbox_list_costs_one_query_however_long(changes_requested, annotator, evalset, owner):
     for n in range(2, 12):
-        services.item_create(evalset=evalset, user=owner, item_id=f"q{n}", question=f"Q {n}?")
+        anchoring_services.item_create(
+            evalset=evalset, user=owner, item_id=f"q{n}", question=f"Q {n}?"
+        )
     assignments.assignments_create(
         evalset=evalset, by=owner, usernames=[annotator.username], kind="annotate"
     )
     with CaptureQueriesContext(connection) as queries:
-        notes = selectors.inbox(annotator)
+        notes = review_selectors.inbox(annotator)
         states = [n.item.state for n in notes if n.item]
     assert len(notes) == 12 and len(states) == 12
     assert len(queries.captured_queries) == 1
@@ -167,11 +170,13 @@ def test_the_inbox_list_costs_one_query_however_long(changes_requested, annotato
 def test_assigned_and_recent_items_on_the_home_page_do_not_repeat_each_other(
     evalset, owner, annotator
 ):
-    mine = services.item_create(evalset=evalset, user=annotator, item_id="q1", question="A?")
-    services.item_create(evalset=evalset, user=annotator, item_id="q2", question="B?")
+    mine = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q1", question="A?"
+    )
+    anchoring_services.item_create(evalset=evalset, user=annotator, item_id="q2", question="B?")
     assignments.assignments_create(
         evalset=evalset, by=owner, usernames=[annotator.username], kind="annotate", item_ids=["q1"]
     )
-    assigned, recent = selectors.items_for_person(annotator, [evalset.workspace])
+    assigned, recent = review_selectors.items_for_person(annotator, [evalset.workspace])
     assert [i.item_id for i in assigned] == [mine.item_id]
     assert [i.item_id for i in recent] == ["q2"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets import parsers, tasks
+from evalsets.documents import tasks as documents_tasks
 from evalsets.models import Document, ParseVersion
+from evalsets.pure import parsers
 from tests.documents import encrypt_pdf, make_docx, make_pdf, make_scan_pdf
 
 pytestmark = pytest.mark.django_db
@@ -128,7 +129,7 @@ def test_a_failed_parse_leaves_the_document_and_other_parses_untouched(
     )
     broken = ParseVersion.objects.get(document=document, parser="pdfminer")
     document.file.delete(save=False)  # storage lost the file
-    tasks.parse_version(broken.pk)
+    documents_tasks.parse_version(broken.pk)
     broken.refresh_from_db()
     assert broken.status == "failed" and "upload it again" in broken.error
     assert ParseVersion.objects.get(document=document, parser="pypdf").status == "ready"
@@ -137,9 +138,9 @@ def test_a_failed_parse_leaves_the_document_and_other_parses_untouched(
 def test_a_hanging_parser_is_cut_off_and_the_worker_lives(workspace, document, settings):
     settings.GROUNDWORK_PARSE_TIMEOUT_S = 2
     parse = ParseVersion.objects.create(
-        document=document, parser="evalsets.parsers.diagnostic:HangingParser", status="queued"
+        document=document, parser="evalsets.pure.parsers.diagnostic:HangingParser", status="queued"
     )
-    assert tasks.parse_version(parse.pk) == "failed"
+    assert documents_tasks.parse_version(parse.pk) == "failed"
     parse.refresh_from_db()
     assert parse.error_code == "timeout"
     assert parse.error == "Parsing took longer than 2 s and was stopped."
@@ -151,9 +152,9 @@ def test_a_parser_stuck_on_one_page_is_stopped_at_the_page_budget_long_before_it
     settings.GROUNDWORK_PARSE_TIMEOUT_S = 120
     settings.GROUNDWORK_PARSE_PAGE_S = 1
     parse = ParseVersion.objects.create(
-        document=document, parser="evalsets.parsers.diagnostic:HangingParser", status="queued"
+        document=document, parser="evalsets.pure.parsers.diagnostic:HangingParser", status="queued"
     )
-    assert tasks.parse_version(parse.pk) == "failed"
+    assert documents_tasks.parse_version(parse.pk) == "failed"
     parse.refresh_from_db()
     assert parse.error_code == "timeout"
     assert parse.error == "Parsing spent longer than 1 s on one page (page 2) and was stopped."
@@ -162,13 +163,13 @@ def test_a_parser_stuck_on_one_page_is_stopped_at_the_page_budget_long_before_it
 def test_a_parse_task_for_a_deleted_document_does_nothing(workspace, document):
     parse = ParseVersion.objects.create(document=document, parser="plaintext", parser_version="9")
     document.delete()
-    assert tasks.parse_version(parse.pk) == "gone, done or held by another worker"
+    assert documents_tasks.parse_version(parse.pk) == "gone, done or held by another worker"
 
 
 def test_running_the_same_parse_task_twice_does_the_work_once(upload, workspace):
     upload("a.txt", b"Plain words.")
     parse = ParseVersion.objects.get(document__source_id="a.txt")
-    assert tasks.parse_version(parse.pk) == "gone, done or held by another worker"
+    assert documents_tasks.parse_version(parse.pk) == "gone, done or held by another worker"
 
 
 def test_reparsing_with_a_new_parser_version_adds_a_version_and_keeps_the_old(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets.parsers.limited import JobError, LimitExceeded, run_limited
+from evalsets.pure.parsers.limited import JobError, LimitExceeded, run_limited
 
 JOBS = "tests.limited_jobs"
 

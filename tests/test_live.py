@@ -8,8 +8,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from evalsets import selectors, services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import ItemEvent
+from evalsets.review import selectors as review_selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +34,7 @@ def edit(client, item, tab: str, **fields):
 
 
 def test_an_edit_by_someone_else_is_reported_with_who_and_what(client_for, item, annotator, owner):
-    seen = selectors.last_change(item.evalset.workspace)
+    seen = review_selectors.last_change(item.evalset.workspace)
     assert edit(client_for(owner), item, "tab-owner", question="How many days?").status_code == 200
     body = changes(client_for(annotator), "tab-a", after=seen, set="quiz", item="q1").json()
     (change,) = body["changes"]
@@ -44,7 +45,7 @@ def test_an_edit_by_someone_else_is_reported_with_who_and_what(client_for, item,
 
 def test_my_own_tab_is_told_apart_from_my_other_tab(client_for, item, annotator):
     client = client_for(annotator)
-    seen = selectors.last_change(item.evalset.workspace)
+    seen = review_selectors.last_change(item.evalset.workspace)
     edit(client, item, "tab-1", answer="1.5 days")
     edit(client, item, "tab-2", answer="1.5 days a month")
     body = changes(client, "tab-1", after=seen, set="quiz", item="q1").json()
@@ -52,13 +53,13 @@ def test_my_own_tab_is_told_apart_from_my_other_tab(client_for, item, annotator)
 
 
 def test_nothing_new_answers_an_empty_list_and_the_same_marker(client_for, item, annotator):
-    seen = selectors.last_change(item.evalset.workspace)
+    seen = review_selectors.last_change(item.evalset.workspace)
     body = changes(client_for(annotator), after=seen, set="quiz", item="q1").json()
     assert body == {"last": seen, "more": False, "changes": []}
 
 
 def test_another_items_changes_are_not_reported(client_for, evalset, item, annotator, owner):
-    services.item_create(evalset=evalset, user=owner, item_id="q2", question="Other?")
+    anchoring_services.item_create(evalset=evalset, user=owner, item_id="q2", question="Other?")
     body = changes(client_for(annotator), after=0, set="quiz", item="q1").json()
     assert {c["item"] for c in body["changes"]} == {"q1"}
 
@@ -66,8 +67,8 @@ def test_another_items_changes_are_not_reported(client_for, evalset, item, annot
 def test_a_documents_feed_reports_evidence_added_on_it(
     client_for, item, annotator, reviewer, reference
 ):
-    seen = selectors.last_change(item.evalset.workspace)
-    services.anchor_create_from_highlight(
+    seen = review_selectors.last_change(item.evalset.workspace)
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=reference, start=0, end=8
     )
     body = changes(client_for(reviewer), after=seen, document="handbook.txt").json()
@@ -83,7 +84,9 @@ def test_the_feed_costs_one_query_whatever_the_number_of_changes(client_for, ite
         edit(client, item, "t", answer=f"{n} days")
     workspace = item.evalset.workspace
     with CaptureQueriesContext(connection) as queries:
-        found = selectors.changes_after(workspace, after=0, evalset_slug="quiz", item_key="q1")
+        found = review_selectors.changes_after(
+            workspace, after=0, evalset_slug="quiz", item_key="q1"
+        )
     assert len(found) == 6
     assert len(queries.captured_queries) == 1
 

@@ -19,8 +19,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 
-from evalsets import pdfdraw, services
+from evalsets.documents import services as documents_services
 from evalsets.models import Document, ParseStatus, Workspace
+from evalsets.pure import pdfdraw
 from tests.documents import make_pdf
 from tests.hostile_pdfs import nested_fills_pdf
 from tests.world import pdf_document
@@ -96,7 +97,7 @@ def test_a_small_upload_elsewhere_is_parsed_and_drawn_while_a_costly_page_is_bei
     assert costly.is_alive(), f"the costly page answered at once: {results.get('costly')}"
 
     def neighbour():
-        document, _ = services.document_upload(
+        document, _ = documents_services.document_upload(
             workspace=Workspace.objects.get(slug="elsewhere"),
             user=outsider,
             upload=SimpleUploadedFile("note.pdf", make_pdf(["A short note."])),

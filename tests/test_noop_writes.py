@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import ItemEvent
 
 pytestmark = pytest.mark.django_db
@@ -17,7 +17,7 @@ ITEMS = "/api/workspaces/acme/evalsets/quiz/items/"
 
 
 def _anchor(item, annotator, grade=2):
-    return services.anchor_create_typed(
+    return anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote="Leave may be", grade=grade
     )
 

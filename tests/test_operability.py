@@ -30,7 +30,10 @@ from kombu import Connection
 from prometheus_client.parser import text_string_to_metric_families
 from sentry_sdk.transport import Transport
 
-from evalsets import dberrors, services, tasks
+from evalsets import dberrors, worker
+from evalsets.anchoring import services as anchoring_services
+from evalsets.anchoring import tasks as anchoring_tasks
+from evalsets.documents import services as documents_services
 from evalsets.management.commands import rundev
 from evalsets.models import AnchorResolution
 from labelling import logs, views
@@ -138,7 +141,7 @@ def post_item_while(client_for, evalset, annotator, monkeypatch):
     """POST a new item with ``create`` standing in for the insert of its row."""
 
     def post(create):
-        monkeypatch.setattr(services.EvalItem.objects, "create", create)
+        monkeypatch.setattr(anchoring_services.EvalItem.objects, "create", create)
         client = client_for(annotator)
         client.raise_request_exception = False
         return client.post(ITEMS, NEW_ITEM, format="json")
@@ -212,11 +215,11 @@ def test_an_upload_that_hits_a_not_null_violation_is_not_called_a_race(
         with connection.cursor() as cursor:
             cursor.execute("INSERT INTO evalsets_document (source_id) VALUES (NULL)")
 
-    monkeypatch.setattr(services.Document, "save", save)
+    monkeypatch.setattr(documents_services.Document, "save", save)
     upload = SimpleUploadedFile("a.txt", HANDBOOK.encode(), "text/plain")
 
     with pytest.raises(IntegrityError):
-        services.document_upload(workspace=workspace, user=owner, upload=upload)
+        documents_services.document_upload(workspace=workspace, user=owner, upload=upload)
 
 
 @pytest.mark.django_db
@@ -478,11 +481,11 @@ def test_metrics_count_a_task_and_its_failure(settings, monkeypatch):
     ok = {"task": name, "outcome": "SUCCESS"}
     before = _sample(_scrape(), "groundwork_celery_tasks_total", **ok)
 
-    tasks.resolve_anchor.delay(987654)  # no such anchor: it returns at once
+    anchoring_tasks.resolve_anchor.delay(987654)  # no such anchor: it returns at once
     with monkeypatch.context() as patched:
-        patched.setattr(tasks.GoldAnchor.objects, "filter", lambda **kw: 1 / 0)
+        patched.setattr(anchoring_tasks.GoldAnchor.objects, "filter", lambda **kw: 1 / 0)
         # Run as a worker runs it: the failure is recorded, not raised into the caller.
-        failed = tasks.resolve_anchor.apply(args=(987654,), throw=False)
+        failed = anchoring_tasks.resolve_anchor.apply(args=(987654,), throw=False)
     assert isinstance(failed.result, ZeroDivisionError)
 
     text = _scrape()
@@ -500,7 +503,7 @@ def test_metrics_read_the_queue_depths_from_the_filesystem_broker(settings, tmp_
     settings.GROUNDWORK_METRICS = True
     settings.CELERY_BROKER_URL = "filesystem://"  # the suite on services runs on Redis
     settings.CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(tmp_path / "broker")
-    parse_queue = tasks.queue.queue_name(tasks.queue.PARSE)
+    parse_queue = worker.queue.queue_name(worker.queue.PARSE)
     with Connection(
         "filesystem://", transport_options=settings.CELERY_BROKER_TRANSPORT_OPTIONS
     ) as conn:
@@ -511,7 +514,7 @@ def test_metrics_read_the_queue_depths_from_the_filesystem_broker(settings, tmp_
     text = _scrape()
 
     assert _sample(text, "groundwork_queue_depth", queue=parse_queue) == 2
-    assert _sample(text, "groundwork_queue_depth", queue=tasks.queue.queue_name("resolve")) == 0
+    assert _sample(text, "groundwork_queue_depth", queue=worker.queue.queue_name("resolve")) == 0
 
 
 @pytest.mark.django_db
@@ -521,7 +524,7 @@ def test_metrics_read_the_resolution_backlog_from_the_database(
     settings.GROUNDWORK_METRICS = True
     start = HANDBOOK.index("Remote work")
     with django_capture_on_commit_callbacks(execute=True):  # resolved as after a commit
-        services.anchor_create_from_highlight(
+        anchoring_services.anchor_create_from_highlight(
             item=item, user=annotator, parse=reference, start=start, end=start + 11
         )
     assert _sample(_scrape(), "groundwork_resolution_backlog") == 0

@@ -10,7 +10,9 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets import ingest, services, sweep
+from evalsets import sweep
+from evalsets.documents import ingest
+from evalsets.documents import services as documents_services
 from evalsets.errors import Conflict
 from evalsets.models import Document
 
@@ -33,7 +35,7 @@ def race(monkeypatch, workspace, owner):
         def sniff_then_lose_the_race(upload):
             if not raced:
                 raced.append(True)
-                services.document_upload(
+                documents_services.document_upload(
                     workspace=workspace, user=owner, upload=SimpleUploadedFile(name, rival)
                 )
             return real(upload)
@@ -48,7 +50,7 @@ def test_the_loser_of_two_uploads_of_the_same_file_returns_the_winner_and_keeps_
 ):
     race(b"Leave policy.")
 
-    document, created = services.document_upload(
+    document, created = documents_services.document_upload(
         workspace=workspace, user=owner, upload=SimpleUploadedFile("policy.txt", b"Leave policy.")
     )
 
@@ -62,7 +64,7 @@ def test_the_loser_of_two_uploads_under_one_source_id_is_refused_and_keeps_no_fi
     race(b"The first policy.")
 
     with pytest.raises(Conflict, match="uploaded at the same moment"):
-        services.document_upload(
+        documents_services.document_upload(
             workspace=workspace, user=owner, upload=SimpleUploadedFile("policy.txt", b"Another.")
         )
 
@@ -72,7 +74,7 @@ def test_the_loser_of_two_uploads_under_one_source_id_is_refused_and_keeps_no_fi
 def test_the_sweep_removes_stored_files_no_document_points_at_once_they_are_old_enough(
     workspace, owner, settings
 ):
-    kept, _ = services.document_upload(
+    kept, _ = documents_services.document_upload(
         workspace=workspace, user=owner, upload=SimpleUploadedFile("kept.txt", b"Kept.")
     )
     orphan = default_storage.save("documents/acme/ab/abandoned", ContentFile(b"Nobody's."))

@@ -10,7 +10,8 @@ import pytest
 from django.core.files.base import ContentFile
 from django.test import Client
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import Document
 from labelling.labels import plain_words
 
@@ -78,15 +79,19 @@ def _document(workspace, source_id: str) -> Document:
     doc.file.save(source_id, ContentFile(b"Policies apply to everyone."), save=False)
     doc.kind = "text"
     doc.save()
-    services.parse_version_add(document=doc, parser="plaintext", text="Policies apply to everyone.")
+    documents_services.parse_version_add(
+        document=doc, parser="plaintext", text="Policies apply to everyone."
+    )
     return doc
 
 
 def test_highlight_evidence_in_opens_on_the_items_own_document(workspace, evalset, annotator):
     _document(workspace, "alpha.txt")
     own = _document(workspace, "zeta.txt")
-    item = services.item_create(evalset=evalset, user=annotator, item_id="q1", question="Who?")
-    services.anchor_create_from_highlight(
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q1", question="Who?"
+    )
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=own.parses.get(), start=0, end=8
     )
     html = page(annotator, "/w/acme/sets/quiz/items/q1/")

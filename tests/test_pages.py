@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import Comment, Document
 from labelling import views
 from tests.conftest import HANDBOOK
@@ -68,7 +69,9 @@ def test_missing_objects_in_my_workspace_are_404s(web, annotator, item, document
 
 
 def test_home_lists_my_workspaces_my_items_and_each_sets_progress(web, annotator, item, outsider):
-    services.item_create(evalset=item.evalset, user=annotator, item_id="q2", question="Why?")
+    anchoring_services.item_create(
+        evalset=item.evalset, user=annotator, item_id="q2", question="Why?"
+    )
     body = web(annotator).get("/").content.decode()
     assert 'href="/w/acme/"' in body
     assert "elsewhere" not in body
@@ -103,7 +106,7 @@ def test_a_parse_still_running_shows_its_progress(web, annotator, document):
 
 
 def test_the_eval_set_page_filters_items_by_state_and_qtype(web, annotator, item):
-    services.item_create(
+    anchoring_services.item_create(
         evalset=item.evalset, user=annotator, item_id="q2", question="Is it?", qtype="factoid"
     )
     client = web(annotator)
@@ -118,14 +121,16 @@ def test_the_eval_set_page_filters_items_by_state_and_qtype(web, annotator, item
 def test_the_eval_set_page_searches_questions_and_answers_and_keeps_the_search_in_links(
     web, annotator, item, monkeypatch
 ):
-    services.item_create(
+    anchoring_services.item_create(
         evalset=item.evalset,
         user=annotator,
         item_id="q2",
         question="How long may staff work from home?",
         answer="Thirty days of remote work a year.",
     )
-    services.item_create(evalset=item.evalset, user=annotator, item_id="q3", question="Why?")
+    anchoring_services.item_create(
+        evalset=item.evalset, user=annotator, item_id="q3", question="Why?"
+    )
     client = web(annotator)
     # Every word must be somewhere in the id, question or answer, in any case.
     body = client.get("/w/acme/sets/quiz/?q=REMOTE+staff").content.decode()
@@ -140,7 +145,7 @@ def test_the_eval_set_page_searches_questions_and_answers_and_keeps_the_search_i
 
 
 def test_the_items_api_searches_answers_too(web, annotator, item):
-    services.item_create(
+    anchoring_services.item_create(
         evalset=item.evalset, user=annotator, item_id="q2", question="Who?", answer="A director."
     )
     found = web(annotator).get("/api/workspaces/acme/evalsets/quiz/items/?q=DIRECTOR").json()
@@ -158,7 +163,9 @@ def test_the_eval_set_page_suggests_the_next_free_item_id(web, annotator, item):
 
 
 def test_the_items_api_searches_ids_and_question_words_for_the_popover(web, annotator, item):
-    services.item_create(evalset=item.evalset, user=annotator, item_id="q2", question="Remote?")
+    anchoring_services.item_create(
+        evalset=item.evalset, user=annotator, item_id="q2", question="Remote?"
+    )
     client = web(annotator)
     found = client.get("/api/workspaces/acme/evalsets/quiz/items/?q=LEAVE").json()
     assert [i["id"] for i in found["results"]] == ["q1"]
@@ -173,7 +180,7 @@ def test_the_documents_anchors_come_from_the_api_with_their_items(
 ):
     start = HANDBOOK.index("Remote work")
     with django_capture_on_commit_callbacks(execute=True):
-        services.anchor_create_from_highlight(
+        anchoring_services.anchor_create_from_highlight(
             item=item, user=annotator, parse=reference, start=start, end=start + 11
         )
     body = web(annotator).get("/api/workspaces/acme/documents/handbook.txt/anchors/").json()
@@ -208,7 +215,7 @@ def test_the_item_editor_suggests_context_grid_question_types(web, annotator, it
 
 
 def test_the_document_page_carries_page_starts_but_not_the_text(web, annotator, item, reference):
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=item.author, parse=reference, start=19, end=64
     )
     body = web(annotator).get("/w/acme/documents/handbook.txt?set=quiz").content.decode()
@@ -222,14 +229,14 @@ def test_the_document_page_escapes_a_hostile_source_id_and_question(web, annotat
     doc = Document.objects.create(
         workspace=evalset.workspace, source_id="<script>x</script>.txt", sha256="1" * 64
     )
-    services.parse_version_add(document=doc, parser="p", text="hello <b>world</b>")
+    documents_services.parse_version_add(document=doc, parser="p", text="hello <b>world</b>")
     body = web(annotator).get(f"/w/acme/documents/{doc.source_id}").content.decode()
     assert "<script>x</script>" not in body
 
 
 def test_a_document_source_id_with_slashes_opens(web, annotator, workspace):
     doc = Document.objects.create(workspace=workspace, source_id="hr/2024/policy.txt", sha256="2")
-    services.parse_version_add(document=doc, parser="p", text="policy text")
+    documents_services.parse_version_add(document=doc, parser="p", text="policy text")
     assert web(annotator).get("/w/acme/documents/hr/2024/policy.txt").status_code == 200
 
 
@@ -256,7 +263,7 @@ def test_pages_come_with_their_numbers_start_offsets_and_text(client_for, viewer
 def test_a_page_range_is_capped_at_fifty_pages(client_for, annotator, document):
     text = "".join(f"page {n}\n" for n in range(1, 121))
     starts = [text.index(f"page {n}\n") for n in range(1, 121)]
-    parse = services.parse_version_add(
+    parse = documents_services.parse_version_add(
         document=document, parser="big", text=text, page_starts=starts
     )
     data = client_for(annotator).get(pages_url(parse) + "?from=10&to=120").json()
@@ -268,7 +275,7 @@ def test_a_page_range_is_capped_at_fifty_pages(client_for, annotator, document):
 def test_page_starts_are_code_points_so_emoji_do_not_shift_them(client_for, annotator, document):
     text = "🙂 one\n" + "二 two 🙂\n" + "three"
     starts = [0, text.index("二"), text.index("three")]
-    parse = services.parse_version_add(
+    parse = documents_services.parse_version_add(
         document=document, parser="emoji", text=text, page_starts=starts
     )
     data = client_for(annotator).get(pages_url(parse) + "?from=2&to=3").json()

@@ -16,9 +16,12 @@ import pytest
 from django.core.files.base import ContentFile
 from django.test import Client
 
-from evalsets import ingest, services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import ingest
+from evalsets.documents import services as documents_services
 from evalsets.models import Document, Invitation, ItemState, Membership, ParseStatus, Role
 from evalsets.review import assignments, workflow
+from evalsets.workspaces import services as workspaces_services
 from tests.conftest import HANDBOOK
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +43,7 @@ def web():
 @pytest.fixture
 def approved(item, annotator, reviewer, reference):
     start = HANDBOOK.index("Remote work")
-    services.anchor_create_from_highlight(
+    anchoring_services.anchor_create_from_highlight(
         item=item, user=annotator, parse=reference, start=start, end=start + 11
     )
     item.refresh_from_db()
@@ -64,7 +67,9 @@ def test_the_owners_pages_open_for_any_member_and_are_a_404_for_an_outsider(
 
 
 def test_the_members_page_lists_members_and_invitations_with_their_roles(web, owner, workspace):
-    services.member_invite(workspace=workspace, username="newbie", role="reviewer", by=owner)
+    workspaces_services.member_invite(
+        workspace=workspace, username="newbie", role="reviewer", by=owner
+    )
     body = web(owner).get("/w/acme/members/").content.decode()
     for name in ("olive", "rita", "ann", "vic"):
         assert f'data-member="{name}"' in body
@@ -82,7 +87,7 @@ def test_the_last_owners_role_and_removal_are_disabled_with_the_apis_reason(web,
 
 
 def test_a_second_owner_makes_the_first_one_removable(web, owner, reviewer, workspace):
-    services.member_change_role(
+    workspaces_services.member_change_role(
         membership=Membership.objects.get(user=reviewer, workspace=workspace), role=Role.OWNER
     )
     body = web(owner).get("/w/acme/members/").content.decode()
@@ -90,7 +95,9 @@ def test_a_second_owner_makes_the_first_one_removable(web, owner, reviewer, work
 
 
 def test_a_non_owner_sees_the_members_but_no_controls(web, annotator, owner, workspace):
-    services.member_invite(workspace=workspace, username="newbie", role="viewer", by=owner)
+    workspaces_services.member_invite(
+        workspace=workspace, username="newbie", role="viewer", by=owner
+    )
     body = web(annotator).get("/w/acme/members/").content.decode()
     assert 'data-member="olive"' in body
     assert "Change role" not in body and "Invite" not in body
@@ -256,7 +263,7 @@ def test_retrying_queues_the_failed_parse_again(failed_upload, django_capture_on
 
 
 def test_the_settings_page_shows_which_parsers_run_and_the_reference(web, owner, workspace):
-    services.workspace_update(
+    workspaces_services.workspace_update(
         workspace=workspace,
         parser_settings={"parsers": {"pdf": ["pdfminer"]}, "reference": {"pdf": "pdfminer"}},
     )
@@ -309,12 +316,16 @@ def _mixed_corpus(workspace, reviewer, annotator, evalset):
         doc.kind = kind
         doc.save()
         for name in parsers:
-            services.parse_version_add(document=doc, parser=name, text=HANDBOOK, origin="parsed")
+            documents_services.parse_version_add(
+                document=doc, parser=name, text=HANDBOOK, origin="parsed"
+            )
         docs[kind] = doc
-    item = services.item_create(evalset=evalset, user=annotator, item_id="m1", question="Leave?")
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="m1", question="Leave?"
+    )
     start = HANDBOOK.index("Remote work")
     for doc in docs.values():
-        services.anchor_create_from_highlight(
+        anchoring_services.anchor_create_from_highlight(
             item=item,
             user=annotator,
             parse=doc.parses.get(is_reference=True),

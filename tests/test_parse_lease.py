@@ -9,7 +9,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from evalsets import ingest, queue, sweep, tasks
+from evalsets import queue, sweep
+from evalsets.documents import ingest
+from evalsets.documents import tasks as documents_tasks
 from evalsets.models import ParseVersion
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +35,7 @@ def test_a_second_claim_while_the_lease_is_live_fails(queued):
 
     assert first is not None
     assert ingest.claim_parse(queued.pk) is None
-    assert tasks.parse_version(queued.pk) == "gone, done or held by another worker"
+    assert documents_tasks.parse_version(queued.pk) == "gone, done or held by another worker"
     queued.refresh_from_db()
     assert (queued.status, queued.claimed_by) == ("parsing", first.token)
 
@@ -58,7 +60,7 @@ def test_a_running_parse_renews_its_lease_for_as_long_as_it_runs(document, setti
     settings.GROUNDWORK_SWEEP_STALE_S = 2  # a lease of 1 s, renewed every 0.25 s
     settings.GROUNDWORK_PARSE_TIMEOUT_S = 3
     parse = ParseVersion.objects.create(
-        document=document, parser="evalsets.parsers.diagnostic:HangingParser", status="queued"
+        document=document, parser="evalsets.pure.parsers.diagnostic:HangingParser", status="queued"
     )
     lease = ingest.claim_parse(parse.pk)
     claimed_at = ParseVersion.objects.get(pk=parse.pk).heartbeat_at
@@ -89,7 +91,7 @@ def test_the_lease_sweep_never_takes_a_live_slow_parse_for_a_dead_one(
     queued: list[tuple[str, tuple]] = []
     monkeypatch.setattr(queue, "send", lambda name, *ids, **kw: queued.append((name, ids)))
     parse = ParseVersion.objects.create(
-        document=document, parser="evalsets.parsers.diagnostic:HangingParser", status="queued"
+        document=document, parser="evalsets.pure.parsers.diagnostic:HangingParser", status="queued"
     )
     lease = ingest.claim_parse(parse.pk)
     stop, sweeps = threading.Event(), []

@@ -16,9 +16,12 @@ import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
-from evalsets import ingest, parsers, sweep, tasks
+from evalsets import sweep
+from evalsets.documents import ingest
+from evalsets.documents import tasks as documents_tasks
 from evalsets.models import Document, ParseRange, ParseVersion
-from evalsets.parsers import PARSERS, charboxes
+from evalsets.pure import parsers
+from evalsets.pure.parsers import PARSERS, charboxes
 from tests import services as svc
 from tests.documents import make_pdf
 
@@ -63,7 +66,7 @@ def _queued(document, parser: str) -> ParseVersion:
 def _parse_in_ranges(parse: ParseVersion, capture) -> list:
     """Run the parse task, then each range task it queued, in order; return the callbacks."""
     with capture(execute=False) as queued:
-        tasks.parse_version(parse.pk)
+        documents_tasks.parse_version(parse.pk)
     for send in queued:
         send()
     return queued
@@ -168,7 +171,7 @@ def test_a_parse_split_into_ranges_is_byte_for_byte_the_single_task_parse(
 ):
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 0  # one task reads the whole file
     single = _queued(pdf_document, name)
-    tasks.parse_version(single.pk)
+    documents_tasks.parse_version(single.pk)
     single.refresh_from_db()
     ParseVersion.objects.filter(pk=single.pk).update(parser_version="single")
 
@@ -222,7 +225,7 @@ def test_a_document_of_one_range_keeps_the_single_task_path(
     parse = _queued(pdf_document, "pypdf")
 
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        assert tasks.parse_version(parse.pk) == "ready"
+        assert documents_tasks.parse_version(parse.pk) == "ready"
 
     parse.refresh_from_db()
     assert queued == [] and parse.range_count == 0 and not ParseRange.objects.exists()
@@ -236,7 +239,7 @@ def test_progress_counts_the_pages_of_every_range_read_so_far(
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 4
     parse = _queued(pdf_document, name)
     with django_capture_on_commit_callbacks(execute=False) as queued:
-        assert tasks.parse_version(parse.pk) == "parsing"  # the first range only
+        assert documents_tasks.parse_version(parse.pk) == "parsing"  # the first range only
     seen = []
     for send in queued:
         parse.refresh_from_db()
@@ -254,7 +257,7 @@ def test_the_api_shows_a_split_parse_in_progress_as_pages_read_of_all(
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 4
     parse = _queued(pdf_document, "pdfminer")
     with django_capture_on_commit_callbacks(execute=False):
-        tasks.parse_version(parse.pk)
+        documents_tasks.parse_version(parse.pk)
 
     body = client_for(annotator).get("/api/workspaces/acme/documents/long.pdf/").json()
 
@@ -269,7 +272,7 @@ def _split_with_ranges_queued(document, settings, capture, parser="pypdf") -> Pa
     settings.GROUNDWORK_PARSE_RANGE_PAGES = 4
     parse = _queued(document, parser)
     with capture(execute=False):
-        tasks.parse_version(parse.pk)
+        documents_tasks.parse_version(parse.pk)
     return parse
 
 
@@ -281,8 +284,8 @@ def test_a_range_held_by_a_live_worker_is_not_taken_again(
 
     assert ingest.claim_range(second.pk) is not None
     assert ingest.claim_range(second.pk) is None
-    assert tasks.parse_range(second.pk) == "gone, done or held by another worker"
-    assert tasks.parse_range(parse.ranges.get(start_page=0).pk).startswith("gone")  # done
+    assert documents_tasks.parse_range(second.pk) == "gone, done or held by another worker"
+    assert documents_tasks.parse_range(parse.ranges.get(start_page=0).pk).startswith("gone")  # done
 
 
 @pytest.mark.parametrize("name", PDF_PARSERS)
@@ -306,7 +309,7 @@ def test_a_range_whose_holder_stopped_renewing_is_taken_over_and_the_old_holder_
 
     assert ingest.run_range(taken) is None  # read; the last range is still queued
     last = parse.ranges.get(start_page=8)
-    assert tasks.parse_range(last.pk) == "ready"
+    assert documents_tasks.parse_range(last.pk) == "ready"
     parse.refresh_from_db()
     whole = PARSERS[name].parse(ten_pages, max_pages=100)
     assert (parse.text, parse.page_starts) == (whole.text, whole.page_starts)
@@ -337,8 +340,8 @@ def test_a_range_that_cannot_be_read_fails_the_parse_with_the_reason_and_stops_t
     parse = _split_with_ranges_queued(pdf_document, settings, django_capture_on_commit_callbacks)
     pdf_document.file.delete(save=False)
 
-    assert tasks.parse_range(parse.ranges.get(start_page=4).pk) == "failed"
-    assert tasks.parse_range(parse.ranges.get(start_page=8).pk).startswith("gone")
+    assert documents_tasks.parse_range(parse.ranges.get(start_page=4).pk) == "failed"
+    assert documents_tasks.parse_range(parse.ranges.get(start_page=8).pk).startswith("gone")
     parse.refresh_from_db()
     assert (parse.status, parse.error_code) == ("failed", "missing")
     assert "no longer in storage" in parse.error
@@ -351,7 +354,7 @@ def test_a_failed_split_parse_retried_by_a_reparse_is_read_and_split_afresh(
     parse = _split_with_ranges_queued(pdf_document, settings, django_capture_on_commit_callbacks)
     stored = pdf_document.file.read()
     pdf_document.file.delete(save=False)
-    assert tasks.parse_range(parse.ranges.get(start_page=4).pk) == "failed"
+    assert documents_tasks.parse_range(parse.ranges.get(start_page=4).pk) == "failed"
     pdf_document.file.save("long.pdf", ContentFile(stored))
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -370,7 +373,7 @@ def test_a_deleted_document_leaves_no_range_to_read(
     second = parse.ranges.get(start_page=4).pk
     pdf_document.delete()
 
-    assert tasks.parse_range(second).startswith("gone")
+    assert documents_tasks.parse_range(second).startswith("gone")
 
 
 def test_the_task_that_joins_a_split_parse_has_its_anchors_resolved_once(
@@ -379,11 +382,13 @@ def test_the_task_that_joins_a_split_parse_has_its_anchors_resolved_once(
     parse = _split_with_ranges_queued(pdf_document, settings, django_capture_on_commit_callbacks)
     resolved = []
     monkeypatch.setattr(
-        tasks.resolution, "resolve_parse", lambda p: resolved.append((p.pk, p.text_length)) or 0
+        documents_tasks.resolution,
+        "resolve_parse",
+        lambda p: resolved.append((p.pk, p.text_length)) or 0,
     )
 
     for prange in parse.ranges.exclude(status="ready"):
-        tasks.parse_range(prange.pk)
+        documents_tasks.parse_range(prange.pk)
 
     parse.refresh_from_db()
     assert parse.text_length > 0 and resolved == [(parse.pk, parse.text_length)]

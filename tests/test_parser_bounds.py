@@ -13,9 +13,9 @@ import zlib
 import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from evalsets.parsers import ParseError, get_parser
-from evalsets.parsers.html import MAX_DEPTH, _TextWriter, html_to_text, nesting_depth
-from evalsets.parsers.nesting import measure_nesting
+from evalsets.pure.parsers import ParseError, get_parser
+from evalsets.pure.parsers.html import MAX_DEPTH, _TextWriter, html_to_text, nesting_depth
+from evalsets.pure.parsers.nesting import measure_nesting
 from tests.test_upload_safety import PAGE_TEXT
 from tests.test_upload_safety import _pdf as one_page_pdf
 

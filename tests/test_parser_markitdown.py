@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import services
-from evalsets.parsers import PARSERS, ParseError, parse_isolated, parsers_for, registry
-from evalsets.parsers.markitdown_md import PARSER as MARKITDOWN
+from evalsets.pure.parsers import PARSERS, ParseError, parse_isolated, parsers_for, registry
+from evalsets.pure.parsers.markitdown_md import PARSER as MARKITDOWN
+from evalsets.workspaces import services as workspaces_services
 from tests.documents import make_docx, make_pdf, make_scan_pdf
 
 PAGES = ["Page one says hello to the reader.", "Page two has the \ufb01nal word.", None, "Last."]
@@ -61,7 +61,7 @@ def test_markitdown_runs_in_the_isolated_child_like_the_others():
 @pytest.mark.django_db
 def test_a_workspace_chooses_markitdown_in_its_parser_settings(workspace):
     settings = {"parsers": {"pdf": ["pypdf", "markitdown"]}, "reference": {"pdf": "pypdf"}}
-    updated = services.workspace_update(workspace=workspace, parser_settings=settings)
+    updated = workspaces_services.workspace_update(workspace=workspace, parser_settings=settings)
     assert updated.parser_settings["parsers"]["pdf"] == ["pypdf", "markitdown"]
 
 
@@ -113,7 +113,7 @@ def test_parsers_published_under_the_entry_point_group_are_registered(plugins, m
     [
         ("tests.plugin_parser:NotAParser", TypeError, "no parse method"),
         ("tests.plugin_parser", ValueError, "package.module:ATTR"),
-        ("evalsets.parsers.text:PARSER", ValueError, "already taken"),
+        ("evalsets.pure.parsers.text:PARSER", ValueError, "already taken"),
     ],
 )
 def test_a_wrong_plugin_fails_at_start_up_naming_its_path(plugins, path, error, words):
@@ -125,5 +125,5 @@ def test_a_wrong_plugin_fails_at_start_up_naming_its_path(plugins, path, error, 
 def test_a_workspace_chooses_a_plugin_parser_like_a_built_in_one(plugins, workspace):
     plugins(["tests.plugin_parser:PARSER"], entry_points=False)
     settings = {"parsers": {"text": ["plaintext", "shout"]}}
-    updated = services.workspace_update(workspace=workspace, parser_settings=settings)
+    updated = workspaces_services.workspace_update(workspace=workspace, parser_settings=settings)
     assert updated.parser_settings["parsers"]["text"] == ["plaintext", "shout"]

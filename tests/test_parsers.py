@@ -1,4 +1,4 @@
-"""Tests for evalsets.parsers: real files built in the test, real child processes, no mocks.
+"""Tests for evalsets.pure.parsers: real files built in the test, real child processes, no mocks.
 
 PDFs come from fpdf2 (multi-page, smart quotes, a ligature when a Unicode font is available, a
 hyphen at a line end), encrypted PDFs from pypdf's writer, DOCX from python-docx, and text in
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from evalsets.parsers import (
+from evalsets.pure.parsers import (
     DEFAULT_PARSERS,
     DEFAULT_REFERENCE,
     ERROR_CODES,
@@ -32,7 +32,7 @@ from evalsets.parsers import (
     sanitize_html,
     sniff,
 )
-from evalsets.parsers.html import MAX_DEPTH
+from evalsets.pure.parsers.html import MAX_DEPTH
 from tests.documents import (
     encrypt_pdf,
     make_docx,
@@ -478,7 +478,7 @@ def test_every_kind_has_default_parsers_and_a_reference_among_them():
 
 
 def test_the_parsers_package_never_imports_django():
-    package = Path(__file__).resolve().parents[1] / "evalsets" / "parsers"
+    package = Path(__file__).resolve().parents[1] / "evalsets" / "pure" / "parsers"
     for source in package.glob("*.py"):
         assert not re.search(r"^\s*(from|import)\s+django", source.read_text(), re.M), source
 
@@ -514,7 +514,7 @@ def test_a_hanging_parse_is_cut_off_by_the_timeout_and_the_caller_lives():
     calls: list[tuple[int, int]] = []
     with pytest.raises(ParseError) as caught:
         parse_isolated(
-            "evalsets.parsers.diagnostic:HangingParser",
+            "evalsets.pure.parsers.diagnostic:HangingParser",
             b"anything",
             timeout_s=1.5,
             memory_mb=512,
@@ -541,7 +541,7 @@ def test_a_few_hundred_bytes_of_nested_fills_stop_the_parse_at_the_page_budget(p
 def test_a_memory_blow_up_is_cut_off_by_the_memory_limit():
     with pytest.raises(ParseError) as caught:
         parse_isolated(
-            "evalsets.parsers.diagnostic:MemoryHogParser",
+            "evalsets.pure.parsers.diagnostic:MemoryHogParser",
             b"anything",
             timeout_s=20,
             memory_mb=300,
@@ -554,7 +554,7 @@ def test_a_memory_blow_up_is_cut_off_by_the_memory_limit():
 def test_a_parser_that_dies_without_answering_is_reported_not_raised_as_a_crash():
     with pytest.raises(ParseError) as caught:
         parse_isolated(
-            "evalsets.parsers.diagnostic:CrashingParser",
+            "evalsets.pure.parsers.diagnostic:CrashingParser",
             b"anything",
             timeout_s=20,
             memory_mb=512,

@@ -15,9 +15,10 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
-from evalsets import pdfview, services
+from evalsets.documents import pdfview
+from evalsets.documents import services as documents_services
 from evalsets.models import GoldAnchor, ParseStatus
-from evalsets.parsers import charboxes
+from evalsets.pure.parsers import charboxes
 from tests.documents import break_page, make_pdf
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +37,7 @@ def upload(workspace, annotator, django_capture_on_commit_callbacks):
 
     def run(data: bytes, name: str = "policy.pdf"):
         with django_capture_on_commit_callbacks(execute=True):
-            document, _ = services.document_upload(
+            document, _ = documents_services.document_upload(
                 workspace=workspace, user=annotator, upload=SimpleUploadedFile(name, data)
             )
         return document
@@ -207,7 +208,7 @@ def test_a_ligature_read_differently_takes_the_reference_parses_characters(highl
 def test_a_selection_the_reference_cannot_place_keeps_the_pdfium_words(highlight, upload):
     broken = upload(break_page(make_pdf(["One.", "Two.", "Three."]), 2))
     pdfium = _parse(broken, "pdfium")
-    services.parse_version_add(
+    documents_services.parse_version_add(
         document=broken,
         parser="elsewhere",
         parser_version="1",
@@ -230,7 +231,7 @@ def test_deleting_the_document_removes_its_boxes_and_page_images(
     folder = pdfview.document_dir(pdf_doc)
     assert folder.exists()
     with django_capture_on_commit_callbacks(execute=True):
-        services.document_delete(document=pdf_doc)
+        documents_services.document_delete(document=pdf_doc)
     assert not os.path.exists(boxes)
     assert not folder.exists()
 

@@ -14,9 +14,9 @@ from importlib import metadata
 import pytest
 from PIL import Image
 
-from evalsets import pdfdraw
-from evalsets.parsers import PAGE_SEPARATOR, PARSERS, ParseError, charboxes, parse_isolated
-from evalsets.parsers.registry import DEFAULT_PARSERS
+from evalsets.pure import pdfdraw
+from evalsets.pure.parsers import PAGE_SEPARATOR, PARSERS, ParseError, charboxes, parse_isolated
+from evalsets.pure.parsers.registry import DEFAULT_PARSERS
 from tests.documents import break_page, encrypt_pdf, make_pdf, make_scan_pdf
 from tests.hostile_pdfs import page_pdf
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import dashboard, services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import GoldAnchor
+from evalsets.review import dashboard
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +26,7 @@ LOST = "a clause the handbook never had"
 def three_anchors(item, annotator, document, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         for quote in (FOUND, AMBIGUOUS, LOST):
-            services.anchor_create_typed(
+            anchoring_services.anchor_create_typed(
                 item=item, user=annotator, source_id="handbook.txt", quote=quote
             )
     return {a.quote: a for a in GoldAnchor.objects.all()}

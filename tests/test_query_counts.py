@@ -15,7 +15,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.review import assignments, comments, workflow
 from tests.conftest import HANDBOOK
 
@@ -47,7 +48,7 @@ def grow(
 ):
     """Add items to the set (each resolved in every parse of the handbook) up to ``total``."""
     with django_capture_on_commit_callbacks(execute=True):
-        services.parse_version_add(
+        documents_services.parse_version_add(
             document=document, parser="other", text=HANDBOOK.replace("\n", " ")
         )
     made = 0
@@ -61,17 +62,17 @@ def grow(
     def _fill_from(first: int, last: int) -> None:
         start = HANDBOOK.index("Remote work")
         for n in range(first, last):
-            item = services.item_create(
+            item = anchoring_services.item_create(
                 evalset=evalset,
                 user=annotator,
                 item_id=f"q{n}",
                 question=f"How much leave, case {n}?",
                 qtype="numeric",
             )
-            item = services.item_update(
+            item = anchoring_services.item_update(
                 item=item, user=owner, row_version=item.row_version, answer=f"{n} days"
             )
-            anchor = services.anchor_create_from_highlight(
+            anchor = anchoring_services.anchor_create_from_highlight(
                 item=item, user=annotator, parse=reference, start=start, end=start + 11
             )
             comments.comment_add(item=item, user=reviewer, body=f"check {n}", anchor=anchor)

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import dashboard, services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import EvalItem
+from evalsets.review import dashboard
 from evalsets.validation import MAX_QUESTION_CHARS
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +87,7 @@ def test_a_different_question_has_no_duplicates(client_for, item, annotator):
 
 
 def test_the_warning_and_the_dashboard_use_the_same_test(evalset, item, annotator):
-    twin = services.item_create(
+    twin = anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id="q2", question=item.question.upper()
     )
     (pair,) = dashboard.duplicates([item, twin])["pairs"]

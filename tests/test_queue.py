@@ -29,7 +29,8 @@ from kombu import Connection
 from kombu.exceptions import OperationalError as BrokerUnreachable
 from kombu.utils.json import dumps
 
-from evalsets import queue, services, sweep
+from evalsets import queue, sweep
+from evalsets.documents import services as documents_services
 from evalsets.management.commands import rundev
 from evalsets.models import GoldAnchor, ParseVersion, PendingImportLabel
 from labelling import fsbroker
@@ -89,11 +90,11 @@ def test_labels_whose_attach_could_not_be_queued_attach_when_the_sweep_runs(
             )
         assert imported.status_code == 201, imported.content
         # Another parse becomes the reference; attaching to it cannot be queued either.
-        other = services.parse_version_add(
+        other = documents_services.parse_version_add(
             document=document, parser="elsewhere", text=CONTRACT.lower()
         )
         with django_capture_on_commit_callbacks(execute=True):
-            services.parse_make_reference(parse=other)
+            documents_services.parse_make_reference(parse=other)
     lost = [r.getMessage() for r in caplog.records if "attach_pending_labels" in r.getMessage()]
     assert len(lost) == 2 and all("the sweep will queue it again" in m for m in lost)
     assert PendingImportLabel.objects.get().status == "waiting"

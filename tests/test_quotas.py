@@ -14,7 +14,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from evalsets import quotas, releases, services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.errors import LimitReached, RateLimited, TooLarge
 from evalsets.models import (
     Document,
@@ -25,6 +26,9 @@ from evalsets.models import (
     Role,
     Workspace,
 )
+from evalsets.releases import services as releases_services
+from evalsets.workspaces import quotas
+from evalsets.workspaces import services as workspaces_services
 from tests.services import race, services_configured
 
 DOCS = "/api/workspaces/acme/documents/"
@@ -71,9 +75,9 @@ def test_workspaces_a_user_is_only_a_member_of_do_not_count_towards_their_quota(
 ):
     settings.GROUNDWORK_MAX_WORKSPACES_PER_USER = 1
     assert Membership.objects.filter(user=annotator, workspace=workspace).exists()
-    services.workspace_create(user=annotator, slug="mine")
+    workspaces_services.workspace_create(user=annotator, slug="mine")
     with pytest.raises(LimitReached, match="you own 1 workspace, the most"):
-        services.workspace_create(user=annotator, slug="another")
+        workspaces_services.workspace_create(user=annotator, slug="another")
 
 
 # -- documents per workspace -------------------------------------------------------------------
@@ -132,7 +136,7 @@ def test_the_document_limit_is_checked_again_under_the_lock_after_the_file_is_st
 
     monkeypatch.setattr(quotas, "check_document_count", another_upload_lands_between)
     with pytest.raises(LimitReached, match="holds 1 document, the most"):
-        services.document_upload(
+        documents_services.document_upload(
             workspace=workspace, user=annotator, upload=SimpleUploadedFile("late.txt", b"late\n")
         )
     assert len(calls) == 2
@@ -188,7 +192,7 @@ def test_a_parse_upload_that_would_pass_the_byte_limit_is_a_413_and_adds_no_pars
 
 @pytest.mark.django_db
 def test_release_files_count_towards_the_bytes_a_workspace_stores(item, owner, document):
-    release = releases.release_create(
+    release = releases_services.release_create(
         evalset=item.evalset, user=owner, formats=["contextgrid-jsonl"], include_states=["draft"]
     )
     before = quotas.stored_bytes(document.workspace)
@@ -224,14 +228,14 @@ def test_a_release_of_a_workspace_exactly_at_its_byte_limit_is_refused_too(
 
 @pytest.mark.django_db
 def test_a_workspace_with_nothing_stored_stores_no_bytes(owner):
-    assert quotas.stored_bytes(services.workspace_create(user=owner, slug="empty")) == 0
+    assert quotas.stored_bytes(workspaces_services.workspace_create(user=owner, slug="empty")) == 0
 
 
 # -- releases a day ----------------------------------------------------------------------------
 
 
 def _release(evalset, owner):
-    return releases.release_create(
+    return releases_services.release_create(
         evalset=evalset, user=owner, formats=["contextgrid-jsonl"], include_states=["draft"]
     )
 
@@ -265,8 +269,8 @@ def test_releases_of_every_set_in_the_workspace_count_and_older_ones_do_not(
     owner, item, workspace, annotator, settings
 ):
     settings.GROUNDWORK_MAX_RELEASES_PER_DAY = 1
-    other = services.evalset_create(workspace=workspace, user=owner, slug="other")
-    services.item_create(evalset=other, user=annotator, item_id="o1", question="Who?")
+    other = anchoring_services.evalset_create(workspace=workspace, user=owner, slug="other")
+    anchoring_services.item_create(evalset=other, user=annotator, item_id="o1", question="Who?")
     made = _release(item.evalset, owner)
     with pytest.raises(RateLimited, match="made 1 release in the last 24 hours"):
         _release(other, owner)
@@ -278,7 +282,7 @@ def test_releases_of_every_set_in_the_workspace_count_and_older_ones_do_not(
 def test_another_workspaces_releases_do_not_count_towards_this_ones_day(owner, item, settings):
     settings.GROUNDWORK_MAX_RELEASES_PER_DAY = 1
     _release(item.evalset, owner)
-    quotas.check_releases_today(services.workspace_create(user=owner, slug="beta"))
+    quotas.check_releases_today(workspaces_services.workspace_create(user=owner, slug="beta"))
 
 
 @pytest.mark.parametrize(
@@ -314,7 +318,7 @@ def test_two_uploads_racing_for_a_workspace_s_last_document_place_get_one_winner
     settings.GROUNDWORK_MAX_DOCUMENTS_PER_WORKSPACE = 1
 
     def upload(name):
-        return lambda: services.document_upload(
+        return lambda: documents_services.document_upload(
             workspace=Workspace.objects.get(pk=workspace.pk),
             user=annotator,
             upload=SimpleUploadedFile(name, f"{name} {attempt}\n".encode()),
@@ -337,8 +341,8 @@ def test_two_workspaces_created_at_once_by_one_user_at_their_limit_get_one_winne
     settings.GROUNDWORK_MAX_WORKSPACES_PER_USER = 1
     user = make_user("racer")
     results = race(
-        lambda: services.workspace_create(user=user, slug=f"left-{attempt}"),
-        lambda: services.workspace_create(user=user, slug=f"right-{attempt}"),
+        lambda: workspaces_services.workspace_create(user=user, slug=f"left-{attempt}"),
+        lambda: workspaces_services.workspace_create(user=user, slug=f"right-{attempt}"),
     )
     assert sum(isinstance(r, Workspace) for r in results) == 1, results
     assert sum(isinstance(r, LimitReached) for r in results) == 1, results
@@ -352,8 +356,8 @@ def test_two_releases_racing_for_the_day_s_last_one_get_one_winner(
     postgresql, owner, item, workspace, annotator, settings, attempt
 ):
     settings.GROUNDWORK_MAX_RELEASES_PER_DAY = 1
-    other = services.evalset_create(workspace=workspace, user=owner, slug="other")
-    services.item_create(evalset=other, user=annotator, item_id="o1", question="Who?")
+    other = anchoring_services.evalset_create(workspace=workspace, user=owner, slug="other")
+    anchoring_services.item_create(evalset=other, user=annotator, item_id="o1", question="Who?")
     results = race(
         lambda: _release(EvalSet.objects.get(pk=item.evalset.pk), owner),
         lambda: _release(EvalSet.objects.get(pk=other.pk), owner),

@@ -25,9 +25,14 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from evalsets import ingest, queue, releases, services, sweep, tasks
+from evalsets import queue, sweep
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import ingest
+from evalsets.documents import services as documents_services
 from evalsets.models import Document, EvalItem, Release, ReleaseFile
-from evalsets.models_release import release_folder
+from evalsets.models.releases import release_folder
+from evalsets.releases import services as releases_services
+from evalsets.releases import tasks as releases_tasks
 from tests import services as svc
 from tests.test_faults import _approved_items
 
@@ -51,10 +56,10 @@ def approved(evalset, reference, annotator):
     """q1-q3 approved, each with one anchor resolved in the reference parse."""
     made = {}
     for item_id, (question, quote) in QUESTIONS.items():
-        item = services.item_create(
+        item = anchoring_services.item_create(
             evalset=evalset, user=annotator, item_id=item_id, question=question
         )
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote=quote
         )
         made[item_id] = item
@@ -64,11 +69,11 @@ def approved(evalset, reference, annotator):
 
 def _create(evalset, owner, formats=FORMATS, **options) -> Release:
     """A release made now; its build is left for the test to run (no message is sent)."""
-    return releases.release_create(evalset=evalset, user=owner, formats=formats, **options)
+    return releases_services.release_create(evalset=evalset, user=owner, formats=formats, **options)
 
 
 def _build(release: Release) -> str:
-    return tasks.build_release(release.pk)
+    return releases_tasks.build_release(release.pk)
 
 
 def _served(client, release: Release) -> dict[str, bytes]:
@@ -115,7 +120,9 @@ def test_a_release_holds_the_items_approved_when_it_was_made_however_late_it_is_
         )
     assert response.status_code == 202 and response.json()["item_count"] == 3
 
-    late = services.item_create(evalset=evalset, user=annotator, item_id="q4", question="Late?")
+    late = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q4", question="Late?"
+    )
     EvalItem.objects.filter(pk=late.pk).update(state="approved")
     EvalItem.objects.filter(item_id="q1").update(question="Edited after the release?")
     for callback in build_message:
@@ -134,7 +141,7 @@ def test_a_release_keeps_the_texts_of_the_parses_chosen_when_it_was_made(
 ):
     release = _create(evalset, owner, formats=["beir"], gold_parser="plaintext")
     newer = "A different text of the handbook, parsed later. " * 3
-    services.parse_version_add(
+    documents_services.parse_version_add(
         document=document, parser="plaintext", parser_version="2", text=newer
     )
 
@@ -175,10 +182,12 @@ def test_a_build_redone_from_its_snapshot_writes_the_bytes_first_served(
 
     # Everything a build could read moves on: items, their anchors, the chosen parse.
     EvalItem.objects.filter(item_id="q1").update(question="Changed since?", answer="2 days")
-    services.parse_version_add(
+    documents_services.parse_version_add(
         document=document, parser="plaintext", parser_version="2", text="Another text. " * 9
     )
-    late = services.item_create(evalset=evalset, user=annotator, item_id="q9", question="New?")
+    late = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q9", question="New?"
+    )
     EvalItem.objects.filter(pk=late.pk).update(state="approved")
     # ...and every file is lost and written again, as a redelivered build once did.
     for stored in ReleaseFile.objects.all():
@@ -194,7 +203,7 @@ def test_a_build_killed_mid_write_keeps_its_whole_files_and_writes_the_rest_the_
     approved, evalset, client_for, owner, monkeypatch
 ):
     release = _create(evalset, owner, formats=["contextgrid-jsonl", "contextgrid-csv"])
-    build_file = releases._build_file
+    build_file = releases_services._build_file
 
     def killed_on_the_second(release, slug, *args):
         if slug == "contextgrid-csv":
@@ -203,11 +212,11 @@ def test_a_build_killed_mid_write_keeps_its_whole_files_and_writes_the_rest_the_
             raise Killed  # mid-write: a partial file is left in storage
         return build_file(release, slug, *args)
 
-    monkeypatch.setattr(releases, "_build_file", killed_on_the_second)
+    monkeypatch.setattr(releases_services, "_build_file", killed_on_the_second)
     with pytest.raises(Killed):
-        releases.release_build(releases.release_claim(release.pk))
+        releases_services.release_build(releases_services.release_claim(release.pk))
     first = ReleaseFile.objects.get()
-    monkeypatch.setattr(releases, "_build_file", build_file)
+    monkeypatch.setattr(releases_services, "_build_file", build_file)
     long_ago = timezone.now() - ingest.lease_length() - timedelta(seconds=1)
     Release.objects.filter(pk=release.pk).update(updated_at=long_ago)
 
@@ -216,11 +225,11 @@ def test_a_build_killed_mid_write_keeps_its_whole_files_and_writes_the_rest_the_
 
     kept = ReleaseFile.objects.get(format="contextgrid-jsonl")
     assert (kept.pk, kept.file.name, kept.sha256) == (first.pk, first.file.name, first.sha256)
-    texts = releases.frozen_texts(release)
+    texts = releases_services.frozen_texts(release)
     fresh = {}
     for fmt in release.formats:
         out = io.BytesIO()
-        releases.write_format(release, fmt, out, texts)
+        releases_services.write_format(release, fmt, out, texts)
         fresh[fmt] = out.getvalue()
     _check_settled(release, served=fresh, items=["q1", "q2", "q3"], client=client_for(owner))
 
@@ -229,7 +238,7 @@ def test_a_builder_taken_for_dead_that_still_runs_changes_nothing_of_its_success
     approved, evalset, client_for, owner
 ):
     release = _create(evalset, owner)
-    stalled = releases.release_claim(release.pk)  # its host stalls past the lease...
+    stalled = releases_services.release_claim(release.pk)  # its host stalls past the lease...
     long_ago = timezone.now() - ingest.lease_length() - timedelta(seconds=1)
     Release.objects.filter(pk=release.pk).update(updated_at=long_ago)
     assert _build(release) == "ready"  # ...and another worker takes the build over
@@ -237,14 +246,14 @@ def test_a_builder_taken_for_dead_that_still_runs_changes_nothing_of_its_success
     served = _served(client, release)
 
     # The stalled builder wakes: mid-file, and at the start of its build.
-    with pytest.raises(releases._Superseded):
-        releases._build_file(
+    with pytest.raises(releases_services._Superseded):
+        releases_services._build_file(
             stalled,
             "contextgrid-jsonl",
-            releases.frozen_texts(stalled),
-            releases._Progress(stalled),
+            releases_services.frozen_texts(stalled),
+            releases_services._Progress(stalled),
         )
-    assert releases.release_build(stalled).status == "ready"
+    assert releases_services.release_build(stalled).status == "ready"
 
     _check_settled(release, served=served, items=["q1", "q2", "q3"], client=client)
 
@@ -253,7 +262,7 @@ def test_no_file_of_a_release_is_served_before_the_whole_release_is_ready(
     approved, evalset, client_for, owner
 ):
     release = _create(evalset, owner, formats=["contextgrid-jsonl"])
-    releases.release_claim(release.pk)
+    releases_services.release_claim(release.pk)
 
     response = client_for(owner).get(f"{BASE}/releases/1/files/contextgrid-jsonl")
 
@@ -402,7 +411,7 @@ def test_an_unexpected_error_under_the_api_is_json_even_with_debug_on(
     def broken(*args, **kwargs):
         raise RuntimeError("a fault of our own")
 
-    monkeypatch.setattr(releases, "release_compare", broken)
+    monkeypatch.setattr(releases_services, "release_compare", broken)
     _build(_create(evalset, owner, formats=["contextgrid-jsonl"]))
     client = client_for(owner)
     client.raise_request_exception = False
@@ -433,7 +442,7 @@ def test_a_worker_killed_mid_release_while_items_are_approved_builds_what_was_ma
     _approved_items(evalset, reference.document, 6000)
     EvalItem.objects.filter(item_id__in=["q0", "q1"]).update(state="draft")
     made = _approved_ids(evalset)
-    release = releases.release_create(evalset=evalset, user=owner, formats=FORMATS)
+    release = releases_services.release_create(evalset=evalset, user=owner, formats=FORMATS)
     svc.wait_for(
         lambda: Release.objects.filter(
             pk=release.pk, status="building", progress_done__gt=0
@@ -457,7 +466,9 @@ def test_a_worker_killed_mid_release_while_items_are_approved_builds_what_was_ma
     # The broker hands the finished build back; a later release queued behind it shows
     # the worker has read it.
     queue.send("build_release", release.pk)
-    later = releases.release_create(evalset=evalset, user=owner, formats=["contextgrid-jsonl"])
+    later = releases_services.release_create(
+        evalset=evalset, user=owner, formats=["contextgrid-jsonl"]
+    )
     svc.wait_for(
         lambda: Release.objects.filter(pk=later.pk, status="ready").exists(),
         timeout=120,
@@ -479,7 +490,7 @@ def test_a_real_worker_whose_disk_fills_mid_build_builds_the_release_once_there_
     full_disk.fill()
     try:
         handle.start(GROUNDWORK_SWEEP_STALE_S="4")
-        release = releases.release_create(evalset=evalset, user=owner, formats=FORMATS)
+        release = releases_services.release_create(evalset=evalset, user=owner, formats=FORMATS)
         waiting = svc.wait_for(
             lambda: Release.objects.filter(pk=release.pk, storage_failures__gte=1).first(),
             what="the worker to find the disk full",

@@ -19,8 +19,9 @@ from contextgrid.evalset.io import read_beir, read_csv, read_jsonl
 from contextgrid.evalset.quality import assess
 from django.core.files.base import ContentFile
 
-from evalsets import bridge, releases, resolution, services
-from evalsets.formats import FORMATS
+from evalsets.anchoring import resolution
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import (
     Document,
     EvalItem,
@@ -30,7 +31,10 @@ from evalsets.models import (
     ReleaseFile,
     ReleaseItem,
 )
-from evalsets.models_review import ItemEvent
+from evalsets.models.review import ItemEvent
+from evalsets.pure.formats import FORMATS
+from evalsets.releases import bridge
+from evalsets.releases import services as releases_services
 from evalsets.review import workflow
 
 pytestmark = pytest.mark.django_db
@@ -49,11 +53,11 @@ def items(evalset, document, annotator):
         ("q4", "Was this submitted?", "Employee Handbook", None),
         ("q5", "What is the CEO's favourite colour?", None, None),
     ):
-        item = services.item_create(
+        item = anchoring_services.item_create(
             evalset=evalset, user=annotator, item_id=item_id, question=question
         )
         if quote:
-            anchor = services.anchor_create_typed(
+            anchor = anchoring_services.anchor_create_typed(
                 item=item, user=annotator, source_id="handbook.txt", quote=quote, page_hint=page
             )
             resolution.resolve_anchor(anchor)
@@ -117,7 +121,7 @@ def test_the_release_records_who_when_and_the_resolver_version(items, release_vi
 
     release = Release.objects.get()
     assert release.created_by == owner and release.created_at and release.frozen_at
-    assert release.resolver_version == releases.resolver.RESOLVER_VERSION
+    assert release.resolver_version == releases_services.resolver.RESOLVER_VERSION
     assert release.item_count == 3
 
 
@@ -184,7 +188,7 @@ def test_downloads_are_the_stored_bytes_even_after_the_set_changes(
 
     EvalItem.objects.filter(item_id="q1").update(question="New?")
     workflow.item_reopen(item=items["q2"], user=owner)  # an approved item is reopened first
-    services.item_delete(item=items["q2"])
+    anchoring_services.item_delete(item=items["q2"])
     _, after = _download(client_for(owner), 1, "contextgrid-jsonl")
 
     assert before == after
@@ -193,11 +197,13 @@ def test_downloads_are_the_stored_bytes_even_after_the_set_changes(
 
 
 def test_every_exportable_format_builds_with_its_notes(items, release_via_api, client_for, owner):
-    body = release_via_api(formats=releases.exportable_formats()).json()
+    body = release_via_api(formats=releases_services.exportable_formats()).json()
     detail = client_for(owner).get(body["url"]).json()
 
     assert detail["status"] == "ready"
-    assert sorted(f["format"] for f in detail["files"]) == sorted(releases.exportable_formats())
+    assert sorted(f["format"] for f in detail["files"]) == sorted(
+        releases_services.exportable_formats()
+    )
     beir = next(f for f in detail["files"] if f["format"] == "beir")
     _, data = _download(client_for(owner), 1, "beir")
     assert zipfile.ZipFile(io.BytesIO(data)).namelist() == [
@@ -239,7 +245,7 @@ def test_compare_lists_items_added_removed_and_changed_field_by_field(
     release_via_api()
     EvalItem.objects.filter(item_id="q1").update(answer="1.5 days")
     workflow.item_reopen(item=items["q2"], user=owner)  # an approved item is reopened first
-    services.item_delete(item=items["q2"])
+    anchoring_services.item_delete(item=items["q2"])
     EvalItem.objects.filter(item_id="q4").update(state="approved")
     release_via_api()
 
@@ -253,15 +259,17 @@ def test_compare_lists_items_added_removed_and_changed_field_by_field(
 
 
 def test_the_build_reports_progress_and_the_detail_shows_it(items, evalset, owner):
-    release = releases.release_create(evalset=evalset, user=owner, formats=["contextgrid-jsonl"])
+    release = releases_services.release_create(
+        evalset=evalset, user=owner, formats=["contextgrid-jsonl"]
+    )
     # The items were frozen with the release: the build only writes one file of 3 items.
     assert (release.status, release.progress_total) == ("queued", 3)
 
-    claimed = releases.release_claim(release.pk)
-    built = releases.release_build(claimed)
+    claimed = releases_services.release_claim(release.pk)
+    built = releases_services.release_build(claimed)
 
     assert built.status == "ready" and built.progress_done == built.progress_total == 3
-    assert releases.release_claim(release.pk) is None  # built once, not again
+    assert releases_services.release_claim(release.pk) is None  # built once, not again
 
 
 def test_a_failing_writer_leaves_a_failed_release_that_says_why(items, evalset, owner, monkeypatch):
@@ -270,8 +278,10 @@ def test_a_failing_writer_leaves_a_failed_release_that_says_why(items, evalset, 
 
     fmt = dataclasses.replace(FORMATS["contextgrid-csv"], writer=broken)
     monkeypatch.setitem(FORMATS, "contextgrid-csv", fmt)
-    release = releases.release_create(evalset=evalset, user=owner, formats=["contextgrid-csv"])
-    built = releases.release_build(releases.release_claim(release.pk))
+    release = releases_services.release_create(
+        evalset=evalset, user=owner, formats=["contextgrid-csv"]
+    )
+    built = releases_services.release_build(releases_services.release_claim(release.pk))
 
     assert built.status == "failed" and "disk full" in built.error
     assert not built.files.exists()
@@ -401,7 +411,7 @@ def guide(workspace):
     doc.kind = "text"
     doc.save()
     starts = [0, len(GUIDE_PAGES[0]), len(GUIDE_PAGES[0]) + len(GUIDE_PAGES[1])]
-    services.parse_version_add(
+    documents_services.parse_version_add(
         document=doc,
         parser="plaintext",
         parser_version="1",
@@ -410,7 +420,7 @@ def guide(workspace):
         origin="parsed",
     )
     their_starts = [0, THEIRS.index("Hours"), THEIRS.index("Café")]
-    services.parse_version_add(
+    documents_services.parse_version_add(
         document=doc,
         parser="theirs",
         parser_version="2.1",
@@ -431,15 +441,15 @@ def reviewed(evalset, guide, annotator, reviewer):
         ("h2", "When is the café open?", None),
         ("h3", "Is parking free?", None),
     ):
-        made[item_id] = services.item_create(
+        made[item_id] = anchoring_services.item_create(
             evalset=evalset, user=annotator, item_id=item_id, question=question, answer=answer
         )
     holidays = GUIDE.index("closes at 6pm too")
     anchors = [
-        services.anchor_create_from_highlight(
+        anchoring_services.anchor_create_from_highlight(
             item=made["h1"], user=annotator, parse=reference, start=holidays, end=holidays + 13
         ),
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=made["h2"],
             user=annotator,
             source_id="guide.txt",
@@ -447,7 +457,7 @@ def reviewed(evalset, guide, annotator, reviewer):
             grade=1,
             page_hint=3,
         ),
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=made["h3"], user=annotator, source_id="guide.txt", quote="parking is free"
         ),
     ]
@@ -533,7 +543,7 @@ def test_a_contextgrid_download_read_by_its_reader_is_what_the_app_holds_field_b
 def test_a_draft_item_in_a_release_is_not_marked_reviewed(
     reviewed, evalset, annotator, release_via_api, client_for, owner, tmp_path
 ):
-    services.item_create(
+    anchoring_services.item_create(
         evalset=evalset,
         user=annotator,
         item_id="d1",
@@ -600,7 +610,9 @@ def test_the_release_notes_name_each_anchor_the_chosen_parse_lacks(reviewed, rel
 def test_a_beir_release_refuses_an_id_beir_would_read_as_another(
     reviewed, evalset, annotator, client_for, owner
 ):
-    item = services.item_create(evalset=evalset, user=annotator, item_id="x\ry", question="Q?")
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="x\ry", question="Q?"
+    )
     EvalItem.objects.filter(pk=item.pk).update(state="approved")
 
     response = client_for(owner).post(f"{BASE}/releases/", {"formats": ["beir"]}, format="json")
@@ -613,10 +625,10 @@ def test_a_beir_release_refuses_an_id_beir_would_read_as_another(
 def test_a_beir_release_writes_ids_with_quotes_and_tabs_that_beir_reads_back(
     reviewed, evalset, annotator, release_via_api, client_for, owner, tmp_path
 ):
-    item = services.item_create(
+    item = anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id='say "hi"\tthere', question="Q?"
     )
-    anchor = services.anchor_create_typed(
+    anchor = anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="guide.txt", quote="Hours"
     )
     resolution.resolve_anchor(anchor)
@@ -637,14 +649,14 @@ def test_a_beir_release_writes_ids_with_quotes_and_tabs_that_beir_reads_back(
 
 
 def test_positions_are_only_given_for_the_item_being_written():
-    frozen = releases._Frozen(Release(), progress=None)
+    frozen = releases_services._Frozen(Release(), progress=None)
 
     with pytest.raises(LookupError, match="positions asked for 'x' while writing ''"):
         frozen.positions(cg.EvalItem(id="x", question="Q?"))
 
 
 def test_unplaced_anchors_are_counted_all_and_shown_ten_with_long_quotes_cut():
-    unplaced = releases._Unplaced()
+    unplaced = releases_services._Unplaced()
     assert unplaced.note() is None
     sixty, sixty_one = "q" * 60, "r" * 61
     unplaced.add("a", 1, SimpleNamespace(quote=sixty), "is lost")
@@ -662,7 +674,7 @@ def test_unplaced_anchors_are_counted_all_and_shown_ten_with_long_quotes_cut():
 
 
 def test_exactly_ten_unplaced_anchors_are_all_shown_with_no_more_to_count():
-    unplaced = releases._Unplaced()
+    unplaced = releases_services._Unplaced()
     for n in range(10):
         unplaced.add(f"c{n}", 1, SimpleNamespace(quote="x"), "is lost")
 
@@ -672,7 +684,7 @@ def test_exactly_ten_unplaced_anchors_are_all_shown_with_no_more_to_count():
 
 
 def test_the_unplaced_note_says_what_formats_do_with_such_an_anchor():
-    unplaced = releases._Unplaced()
+    unplaced = releases_services._Unplaced()
     unplaced.add("q7", 2, SimpleNamespace(quote="gone"), "is not in 'a.pdf'")
 
     assert unplaced.note() == (
@@ -703,8 +715,8 @@ def test_an_approval_without_a_recorded_name_still_says_when():
     at = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
     item = SimpleNamespace(state="approved", approved_by=None, approved_at=at)
 
-    assert releases._approval(item) == bridge.Approval(by="", at=at)
-    assert releases._approval(SimpleNamespace(state="draft", approved_at=at)) is None
+    assert releases_services._approval(item) == bridge.Approval(by="", at=at)
+    assert releases_services._approval(SimpleNamespace(state="draft", approved_at=at)) is None
 
 
 def test_in_the_parse_it_was_highlighted_in_an_anchor_is_where_it_was_highlighted(reviewed, guide):
@@ -733,7 +745,7 @@ def test_a_release_queued_before_releases_were_frozen_when_made_is_frozen_by_its
         formats=["contextgrid-jsonl"],
     )
 
-    built = releases.release_build(releases.release_claim(release.pk))
+    built = releases_services.release_build(releases_services.release_claim(release.pk))
 
     assert (built.status, built.item_count, built.frozen_at is not None) == ("ready", 3, True)
     assert list(built.items.values_list("item_id", flat=True)) == ["q1", "q2", "q5"]
@@ -741,7 +753,9 @@ def test_a_release_queued_before_releases_were_frozen_when_made_is_frozen_by_its
 
 
 def test_a_release_is_frozen_in_the_request_that_makes_it(items, evalset, owner):
-    release = releases.release_create(evalset=evalset, user=owner, formats=["contextgrid-jsonl"])
+    release = releases_services.release_create(
+        evalset=evalset, user=owner, formats=["contextgrid-jsonl"]
+    )
 
     # The build has not run (its message leaves once the test's transaction would commit).
     assert release.frozen_at is not None and release.status == "queued"

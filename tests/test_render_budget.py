@@ -22,11 +22,13 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from selectolax.lexbor import LexborHTMLParser
 
-from evalsets import renditions, services, tasks
+from evalsets.documents import renditions
+from evalsets.documents import services as documents_services
+from evalsets.documents import tasks as documents_tasks
 from evalsets.models import ParseVersion
-from evalsets.parsers import ParseError, get_parser
-from evalsets.parsers.nesting import measure_nesting
-from evalsets.rendering import Rendition, render_html
+from evalsets.pure.parsers import ParseError, get_parser
+from evalsets.pure.parsers.nesting import measure_nesting
+from evalsets.pure.rendering import Rendition, render_html
 
 MB = 1024 * 1024
 
@@ -106,7 +108,7 @@ def test_markdown_whose_html_nests_too_deeply_is_refused_before_the_sanitiser_re
 def upload(workspace, annotator, django_capture_on_commit_callbacks):
     def make(name: str, data: bytes):
         with django_capture_on_commit_callbacks(execute=True):
-            document, _ = services.document_upload(
+            document, _ = documents_services.document_upload(
                 workspace=workspace, user=annotator, upload=SimpleUploadedFile(name, data)
             )
         return document
@@ -175,7 +177,7 @@ def test_a_word_file_the_view_cannot_read_is_recorded_with_a_readable_reason(
     document.kind = "docx"  # its bytes are not a Word file: mammoth cannot read them
     document.save()
     renditions.forget(renditions.document_dir(document))
-    tasks.render_document(_reference(document).pk)
+    documents_tasks.render_document(_reference(document).pk)
     response = _get(client_for(viewer), "travel.md")
     assert response.status_code == 409
     assert "cannot be drawn as it looks; read it in the Text view" in response.json()["detail"]
@@ -190,7 +192,7 @@ def _die_while_drawing(monkeypatch, parse_id: int) -> None:
             monkeypatch.setattr(
                 renditions, "run_limited", lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
             )
-            tasks.render_document(parse_id)
+            documents_tasks.render_document(parse_id)
         finally:
             os._exit(3)  # never reached: the kill comes first
     _, status = os.waitpid(pid, 0)
@@ -208,14 +210,14 @@ def test_a_render_that_killed_its_worker_twice_is_parked_with_its_reason(
 
     _die_while_drawing(monkeypatch, reference.pk)
     _die_while_drawing(monkeypatch, reference.pk)  # redelivered, and killed again
-    assert tasks.render_document(reference.pk) == 0  # the third delivery parks it
+    assert documents_tasks.render_document(reference.pk) == 0  # the third delivery parks it
 
     assert builds == []  # and does not draw it a third time
     response = _get(client_for(viewer), "leave.html")
     assert response.status_code == 409
     detail = response.json()["detail"]
     assert "stopped the worker drawing it 2 times, so it is not tried again" in detail
-    tasks.render_document(reference.pk)
+    documents_tasks.render_document(reference.pk)
     assert builds == []
 
 
@@ -229,7 +231,7 @@ def test_a_worker_killed_once_does_not_stop_the_next_from_drawing_the_view(
     builds.clear()
 
     _die_while_drawing(monkeypatch, reference.pk)
-    assert tasks.render_document(reference.pk) > 0
+    assert documents_tasks.render_document(reference.pk) > 0
 
     assert len(builds) == 1
     assert _get(client_for(viewer), "leave.html").status_code == 200

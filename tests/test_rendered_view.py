@@ -9,9 +9,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from evalsets import renditions, services, tasks
-from evalsets.parsers import get_parser
-from evalsets.rendering import (
+from evalsets.documents import renditions
+from evalsets.documents import services as documents_services
+from evalsets.documents import tasks as documents_tasks
+from evalsets.pure.parsers import get_parser
+from evalsets.pure.rendering import (
     ALIGN_WORK_FLOOR,
     ALIGN_WORK_PER_CHAR,
     Rendition,
@@ -23,7 +25,7 @@ from evalsets.rendering import (
     solid,
     split_sections,
 )
-from evalsets.resolver import resolve
+from evalsets.pure.resolver import resolve
 from tests.documents import make_docx
 
 HOSTILE = (
@@ -196,7 +198,7 @@ def _words_map_to_themselves(rendition: Rendition) -> int:
     ],
 )
 def test_each_word_of_the_view_lands_on_the_same_word_of_the_reference_parse(kind, data, parser):
-    from evalsets.parsers.registry import PARSERS
+    from evalsets.pure.parsers.registry import PARSERS
 
     parsed = PARSERS[parser].parse(data, max_pages=10)
     rendition = Rendition.build(render_html(kind, data), parsed.text, size=64)
@@ -204,7 +206,7 @@ def test_each_word_of_the_view_lands_on_the_same_word_of_the_reference_parse(kin
 
 
 def test_text_the_parse_leaves_out_maps_to_nothing():
-    from evalsets.parsers.registry import PARSERS
+    from evalsets.pure.parsers.registry import PARSERS
 
     parsed = PARSERS["selectolax"].parse(HOSTILE.encode(), max_pages=10)
     rendition = Rendition.build(render_html("html", HOSTILE.encode()), parsed.text)
@@ -215,7 +217,7 @@ def test_text_the_parse_leaves_out_maps_to_nothing():
 
 def test_each_sections_start_in_the_parse_is_known_without_drawing_it():
     """Search finds which section to load for a hit from these starts (rendered.js)."""
-    from evalsets.parsers.registry import PARSERS
+    from evalsets.pure.parsers.registry import PARSERS
 
     parsed = PARSERS["markdown-it"].parse(MARKDOWN.encode(), max_pages=10)
     rendition = Rendition.build(render_html("markdown", MARKDOWN.encode()), parsed.text, size=64)
@@ -239,7 +241,7 @@ def test_each_sections_start_in_the_parse_is_known_without_drawing_it():
 def upload_doc(workspace, annotator, django_capture_on_commit_callbacks):
     def make(name: str, data: bytes):
         with django_capture_on_commit_callbacks(execute=True):
-            document, _ = services.document_upload(
+            document, _ = documents_services.document_upload(
                 workspace=workspace, user=annotator, upload=SimpleUploadedFile(name, data)
             )
         return document
@@ -303,7 +305,7 @@ def test_a_document_that_cannot_be_drawn_is_a_409_pointing_to_the_text_view(
     document.kind = "docx"  # its bytes are not a Word file: mammoth cannot read them
     document.save()
     renditions.forget(renditions.document_dir(document))  # the worker tries again, as Word
-    tasks.render_document(document.parses.get(is_reference=True).pk)
+    documents_tasks.render_document(document.parses.get(is_reference=True).pk)
     response = _sections(client_for(viewer), "travel.md")
     assert response.status_code == 409
     assert "cannot be drawn as it looks; read it in the Text view" in response.json()["detail"]

@@ -14,8 +14,12 @@ import os
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets import queue, rendering, renditions, services, tasks
+from evalsets import queue
+from evalsets.documents import renditions
+from evalsets.documents import services as documents_services
+from evalsets.documents import tasks as documents_tasks
 from evalsets.models import ParseStatus, ParseVersion
+from evalsets.pure import rendering
 from tests import services as svc
 
 pytestmark = pytest.mark.django_db
@@ -31,7 +35,7 @@ HTML = (
 def upload(workspace, annotator, django_capture_on_commit_callbacks):
     def make(name: str = "leave.html", data: bytes = HTML):
         with django_capture_on_commit_callbacks(execute=True):
-            document, _ = services.document_upload(
+            document, _ = documents_services.document_upload(
                 workspace=workspace, user=annotator, upload=SimpleUploadedFile(name, data)
             )
         return document
@@ -136,7 +140,7 @@ def test_a_rendition_not_stored_yet_is_a_202_that_asks_a_worker_once(
     assert waiting["Retry-After"] == "2"
     assert queued == [_reference(document).pk]  # one message, not one per poll
     assert builds == [1]  # only the upload's: a request never builds
-    tasks.render_document(_reference(document).pk)
+    documents_tasks.render_document(_reference(document).pk)
     assert _get(client).status_code == 200
 
 
@@ -146,7 +150,7 @@ def test_making_another_parse_the_reference_stores_a_rendition_aligned_to_it(
     document = upload()
     old = _reference(document)
     with django_capture_on_commit_callbacks(execute=True):
-        new = services.parse_version_add(
+        new = documents_services.parse_version_add(
             document=document,
             parser="my-pipeline",
             text="Leave policy\nStaff accrue 1.5 days of leave per month.",
@@ -160,20 +164,20 @@ def test_making_another_parse_the_reference_stores_a_rendition_aligned_to_it(
     assert body["sections"][0]["parse_text"].startswith("Leave policy")
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.parse_make_reference(parse=old)
+        documents_services.parse_make_reference(parse=old)
     assert (renditions.parse_dir(document, old) / "index.json").exists()
     assert not renditions.parse_dir(document, new).exists()
 
 
 def test_running_the_task_twice_builds_once(upload, builds):
     document = upload()
-    assert tasks.render_document(_reference(document).pk) == 0
+    assert documents_tasks.render_document(_reference(document).pk) == 0
     assert builds == [1]
 
 
 def test_a_text_document_gets_no_rendition(upload):
     document = upload("notes.txt", b"Plain words.\fPage two.")
-    assert tasks.render_document(_reference(document).pk) == 0
+    assert documents_tasks.render_document(_reference(document).pk) == 0
     assert not renditions.document_dir(document).exists()
 
 
@@ -184,7 +188,7 @@ def test_a_document_that_cannot_be_drawn_is_told_at_once_without_building_again(
     document.kind = "docx"  # its bytes are not a Word file: mammoth cannot read them
     document.save()
     renditions.forget(renditions.document_dir(document))
-    tasks.render_document(_reference(document).pk)
+    documents_tasks.render_document(_reference(document).pk)
     calls = len(builds)
     for _ in range(2):
         response = _get(client_for(viewer), "travel.md")
@@ -198,7 +202,7 @@ def test_deleting_the_document_removes_its_rendition(upload, django_capture_on_c
     folder = renditions.document_dir(document)
     assert folder.exists()
     with django_capture_on_commit_callbacks(execute=True):
-        services.document_delete(document=document)
+        documents_services.document_delete(document=document)
     assert not folder.exists()
 
 
@@ -211,8 +215,8 @@ def test_deleting_the_reference_parse_removes_its_rendition(
     assert folder.exists()
     with django_capture_on_commit_callbacks(execute=True):
         for other in document.parses.exclude(pk=reference.pk):
-            services.parse_delete(parse=other)
-        services.parse_delete(parse=reference)  # the last parse may go
+            documents_services.parse_delete(parse=other)
+        documents_services.parse_delete(parse=reference)  # the last parse may go
     assert not folder.exists()
 
 
@@ -286,7 +290,7 @@ def test_a_new_rendition_removes_a_build_a_dead_worker_left_but_not_one_in_progr
     running.mkdir()
     os.utime(abandoned, (0, 0))
     renditions.forget(folder)
-    tasks.render_document(_reference(document).pk)
+    documents_tasks.render_document(_reference(document).pk)
     assert not abandoned.exists() and running.exists()
 
 
@@ -311,7 +315,7 @@ def test_past_the_budget_a_new_rendition_pushes_out_the_others_and_their_readers
     gone = _get(client, "first.html")
     assert gone.status_code == 202 and gone.json()["preparing"] is True
     assert queued == [_reference(first).pk]  # a worker is asked to build it again
-    tasks.render_document(_reference(first).pk)
+    documents_tasks.render_document(_reference(first).pk)
     assert _get(client, "first.html").status_code == 200
 
 

@@ -1,4 +1,4 @@
-"""Tests for `evalsets.resolver`: each tier, each folding rule, and how copies are chosen.
+"""Tests for `evalsets.pure.resolver`: each tier, each folding rule, and how copies are chosen.
 
 Plain pytest, no database: the resolver is pure Python. Every found span is checked against
 the original text with `text[r.start:r.end]`, because the offsets are the product.
@@ -14,8 +14,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalsets.formats import locating
-from evalsets.resolver import (
+from evalsets.pure.formats import locating
+from evalsets.pure.resolver import (
     AMBIGUOUS,
     EXACT,
     FUZZY,
@@ -502,7 +502,7 @@ def test_context_settles_an_occurrence_that_verbatim_and_folded_copies_count_dif
 
 
 def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(monkeypatch):
-    from evalsets.resolver import PreparedText
+    from evalsets.pure.resolver import PreparedText
 
     def no_alignment(*args: object) -> None:
         raise AssertionError("a window that cannot reach the bar was aligned")
@@ -723,11 +723,11 @@ def test_occurrence_at_counts_copies_as_contextgrid_picks_them(text, quote, cuts
 
 
 def test_every_occurrence_count_in_the_app_is_the_resolvers_one_function():
-    from evalsets import services
+    from evalsets.anchoring import services as anchoring_services
 
     assert locating.all_occurrences is find_all
     assert locating.occurrence_at is occurrence_at
-    assert services.resolver.occurrence_at is occurrence_at
+    assert anchoring_services.resolver.occurrence_at is occurrence_at
 
 
 # -- the snapshot of resolutions ------------------------------------------------------------

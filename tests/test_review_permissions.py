@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import EvalItem, Membership, Role
 from evalsets.review import assignments
 from tests.conftest import PASSWORD
@@ -67,8 +67,8 @@ MATRIX = [
 
 
 def _setup_set(workspace, creator, writer):
-    evalset = services.evalset_create(workspace=workspace, user=creator, slug="quiz")
-    item = services.item_create(evalset=evalset, user=writer, item_id="q1", question="Q?")
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=creator, slug="quiz")
+    item = anchoring_services.item_create(evalset=evalset, user=writer, item_id="q1", question="Q?")
     assignment = assignments.assignments_create(
         evalset=evalset, by=creator, usernames=[writer.username], kind="annotate"
     )["created"][0]

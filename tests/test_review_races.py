@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.errors import Conflict
 from evalsets.models import EvalItem, ItemEvent, Membership, Role
 from evalsets.review import workflow
@@ -64,7 +64,7 @@ def test_an_approval_racing_an_edit_of_the_same_version_gets_exactly_one_winner(
         lambda: workflow.item_approve(
             item=EvalItem.objects.get(pk=submitted.pk), user=reviewer, row_version=seen
         ),
-        lambda: services.item_update(
+        lambda: anchoring_services.item_update(
             item=EvalItem.objects.get(pk=submitted.pk),
             user=annotator,
             row_version=seen,
@@ -94,7 +94,7 @@ def test_an_anchor_added_while_a_reviewer_approves_never_lands_on_an_approved_it
             lambda seen=seen: workflow.item_approve(
                 item=EvalItem.objects.get(pk=submitted.pk), user=carol, row_version=seen
             ),
-            lambda: services.anchor_create_typed(
+            lambda: anchoring_services.anchor_create_typed(
                 item=EvalItem.objects.get(pk=submitted.pk),
                 user=annotator,
                 source_id="handbook.txt",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import Comment, EvalItem
 from evalsets.review import assignments, workflow
 
@@ -167,7 +167,9 @@ def test_an_illegal_transition_is_a_409_with_the_reason(
 
 
 def test_nobody_approves_an_item_they_wrote(client_for, make_user, workspace, evalset, owner):
-    mine = services.item_create(evalset=evalset, user=owner, item_id="q1", question="Mine?")
+    mine = anchoring_services.item_create(
+        evalset=evalset, user=owner, item_id="q1", question="Mine?"
+    )
     workflow.item_submit(item=mine, user=owner)
     response = post(client_for(owner), "approve", row_version=version_of(mine))
     assert response.status_code == 403
@@ -176,7 +178,7 @@ def test_nobody_approves_an_item_they_wrote(client_for, make_user, workspace, ev
 
 
 def test_nobody_approves_an_item_they_anchored(client_for, item, reviewer, annotator, document):
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=item, user=reviewer, source_id="handbook.txt", quote="Employees accrue"
     )
     workflow.item_submit(item=item, user=annotator)
@@ -188,7 +190,7 @@ def test_nobody_approves_an_item_they_anchored(client_for, item, reviewer, annot
 def test_an_editor_of_the_question_cannot_approve_but_someone_else_can(
     client_for, item, reviewer, owner, annotator
 ):
-    services.item_update(
+    anchoring_services.item_update(
         item=item, user=reviewer, row_version=item.row_version, question="Reworded?"
     )
     workflow.item_submit(item=item, user=annotator)
@@ -211,7 +213,9 @@ def test_approving_a_version_that_changed_since_it_was_opened_is_refused(
     client_for, submitted, reviewer, annotator
 ):
     seen = submitted.row_version
-    services.item_update(item=submitted, user=annotator, row_version=seen, answer="1.5 days")
+    anchoring_services.item_update(
+        item=submitted, user=annotator, row_version=seen, answer="1.5 days"
+    )
     response = post(client_for(reviewer), "approve", row_version=seen)
     assert response.status_code == 409
     body = response.json()
@@ -227,7 +231,7 @@ def test_an_anchor_added_after_opening_makes_the_approval_stale(
     client_for, submitted, reviewer, annotator, document
 ):
     seen = submitted.row_version
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=submitted, user=annotator, source_id="handbook.txt", quote="Leave may be carried"
     )
     response = post(client_for(reviewer), "approve", row_version=seen)
@@ -266,7 +270,7 @@ def test_approve_and_request_changes_need_the_row_version_you_saw(client_for, su
 def test_a_request_for_changes_can_point_at_one_anchor(
     client_for, submitted, reviewer, annotator, document
 ):
-    anchor = services.anchor_create_typed(
+    anchor = anchoring_services.anchor_create_typed(
         item=submitted, user=annotator, source_id="handbook.txt", quote="Employees accrue"
     )
     response = post(
@@ -311,20 +315,20 @@ def test_anchors_of_an_approved_item_cannot_be_added_regraded_or_deleted(
     approved, annotator, document
 ):
     EvalItem.objects.filter(pk=approved.pk).update(state="draft")
-    anchor = services.anchor_create_typed(
+    anchor = anchoring_services.anchor_create_typed(
         item=approved, user=annotator, source_id="handbook.txt", quote="Employees accrue"
     )
     EvalItem.objects.filter(pk=approved.pk).update(state="approved")
     from evalsets.errors import Conflict
 
     with pytest.raises(Conflict, match="is approved"):
-        services.anchor_create_typed(
+        anchoring_services.anchor_create_typed(
             item=approved, user=annotator, source_id="handbook.txt", quote="Remote work"
         )
     with pytest.raises(Conflict, match="is approved"):
-        services.anchor_update_grade(anchor=anchor, grade=1, user=annotator)
+        anchoring_services.anchor_update_grade(anchor=anchor, grade=1, user=annotator)
     with pytest.raises(Conflict, match="is approved"):
-        services.anchor_delete(anchor=anchor, user=annotator)
+        anchoring_services.anchor_delete(anchor=anchor, user=annotator)
     assert approved.anchors.count() == 1
 
 
@@ -345,7 +349,7 @@ COMMENTS = f"{ITEM}comments/"
 
 
 def test_comments_thread_and_point_at_anchors(client_for, item, annotator, reviewer, document):
-    anchor = services.anchor_create_typed(
+    anchor = anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote="Employees accrue"
     )
     first = client_for(reviewer).post(
@@ -378,8 +382,10 @@ def test_a_blank_comment_is_refused(client_for, item, annotator):
 def test_a_comment_on_another_items_anchor_is_refused(
     client_for, evalset, item, annotator, document
 ):
-    other = services.item_create(evalset=evalset, user=annotator, item_id="q2", question="Q2?")
-    anchor = services.anchor_create_typed(
+    other = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q2", question="Q2?"
+    )
+    anchor = anchoring_services.anchor_create_typed(
         item=other, user=annotator, source_id="handbook.txt", quote="Remote work"
     )
     response = client_for(annotator).post(COMMENTS, {"body": "hm", "anchor": str(anchor.public_id)})
@@ -411,7 +417,7 @@ def test_the_review_page_shows_each_anchor_in_context_with_its_resolutions(
     client, item, annotator, reference, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        services.anchor_create_from_highlight(
+        anchoring_services.anchor_create_from_highlight(
             item=item, user=annotator, parse=reference, start=19, end=64
         )
     workflow.item_submit(item=item, user=annotator)
@@ -429,7 +435,9 @@ def test_viewers_read_the_review_page_without_decision_buttons(client, submitted
 
 
 def test_the_review_page_can_show_only_my_assigned_queue(client, evalset, submitted, owner):
-    other = services.item_create(evalset=evalset, user=owner, item_id="q2", question="Other?")
+    other = anchoring_services.item_create(
+        evalset=evalset, user=owner, item_id="q2", question="Other?"
+    )
     workflow.item_submit(item=other, user=owner)
     assignments.assignments_create(
         evalset=evalset, by=owner, usernames=["rita"], kind="review", item_ids=["q2"]

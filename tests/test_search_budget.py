@@ -2,7 +2,7 @@
 examines at most its budget: past it the page says where it stopped and the next goes on.
 
 The work is counted (``Found.examined``, positions of the searched copy looked at), never
-timed. No database: ``evalsets.textsearch`` is pure Python.
+timed. No database: ``evalsets.pure.textsearch`` is pure Python.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalsets import textsearch
+from evalsets.pure import textsearch
 
 #: The hostile input of the finding: megabytes of one short word, and a long query of it
 #: that never matches (a regular expression of the words tries every position anew).

@@ -27,8 +27,8 @@ from playwright.sync_api import expect
 from evalsets import validation
 from evalsets.api.storable import StorableInput
 from evalsets.errors import InvalidInput
-from evalsets.formats import get_format
 from evalsets.models import Document, EvalItem, EvalSet, ParseStatus
+from evalsets.pure.formats import get_format
 from tests.browser import log_in
 from tests.conftest import PASSWORD
 

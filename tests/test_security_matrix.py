@@ -29,9 +29,11 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
-from evalsets import renditions, services
+from evalsets.documents import renditions
+from evalsets.documents import services as documents_services
 from evalsets.models import Document
 from evalsets.review import workflow
+from evalsets.workspaces import services as workspaces_services
 from tests.conftest import PASSWORD
 from tests.world import PDF_SOURCE_ID, World, import_file, upload
 
@@ -137,7 +139,7 @@ def _markdown_document(world: World) -> None:
     document.file.save("notes.md", ContentFile(source), save=False)
     document.kind = "markdown"
     document.save()
-    parse = services.parse_version_add(
+    parse = documents_services.parse_version_add(
         document=document,
         parser="markdown-it",
         parser_version="4",
@@ -156,7 +158,7 @@ def _row_version(world: World) -> int:
 
 def _invite(username: str) -> Callable[[World], None]:
     def setup(world: World) -> None:
-        services.member_invite(
+        workspaces_services.member_invite(
             workspace=world.workspace, username=username, role=VIEWER, by=world.users[OWNER]
         )
 

@@ -67,7 +67,7 @@ def test_the_wsgi_entry_point_imports_every_view_and_freezes_what_start_up_alloc
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "DATABASE_URL"))}
     probe = (
         "import gc, sys; import labelling.wsgi; "
-        "print(gc.get_freeze_count(), 'evalsets.api.views' in sys.modules)"
+        "print(gc.get_freeze_count(), 'evalsets.anchoring.api.views' in sys.modules)"
     )
     result = subprocess.run(
         [sys.executable, "-c", probe],

@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from rest_framework.test import APIClient
 
-from evalsets import services
+from evalsets.anchoring import services as anchoring_services
 from evalsets.errors import InvalidInput
 from evalsets.models import EvalItem, EvalSet, GoldAnchor, ImportRecord, ItemEvent
 from evalsets.validation import (
@@ -271,7 +271,7 @@ def test_an_unexpected_error_under_api_is_a_json_500_without_a_traceback(
     def broken(**kwargs):
         raise RuntimeError("secret internals: /srv/app/evalsets/services.py line 12")
 
-    monkeypatch.setattr(services, "item_create", broken)
+    monkeypatch.setattr(anchoring_services, "item_create", broken)
     client = APIClient(raise_request_exception=False)
     client.force_authenticate(owner)
     response = client.post(f"{SET}/items/", {"id": "q9", "question": "Why?"}, format="json")

@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalsets.models import ParseVersion
-from evalsets.parsers.base import join_pages, page_span
-from evalsets.resolver import prepare, resolve
-from evalsets.textpages import page_begin, page_begins, page_of
-from evalsets.textsearch import prepare_search
+from evalsets.pure.parsers.base import join_pages, page_span
+from evalsets.pure.resolver import prepare, resolve
+from evalsets.pure.textpages import page_begin, page_begins, page_of
+from evalsets.pure.textsearch import prepare_search
 
 TEXT = "First page.\n\nSecond page.\n\nThird page."
 STARTS = [0, TEXT.index("Second"), TEXT.index("Third")]
@@ -84,7 +84,7 @@ def test_parses_the_resolver_and_the_search_number_pages_alike(starts, offset):
 def test_the_page_rules_import_no_django():
     """The resolver and the text search use them alone, in workers and benchmarks."""
     code = (
-        "import sys, evalsets.textpages, evalsets.resolver, evalsets.textsearch; "
+        "import sys, evalsets.pure.textpages, evalsets.pure.resolver, evalsets.pure.textsearch; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'django'))"
     )
     done = subprocess.run(

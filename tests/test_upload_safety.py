@@ -1,6 +1,6 @@
 """Hostile uploads: the type comes from the bytes, limits hold, archive and PDF bombs are refused.
 
-What a file is comes from its content (``evalsets.parsers.sniffing``), checked through the
+What a file is comes from its content (``evalsets.pure.parsers.sniffing``), checked through the
 upload API. A .docx is a ZIP: one that declares gigabytes unpacked, an absurd compression
 ratio or thousands of members is refused at upload, from its directory alone. A PDF whose
 Flate stream unpacks to far more than any page needs, or that declares millions of pages,
@@ -16,9 +16,9 @@ import zlib
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets.archive import LIMITS
 from evalsets.models import Document, ParseStatus
-from evalsets.parsers import ParseError, get_parser, parse_isolated
+from evalsets.pure.archive import LIMITS
+from evalsets.pure.parsers import ParseError, get_parser, parse_isolated
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evalsets import queue, services
+from evalsets import queue
+from evalsets.anchoring import services as anchoring_services
 from evalsets.models import AnchorResolution, GoldAnchor, ParseVersion
 from tests import services as svc
 
@@ -41,8 +42,8 @@ def test_an_upload_is_parsed_and_its_anchors_resolved_by_a_real_worker(
     )
     assert other.status_code == 201
 
-    evalset = services.evalset_create(workspace=workspace, user=annotator, slug="quiz")
-    services.item_create(evalset=evalset, user=annotator, item_id="q1", question="Leave?")
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=annotator, slug="quiz")
+    anchoring_services.item_create(evalset=evalset, user=annotator, item_id="q1", question="Leave?")
     quote = "Employees accrue 1.5 days of leave per month."
     start = parse.text.index(quote)
     made = client.post(
@@ -108,8 +109,10 @@ def _queue_a_resolution_backlog(document, annotator, workspace) -> str:
     big = ParseVersion.objects.create(
         document=document, parser="big", text=text, text_length=len(text), status="ready"
     )
-    evalset = services.evalset_create(workspace=workspace, user=annotator, slug="many")
-    item = services.item_create(evalset=evalset, user=annotator, item_id="q", question="Limits?")
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=annotator, slug="many")
+    item = anchoring_services.item_create(
+        evalset=evalset, user=annotator, item_id="q", question="Limits?"
+    )
     GoldAnchor.objects.bulk_create(
         GoldAnchor(item=item, source_id=document.source_id, document=document, quote=s)
         for s in (s.replace("limit", "lirnit") for s in SENTENCES[:200])

@@ -23,11 +23,14 @@ from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 
-from evalsets import releases, services
-from evalsets.formats import get_format
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import services as documents_services
 from evalsets.models import Document, EvalItem, ItemAssignment, ItemState, Membership, Role
-from evalsets.parsers import PARSERS
+from evalsets.pure.formats import get_format
+from evalsets.pure.parsers import PARSERS
+from evalsets.releases import services as releases_services
 from evalsets.review import assignments, comments
+from evalsets.workspaces import services as workspaces_services
 from tests.documents import make_pdf
 
 RELEASE_FORMAT = "contextgrid-jsonl"
@@ -49,13 +52,13 @@ def create_user(username: str):
 def create_outsider(make_user):
     """``otto``: a member of another workspace, and of nothing in ``acme``."""
     user = make_user("otto")
-    services.workspace_create(user=user, slug="elsewhere", name="Elsewhere")
+    workspaces_services.workspace_create(user=user, slug="elsewhere", name="Elsewhere")
     return user
 
 
 def create_acme(*, owner, reviewer, annotator, viewer):
     """Workspace ``acme`` with one member of each role."""
-    workspace = services.workspace_create(user=owner, slug="acme", name="Acme")
+    workspace = workspaces_services.workspace_create(user=owner, slug="acme", name="Acme")
     Membership.objects.create(workspace=workspace, user=reviewer, role=Role.REVIEWER)
     Membership.objects.create(workspace=workspace, user=annotator, role=Role.ANNOTATOR)
     Membership.objects.create(workspace=workspace, user=viewer, role=Role.VIEWER)
@@ -70,7 +73,7 @@ def create_handbook(workspace) -> Document:
     document.file.save("handbook.txt", ContentFile(HANDBOOK.encode()), save=False)
     document.kind = "text"
     document.save()
-    services.parse_version_add(
+    documents_services.parse_version_add(
         document=document,
         parser="plaintext",
         parser_version="1",
@@ -82,11 +85,13 @@ def create_handbook(workspace) -> Document:
 
 
 def create_quiz(workspace, owner):
-    return services.evalset_create(workspace=workspace, user=owner, slug="quiz", name="Quiz")
+    return anchoring_services.evalset_create(
+        workspace=workspace, user=owner, slug="quiz", name="Quiz"
+    )
 
 
 def create_q1(evalset, annotator):
-    return services.item_create(
+    return anchoring_services.item_create(
         evalset=evalset,
         user=annotator,
         item_id="q1",
@@ -156,7 +161,7 @@ def pdf_document(
     document.file.save(source_id, ContentFile(stored), save=False)
     document.save()
     parsed = PARSERS["pdfium"].parse(view)
-    parse = services.parse_version_add(
+    parse = documents_services.parse_version_add(
         document=document,
         parser="pdfium",
         parser_version=parsed.parser_version,
@@ -174,7 +179,7 @@ def build_world(
     """``capture`` is pytest-django's ``django_capture_on_commit_callbacks`` (to build releases)."""
     workspace = document.workspace
     reference = document.parses.get(is_reference=True)
-    other_parse = services.parse_version_add(
+    other_parse = documents_services.parse_version_add(
         document=document,
         parser="their-pipeline",
         parser_version="2.1",
@@ -183,14 +188,14 @@ def build_world(
     )
     make_user("newbie")  # not a member yet: the owner adds them in the matrix
     pdf_document(workspace)
-    anchor = services.anchor_create_typed(
+    anchor = anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote="1.5 days of leave per month"
     )
     comment = comments.comment_add(item=item, user=annotator, body="Is the quote long enough?")
-    approved = services.item_create(
+    approved = anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id="q2", question="How long may staff work remotely?"
     )
-    services.anchor_create_typed(
+    anchoring_services.anchor_create_typed(
         item=approved, user=annotator, source_id="handbook.txt", quote="limited to 30 days a year"
     )
     EvalItem.objects.filter(pk=approved.pk).update(state=ItemState.APPROVED)
@@ -199,9 +204,9 @@ def build_world(
     )
     assignment = ItemAssignment.objects.get(item=item, kind="review")
     with capture(execute=True):
-        releases.release_create(evalset=evalset, user=owner, formats=[RELEASE_FORMAT])
+        releases_services.release_create(evalset=evalset, user=owner, formats=[RELEASE_FORMAT])
     with capture(execute=True):
-        releases.release_create(evalset=evalset, user=owner, formats=[RELEASE_FORMAT])
+        releases_services.release_create(evalset=evalset, user=owner, formats=[RELEASE_FORMAT])
     users = {
         "owner": owner,
         "reviewer": reviewer,

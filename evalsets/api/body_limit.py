@@ -8,8 +8,8 @@ body's size, not a claim about it.
 
 from __future__ import annotations
 
-from evalsets.archive import MB, limit_text, size_text
 from evalsets.errors import TooLarge, limit_named
+from evalsets.pure.archive import MB, limit_text, size_text
 
 
 def declared_size(request) -> int:

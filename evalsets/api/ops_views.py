@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from evalsets import sweep
-from evalsets.api.views import WorkspaceScoped
+from evalsets.api.scoping import WorkspaceScoped
 from evalsets.models import Role
 
 

@@ -2,7 +2,7 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import evalsets.models_release
+import evalsets.models.releases
 import uuid
 from django.conf import settings
 from django.db import migrations, models
@@ -70,7 +70,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('format', models.CharField(max_length=32)),
-                ('file', models.FileField(max_length=300, upload_to=evalsets.models_release.release_upload_to)),
+                ('file', models.FileField(max_length=300, upload_to=evalsets.models.releases.release_upload_to)),
                 ('filename', models.CharField(max_length=255)),
                 ('media_type', models.CharField(max_length=100)),
                 ('sha256', models.CharField(max_length=64)),

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from django.db import transaction
 
-from evalsets import access, selectors
+from evalsets import access
 from evalsets.errors import InvalidInput
 from evalsets.models import (
     AssignmentKind,
@@ -17,6 +17,7 @@ from evalsets.models import (
     Membership,
     NotificationKind,
 )
+from evalsets.review import selectors as review_selectors
 from evalsets.review.audit import record
 from evalsets.review.inbox import notify
 
@@ -100,7 +101,7 @@ def assignments_create(
     created: list[ItemAssignment] = []
     skipped: list[dict] = []
     cursor = 0
-    who_wrote = selectors.writers_of(items) if kind == AssignmentKind.REVIEW else {}
+    who_wrote = review_selectors.writers_of(items) if kind == AssignmentKind.REVIEW else {}
     for item in items:
         have = existing.get(item.pk, set())
         needed = overlap - len(have)

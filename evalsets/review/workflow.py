@@ -19,7 +19,6 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from evalsets import selectors
 from evalsets.errors import Conflict, Forbidden, InvalidInput
 from evalsets.models import (
     AssignmentKind,
@@ -30,6 +29,7 @@ from evalsets.models import (
     ItemState,
     NotificationKind,
 )
+from evalsets.review import selectors as review_selectors
 from evalsets.review.audit import record
 from evalsets.review.comments import check_body, comment_create
 from evalsets.review.inbox import notify
@@ -65,7 +65,7 @@ def locked_message(item_id: str, change: str = "edited") -> str:
 
 
 def check_four_eyes(item: EvalItem, user) -> None:
-    if user.pk in selectors.writers(item):
+    if user.pk in review_selectors.writers(item):
         raise Forbidden(four_eyes_message(item.item_id), field="item")
 
 
@@ -151,7 +151,7 @@ def _refuse(item: EvalItem, action: str, row_version: int | None) -> None:
         extra={
             "state": current.state,
             "current_row_version": current.row_version,
-            "changed": selectors.changes_since(current, row_version or 0),
+            "changed": review_selectors.changes_since(current, row_version or 0),
         },
     )
 

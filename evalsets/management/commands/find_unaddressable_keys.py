@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evalsets.selectors import keys_no_url_can_carry
+from evalsets.documents.selectors import keys_no_url_can_carry
 
 
 class Command(BaseCommand):

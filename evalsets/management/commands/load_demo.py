@@ -12,9 +12,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from evalsets import ingest, services
+from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import ingest
+from evalsets.documents import services as documents_services
 from evalsets.models import ParseVersion, Role, Workspace
 from evalsets.review import workflow
+from evalsets.workspaces import services as workspaces_services
 
 PASSWORD = "groundwork"
 
@@ -101,16 +104,20 @@ class Command(BaseCommand):
         owner = self._user("owner", is_staff=True, is_superuser=True)
         annotator = self._user("annotator")
         reviewer = self._user("reviewer")
-        workspace = services.workspace_create(user=owner, slug="demo", name="Demo handbook")
+        workspace = workspaces_services.workspace_create(
+            user=owner, slug="demo", name="Demo handbook"
+        )
         for member, role in ((annotator, Role.ANNOTATOR), (reviewer, Role.REVIEWER)):
-            invitation = services.member_invite(
+            invitation = workspaces_services.member_invite(
                 workspace=workspace, username=member.username, role=role, by=owner
             )
-            services.invitation_accept(invitation=invitation, user=member)
+            workspaces_services.invitation_accept(invitation=invitation, user=member)
 
         text = "\n".join(PAGES)
         upload = SimpleUploadedFile("handbook.txt", text.encode(), content_type="text/plain")
-        document, _ = services.document_upload(workspace=workspace, user=owner, upload=upload)
+        document, _ = documents_services.document_upload(
+            workspace=workspace, user=owner, upload=upload
+        )
         for parse in ParseVersion.objects.filter(document=document):
             claimed = ingest.claim_parse(parse.pk)
             if claimed is not None:
@@ -120,7 +127,7 @@ class Command(BaseCommand):
         for page in OTHER_PAGES:
             starts.append(offset)
             offset += len(page) + 1
-        services.parse_version_add(
+        documents_services.parse_version_add(
             document=document,
             parser="their-pipeline",
             parser_version="2.1",
@@ -129,11 +136,11 @@ class Command(BaseCommand):
         )
         reference = document.parses.get(is_reference=True)
 
-        evalset = services.evalset_create(
+        evalset = anchoring_services.evalset_create(
             workspace=workspace, user=owner, slug="handbook-quiz", name="Handbook quiz"
         )
         for item_id, question, qtype, answer, quote in ITEMS:
-            item = services.item_create(
+            item = anchoring_services.item_create(
                 evalset=evalset,
                 user=annotator,
                 item_id=item_id,
@@ -142,12 +149,12 @@ class Command(BaseCommand):
                 answer=answer,
             )
             # Assignments are the owner's to make (evalsets.access.ASSIGN).
-            item = services.item_update(
+            item = anchoring_services.item_update(
                 item=item, user=owner, row_version=item.row_version, assignee=annotator
             )
             if quote:
                 start = reference.text.index(quote)
-                services.anchor_create_from_highlight(
+                anchoring_services.anchor_create_from_highlight(
                     item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
                 )
         workflow.item_submit(item=evalset.items.get(item_id="q1"), user=annotator)

@@ -1,0 +1,1 @@
+"""The API of eval sets, items and anchors."""

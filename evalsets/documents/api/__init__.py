@@ -1,0 +1,1 @@
+"""The API of documents, their parses, pages, PDF and rendered views."""

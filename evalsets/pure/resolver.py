@@ -1,0 +1,2354 @@
+"""Re-locating quoted gold evidence inside any parse of its document.
+
+Gold evidence is stored as a quote (plus optional page hint, occurrence and `CONTEXT_CHARS`
+characters of context either side), because character offsets only mean something inside one
+parse. Every time a document is parsed again -- by another parser, or a new version of the
+same one -- each quote has to be found again in text that differs in whitespace, ligatures,
+hyphenation, running headers and damaged characters. This module does that, in three tiers
+of decreasing confidence (exact, normalised, fuzzy), and prefers saying "not found" or
+"ambiguous" to returning a wrong span: a missing anchor is visible, a wrong one silently
+scores the wrong text.
+
+It is pure Python on purpose (no Django), so workers, scripts and the benchmark in
+``bench/resolver_bench.py`` can import it alone. Offsets are code points, half-open.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from itertools import compress, pairwise, repeat
+from operator import ne
+from typing import Any
+
+import edlib
+from rapidfuzz.distance import LCSseq
+
+from evalsets.pure.textpages import page_of
+
+__all__ = [
+    "AMBIGUOUS",
+    "CONTEXT_CHARS",
+    "EXACT",
+    "FUZZY",
+    "NORMALISED",
+    "NOT_FOUND",
+    "RESOLVER_VERSION",
+    "FoldedText",
+    "PreparedText",
+    "Resolution",
+    "find_all",
+    "fold",
+    "fold_text",
+    "min_fuzzy_score",
+    "occurrence_at",
+    "prepare",
+    "resolve",
+    "resolve_many",
+]
+
+#: Bump whenever any input can produce a different `Resolution`, so stored results can be
+#: invalidated. Recorded on every `Resolution.to_dict()`.
+RESOLVER_VERSION = "1.10"
+
+EXACT = "exact"
+NORMALISED = "normalised"
+FUZZY = "fuzzy"
+AMBIGUOUS = "ambiguous"
+NOT_FOUND = "not_found"
+
+#: Characters of the text a highlight records on each side of its quote (``prefix`` and
+#: ``suffix``): every place that records or reads an anchor's context takes this length.
+CONTEXT_CHARS = 32
+#: Each side of the context is weighed folded, cut to this: folding can lengthen a side (a
+#: ligature written out), so the cut leaves half as much again as a highlight records.
+FOLDED_CONTEXT_CHARS = CONTEXT_CHARS + CONTEXT_CHARS // 2
+
+#: Folded quotes shorter than this are never matched approximately: too many places in any
+#: real document are a couple of edits away from a short string.
+FUZZY_MIN_LENGTH = 16
+#: Required fuzzy score for long quotes, and for the shortest quote allowed to go fuzzy.
+FUZZY_SCORE_LONG = 0.85
+FUZZY_SCORE_SHORT = 0.95
+FUZZY_LONG_FROM = 150
+#: How far ahead of the runner-up the best fuzzy candidate must be to be picked on score.
+FUZZY_MARGIN = 0.05
+#: A run of at least this many characters inserted into a passage (a running header and page
+#: number, a link target) costs one character of score, however long it is -- for up to
+#: `1 + len // LONG_RUN_EVERY` such runs; shorter runs and further runs cost their length ...
+LONG_RUN = 3
+LONG_RUN_EVERY = 60
+#: ... but the found span may be at most this much longer than the quote (folded).
+MAX_SPAN_STRETCH = 1.6
+MAX_SPAN_EXTRA = 64
+#: Room for inserted text when aligning the ends of a quote next to its chain.
+END_SLACK = 24
+#: Pieces of the quote looked up to find where approximate copies may be, and how densely
+#: the text is indexed for them.
+SEED = 6
+SEED_STEP = 3
+#: Seeds indexed more often than this are too common to say where a passage is.
+MAX_SEED_HITS = 24
+#: Exact runs considered when chaining a quote through a window, longest first.
+MAX_CHAIN_SEGMENTS = 120
+#: Fuzzy windows aligned per quote, best-voted first.
+MAX_FUZZY_WINDOWS = 12
+#: A piece of the passage the parse reads in another order (inside the found span) counts
+#: as matched when it is an exact run of at least this many characters, at this cost.
+MOVE_MIN = 8
+MOVE_COST = 2
+#: A window holding less of the quote in order than the fuzzy bar needs is still aligned when
+#: it holds at least this share of that in order and exact runs cover enough in any order.
+REORDER_GATE = 0.75
+#: A fuzzy match is refused (``not_found``, the span offered for a person to confirm) when
+#: fewer than this share of the quote's words appear in it: a passage mostly absent from the
+#: parse whose remains happen to align. Calibrated on ``bench/resolver_bench.py``, which
+#: prints the fuzzy tier's precision at this and neighbouring thresholds.
+FUZZY_MIN_WORDS_KEPT = 0.5
+#: How far past a span's end (or before its start) the Markdown marks a quote ends (begins)
+#: with are looked for.
+EDGE_REACH = 16
+#: A quote found line by line (`PreparedText._by_pieces`) is looked for around at most this
+#: many copies of its longest line.
+PIECES_MAX_HITS = 64
+#: ... and the recorded prefix and suffix must fit its two ends within one edit per this
+#: many of their characters, in all.
+PIECES_CONTEXT_SLACK = 8
+#: When that context does not fit (a table whose other column this parse reads into the same
+#: rows: its cells sit inside the prefix and suffix too), the quote is still taken line by
+#: line if each of its lines after the first begins a line here (the other column read after
+#: it on the row, or a whole line between), at most this many characters are inserted per
+#: folded character of the quote, and ...
+PIECES_ROW_INSERT = 2.5
+#: ... the recorded prefix and suffix are here line by line too: the line next to the quote
+#: right at its end, each further one in order within `PIECES_ROW_REACH` characters of the
+#: last, together at least this share of each side's characters.
+PIECES_ROW_CONTEXT = 0.6
+PIECES_ROW_REACH = 48
+#: ... or, for a quote at least this long (folded), both sides' characters together
+#: (`_rows_context_fits`): a table read by columns puts its header row into the suffix.
+PIECES_ROW_POOLED_MIN = 32
+#: A fuzzy span's end moves to another copy of the quote's edge line nearby when the recorded
+#: context, at least this many characters folded, fits exactly there and not at the end
+#: the alignment found (`PreparedText._refit_ends`).
+REFIT_CONTEXT_MIN = 12
+#: ... or, when the recorded context fits exactly at no copy, the whole line recorded next to
+#: the quote (at least this many characters folded) is a whole line right there and not at
+#: the alignment's end (`_Context.rows`).
+REFIT_ROW_MIN = 4
+#: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
+#: its first and last lines at least this long, folded, to fix its two ends.
+MOVED_LINES_EDGE = 3
+#: A fuzzy span holds the quote's first (last) line when it is within this many folded
+#: characters of its start (end); otherwise a copy just outside widens it
+#: (`PreparedText._with_edge_lines`).
+EDGE_LINE_SLACK = 8
+#: Quotes not found for these reasons are tried again without their lines of symbols alone
+#: (`PreparedText._symbol_lines_moved`).
+SYMBOL_LINES_RETRY = frozenset({"not_present", "not_present_short", "ends_not_fixed"})
+#: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
+KEPT_WORD_MIN = 3
+#: A candidate below the fuzzy bar is still offered for confirmation when it is at least
+#: this similar: below it, it is noise, not a candidate anyone would want to look at.
+OFFER_MIN_SCORE = 0.6
+
+
+# ---------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution:
+    """Where one quote landed in one parse, how sure we are, and why.
+
+    `start`/`end` are a half-open range of code points in the parse's text, set only for the
+    three found statuses. `candidates` is how many copies the deciding tier saw (also for
+    `ambiguous` and for `not_found` with an out-of-range occurrence). `reason` is a short
+    machine-readable code; `detail` is the same thing as a sentence for a person.
+    """
+
+    status: str
+    start: int | None = None
+    end: int | None = None
+    score: float = 0.0
+    candidates: int = 0
+    reason: str = ""
+    detail: str = ""
+    page: int | None = None
+    version: str = RESOLVER_VERSION
+    #: For a fuzzy-tier answer: the share of the quote's words found in the span (or in the
+    #: offered candidate). 1.0 for the literal tiers; 0.0 when nothing was aligned.
+    kept: float = 0.0
+    #: ``not_found`` with the closest passage offered for a person to confirm or correct:
+    #: its half-open span (never set together with `start`/`end`).
+    offered_start: int | None = None
+    offered_end: int | None = None
+
+    @property
+    def found(self) -> bool:
+        return self.start is not None
+
+    @property
+    def span(self) -> tuple[int, int] | None:
+        if self.start is None or self.end is None:
+            return None
+        return (self.start, self.end)
+
+    @property
+    def offered(self) -> tuple[int, int] | None:
+        """The best candidate offered for confirmation when nothing was found, if any."""
+        if self.offered_start is None or self.offered_end is None:
+            return None
+        return (self.offered_start, self.offered_end)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "start": self.start,
+            "end": self.end,
+            "score": round(self.score, 4),
+            "candidates": self.candidates,
+            "reason": self.reason,
+            "detail": self.detail,
+            "page": self.page,
+            "version": self.version,
+            "kept": round(self.kept, 4),
+            "offered_start": self.offered_start,
+            "offered_end": self.offered_end,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Resolution:
+        return cls(
+            status=str(data["status"]),
+            start=data.get("start"),
+            end=data.get("end"),
+            score=float(data.get("score", 0.0)),
+            candidates=int(data.get("candidates", 0)),
+            reason=str(data.get("reason", "")),
+            detail=str(data.get("detail", "")),
+            page=data.get("page"),
+            version=str(data.get("version", RESOLVER_VERSION)),
+            kept=float(data.get("kept", 0.0)),
+            offered_start=data.get("offered_start"),
+            offered_end=data.get("offered_end"),
+        )
+
+
+# ---------------------------------------------------------------------------
+# Folding
+# ---------------------------------------------------------------------------
+
+_PUNCT = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201a": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u2039": "'",
+        "\u203a": "'",
+        "\u00b4": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u201f": '"',
+        "\u2033": '"',
+        "\u00ab": '"',
+        "\u00bb": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+        "\u2043": "-",
+        "\ufe58": "-",
+        "\ufe63": "-",
+        "\uff0d": "-",
+    }
+)
+
+#: Markdown's emphasis and code marks and its escape character: presentation, not text. A
+#: parse that turned HTML into Markdown is full of them and a plain-text parse has none.
+_MARKUP = frozenset("*_`\\[]|#")
+#: Markdown that is not text at all, dropped whole: an image (its alt text is a description,
+#: not prose; brackets nested once in it and line breaks included), a link's destination
+#: and title after the link text (`](url "title")`; URLs wrapped at a hyphen and parentheses
+#: escaped or nested once included), a table's header rule (`---|---`, `| --- |` for one
+#: column) or a rule line (`---`), and the marker of a nested or definition list item at
+#: the start of a line (`+ `, `: `). A plain-text parse of the same page has none of these.
+_MARKDOWN_NOISE = re.compile(
+    r"""!\[(?:[^\[\]]|\\.|\[[^\[\]]{0,200}\]){0,200}\]"""  # image alt text ...
+    r"""\((?:[^()\s\\]|\\.|-\n|\([^()\s]{0,200}\)){0,800}(?:\s+"[^"]{0,300}")?\s*\)"""
+    r"""|\]\((?:[^()\s\\]|\\.|-\n|\([^()\s]{0,200}\)){0,800}(?:\s+"[^"]{0,300}")?\s*\)"""
+    r"""|^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$"""
+    # a glyph the PDF gives no character for: pdfminer writes "(cid:16)", pypdf the raw
+    # control character chr(16) (dropped as a control character below)
+    r"""|\(cid:\d{1,5}\)""",
+    re.MULTILINE,
+)
+#: The marker of a nested or definition list item at the start of a line (see above).
+_LIST_MARKER = re.compile(r"\n[ \t]*[+:][ \t]")
+#: A hyphen between two letters, possibly across a line break: "infor-\nmation",
+#: "well-known". Dropped on both sides, so all spellings of a hyphenated word compare equal.
+_JOINING_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\u2011](?=\s*[^\W\d_])")
+
+
+def _cuts(text: str) -> list[tuple[int, int]]:
+    """Spans folding drops whole: Markdown noise and joining hyphens (unsorted)."""
+    # each pattern needs one of these substrings to match at all; checking for them first
+    # (in C) spares running the patterns over the many texts and quotes that have none
+    noise = "](" in text or "![" in text or "---" in text or "(cid:" in text
+    cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)] if noise else []
+    if "\n" in text and ("+" in text or ":" in text):
+        cuts += [m.span() for m in _LIST_MARKER.finditer(text)]
+    if "-" in text or "\u00ad" in text or "\u2010" in text or "\u2011" in text:
+        cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
+    return cuts
+
+
+_ATTACH = 1  # dropped, but belongs to the character before it (combining marks, ZWJ)
+_SEPARATE = 0  # dropped, belongs to nothing (whitespace, soft hyphen, zero-width space)
+
+_fold_cache: dict[str, tuple[str, int]] = {}
+
+
+def _is_attached_mark(ch: str) -> bool:
+    o = ord(ch)
+    return (
+        0x300 <= o <= 0x36F
+        or 0x1AB0 <= o <= 0x1AFF
+        or 0x1DC0 <= o <= 0x1DFF
+        or 0x20D0 <= o <= 0x20FF
+        or 0xFE00 <= o <= 0xFE0F
+        or 0xFE20 <= o <= 0xFE2F
+        or 0xE0100 <= o <= 0xE01EF
+        or o == 0x200D
+    )
+
+
+def _fold_char(ch: str) -> tuple[str, int]:
+    """Fold one code point: (replacement, how to attach it if the replacement is empty)."""
+    hit = _fold_cache.get(ch)
+    if hit is not None:
+        return hit
+    if _is_attached_mark(ch):
+        result = ("", _ATTACH)
+    elif ch in _MARKUP or ch.isspace() or unicodedata.category(ch) in ("Cf", "Cc"):
+        result = ("", _SEPARATE)
+    else:
+        s = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", ch).casefold())
+        s = s.translate(_PUNCT)
+        s = "".join(
+            c
+            for c in s
+            if not (_is_attached_mark(c) or c.isspace() or unicodedata.category(c) == "Cf")
+        )
+        result = (s, _SEPARATE)
+    _fold_cache[ch] = result
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class FoldedText:
+    """A folded copy of a text and an exact map back to the original.
+
+    `text[i]` came from original code point `starts[i]`; a match `text[a:b]` covers the
+    original `[starts[a], ends[b - 1])`. Both arrays are non-decreasing. `ends` reaches past
+    combining marks and joiners that belong to the character, never past whitespace.
+    """
+
+    text: str
+    starts: array
+    ends: array
+
+    def original_span(self, a: int, b: int) -> tuple[int, int]:
+        """The original half-open span of folded `[a, b)` (b > a)."""
+        return self.starts[a], self.ends[b - 1]
+
+    def folded_index(self, original: int) -> int:
+        """The first folded position whose character comes from at or after `original`."""
+        return bisect_left(self.starts, original)
+
+
+def fold_text(text: str) -> FoldedText:
+    """Fold `text` for comparison, keeping a code-point-exact map back to it.
+
+    Applied: Unicode NFKD compatibility decomposition (ligatures, full-width forms, "…"),
+    removal of Latin/Greek/Cyrillic combining accents, case folding, smart quotes and dashes
+    to ASCII, removal of all whitespace, soft hyphens, zero-width characters and Markdown's
+    emphasis/code/escape/link/table/heading marks (``* _ ` \\ [ ] | #``), removal of whole
+    Markdown images, link destinations and table rules, and removal
+    of hyphens joining two letters (so "infor-\\nmation" and "information" compare equal).
+    Whitespace is removed rather than collapsed because some PDF parsers emit none at all
+    between words.
+    """
+    n = len(text)
+    cuts = _cuts(text)
+    # one code point per code point: the folded character, or a marker (dropped, attached
+    # to the character before, or folding to several characters)
+    marked = text.translate(_MARK_TABLE)
+    if cuts:
+        cuts.sort()
+        pieces, at = [], 0
+        for a, b in cuts:
+            if b > at:
+                a = max(a, at)
+                pieces += [marked[at:a], _DROP * (b - a)]
+                at = b
+        pieces.append(marked[at:])
+        marked = "".join(pieces)
+    folded: list[str] = []
+    starts = array("l")
+    ends = array("l")
+    group = 0  # folded characters produced by the last original character kept
+    prev_end = -1  # original end of that group
+    at = 0
+    # ordinary stretches (one folded character per kept code point) are mapped in C; only
+    # characters that fold to several or attach to the one before are looked at one by one
+    for i in [*(m.start() for m in _SPECIAL.finditer(marked)), n]:
+        if i > at:
+            seg = marked[at:i]
+            kept = seg.replace(_DROP, "")
+            if kept:
+                folded.append(kept)
+                if len(kept) == i - at:
+                    starts.extend(range(at, i))
+                    ends.extend(range(at + 1, i + 1))
+                    prev_end = i
+                else:
+                    idx = array("l", compress(range(at, i), map(ne, seg, repeat(_DROP))))
+                    starts.extend(idx)
+                    ends.extend(map(_PLUS_ONE, idx))
+                    prev_end = idx[-1] + 1
+                group = 1
+        if i == n:
+            break
+        if marked[i] == _SEVERAL:
+            out = _fold_char(text[i])[0]
+            folded.append(out)
+            k = len(out)
+            starts.extend([i] * k)
+            ends.extend([i + 1] * k)
+            group = k
+            prev_end = i + 1
+        elif group and prev_end == i:
+            for idx_ in range(len(ends) - group, len(ends)):
+                ends[idx_] = i + 1
+            prev_end = i + 1
+        at = i + 1
+    assert n == len(marked)
+    return FoldedText("".join(folded), starts, ends)
+
+
+_DROP, _SEVERAL, _ATTACHED = "\x00", "\x01", "\x02"
+#: A character to look at on its own: it folds to several, or attaches to the one before.
+_SPECIAL = re.compile("[\x01\x02]")
+_PLUS_ONE = (1).__add__
+
+
+class _MarkTable(dict):
+    """`str.translate` table keeping length: code point -> its one folded character or a
+    marker (`_DROP`, `_ATTACHED` for a dropped mark that belongs to the character before,
+    `_SEVERAL` when it folds to more than one character)."""
+
+    def __missing__(self, code: int) -> str:
+        out, attach = _fold_char(chr(code))
+        if len(out) == 1 and out not in (_DROP, _SEVERAL, _ATTACHED):
+            value = out
+        elif out:
+            value = _SEVERAL
+        else:
+            value = _ATTACHED if attach == _ATTACH else _DROP
+        self[code] = value
+        return value
+
+
+_MARK_TABLE = _MarkTable()
+
+
+class _FoldTable(dict):
+    """`str.translate` table: code point -> folded string (None when dropped), filled lazily."""
+
+    def __missing__(self, code: int) -> str | None:
+        value = _fold_char(chr(code))[0] or None
+        self[code] = value
+        return value
+
+
+_FOLD_TABLE = _FoldTable()
+
+
+def fold(text: str) -> str:
+    """The folded form of `text` alone (what quotes and context are compared as).
+
+    Always equal to `fold_text(text).text`, without building the offset map.
+    """
+    cuts = _cuts(text)
+    if cuts:
+        cuts.sort()
+        pieces, at = [], 0
+        for a, b in cuts:
+            if a > at:
+                pieces.append(text[at:a])
+            at = max(at, b)
+        pieces.append(text[at:])
+        text = "".join(pieces)
+    return text.translate(_FOLD_TABLE)
+
+
+# ---------------------------------------------------------------------------
+# Candidates and choosing between them
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Candidate:
+    start: int
+    end: int
+    score: float
+    fa: int  # folded span, for context comparison
+    fb: int
+    note: str = ""
+    verbatim: bool = False
+
+
+def _chosen(cands: list[_Candidate], res: Resolution) -> _Candidate:
+    """The candidate a found resolution was made from."""
+    return next(c for c in cands if (c.start, c.end) == (res.start, res.end))
+
+
+def find_all(haystack: str, needle: str, begin: int = 0, limit: int | None = None) -> list[int]:
+    """Every start of `needle` in `haystack` from `begin` on, overlapping copies included.
+
+    The one way copies of a quote are counted, here and wherever an `occurrence` is written
+    or read (anchors from a highlight, imports, exports): context-grid's resolver counts the
+    same way (`contextgrid.score.anchor._all_occurrences`), so an occurrence we write picks
+    the copy context-grid picks. Stops after `limit + 1` copies when `limit` is given.
+    """
+    found: list[int] = []
+    if not needle:
+        return found
+    pos = haystack.find(needle, begin)
+    while pos != -1:
+        found.append(pos)
+        if limit is not None and len(found) > limit:
+            break
+        pos = haystack.find(needle, pos + 1)
+    return found
+
+
+def occurrence_at(text: str, quote: str, start: int, begin: int = 0) -> int:
+    """The `occurrence` of the copy of `quote` that starts at `start`, counted from `begin`.
+
+    `begin` is where counting starts: the start of the page the anchor's `page_hint` names
+    (context-grid narrows candidates to the hinted page, then takes the `occurrence`-th), or
+    0 for an anchor without a page hint. Copies that start before `start` count, overlapping
+    ones included.
+    """
+    # A copy starting before `start` ends before `start + len(quote) - 1`.
+    return len(find_all(text[: start + len(quote) - 1], quote, begin))
+
+
+def min_fuzzy_score(folded_length: int) -> float | None:
+    """The fuzzy score a quote of this folded length needs, or None if it may not go fuzzy."""
+    if folded_length < FUZZY_MIN_LENGTH:
+        return None
+    if folded_length >= FUZZY_LONG_FROM:
+        return FUZZY_SCORE_LONG
+    frac = (FUZZY_LONG_FROM - folded_length) / (FUZZY_LONG_FROM - FUZZY_MIN_LENGTH)
+    return FUZZY_SCORE_LONG + (FUZZY_SCORE_SHORT - FUZZY_SCORE_LONG) * frac
+
+
+_CIGAR = re.compile(r"(\d+)([=XID])")
+
+
+class PreparedText:
+    """One parse, folded once, ready to resolve many quotes against.
+
+    Build with `prepare(text, page_starts=...)`. Page `i + 1` starts at `page_starts[i]`, as
+    in context-grid; page hints name pages that way.
+    """
+
+    __slots__ = ("_seeds", "folded", "page_starts", "text")
+
+    def __init__(self, text: str, page_starts: Sequence[int] | None = None) -> None:
+        self.text = text
+        self.page_starts = list(page_starts) if page_starts else None
+        self.folded = fold_text(text)
+        self._seeds: dict[str, list[int]] | None = None
+
+    def _seed_index(self) -> dict[str, list[int]]:
+        """Where each `SEED`-character piece of the folded text starts, every `SEED_STEP`.
+
+        Built on the first quote that needs approximate matching, then shared by all: looking
+        a quote's pieces up here replaces a scan of the whole text per piece. Sampling every
+        `SEED_STEP` positions keeps it small; any exact run of `SEED + SEED_STEP - 1`
+        characters still hits it. Pieces seen more than `MAX_SEED_HITS` times say nothing
+        about where a passage is and are left out.
+        """
+        if self._seeds is None:
+            ftext = self.folded.text
+            index: dict[str, list[int]] = {}
+            setdefault = index.setdefault
+            for p in range(0, len(ftext) - SEED + 1, SEED_STEP):
+                setdefault(ftext[p : p + SEED], []).append(p)
+            self._seeds = {k: v for k, v in index.items() if len(v) <= MAX_SEED_HITS}
+        return self._seeds
+
+    # -- pages ---------------------------------------------------------------
+
+    def page_at(self, offset: int) -> int:
+        """The page (from 1) holding `offset`, as `textpages.page_of` counts pages."""
+        return page_of(self.page_starts, offset)
+
+    def _pages_of(self, start: int, end: int) -> range:
+        return range(self.page_at(start), self.page_at(max(start, end - 1)) + 1)
+
+    # -- the public entry point -------------------------------------------
+
+    def resolve(
+        self,
+        quote: str,
+        *,
+        occurrence: int = 0,
+        page_hint: int | None = None,
+        prefix: str = "",
+        suffix: str = "",
+    ) -> Resolution:
+        """Find `quote` in this parse. See `resolve` for the meaning of the arguments."""
+        occurrence = int(occurrence or 0)
+        res = self._resolve(quote, occurrence, page_hint, prefix, suffix)
+        if res.reason in SYMBOL_LINES_RETRY or res.status == FUZZY:
+            res = self._symbol_lines_moved(quote, occurrence, page_hint, prefix, suffix) or res
+        if res.start is None or res.end is None:
+            return res
+        q = quote.strip()
+        start, end = self._with_edge_marks(q, res.start, res.end)
+        return res if (start, end) == (res.start, res.end) else replace(res, start=start, end=end)
+
+    def _symbol_lines_moved(
+        self, quote: str, occurrence: int, page_hint: int | None, prefix: str, suffix: str
+    ) -> Resolution | None:
+        """The quote found without its lines of symbols alone, when they are here nearby.
+
+        A line holding no letter or digit -- the box closing a proof, a matrix's bracket
+        pieces, a bullet -- may be read elsewhere by another parse: the highlighted parse
+        read "dif-", "□", "ferent algorithms" where this one reads "dif-\nferent
+        algorithms. □", and "written as", the brackets, "x" where this one reads "written
+        as\nx =" and then the brackets. The quote is found if, without those lines, it has
+        letters, an exact or normalised copy that the usual rules pick, and every symbol
+        within `MAX_SPAN_EXTRA` characters of that copy; the span is the copy. The copy may
+        hold the quote's own symbols between its lines (a matrix's left bracket pieces read
+        before its rows, the right ones after), if what it matches, symbols included, is at
+        least `FUZZY_MIN_LENGTH` characters folded.
+        """
+        q = quote.strip()
+        lines = _LINE_BREAK.split(q)
+        marked = [_symbol_line(line) for line in lines]
+        if not any(marked):
+            return None
+        symbols = [fold(line) for line, mark in zip(lines, marked, strict=True) if mark]
+        bare = "\n".join(line for line, mark in zip(lines, marked, strict=True) if not mark)
+        bf = fold(bare)
+        if _letterless(bare):
+            return None
+        context = _Context(prefix, suffix, bare)
+        res = None
+        if len(bf) >= FUZZY_MIN_LENGTH:
+            res, _ = self._by_copies(bare, bf, occurrence, page_hint, context)
+        if res is None or res.start is None:
+            # the symbols may be read between two of its other lines instead ("ferent
+            # algorithms. □" for "ferent algorithms." then "□" after the next line); what
+            # such a copy matches, symbols included, must be as long as a fuzzy match
+            cands = [
+                c
+                for c in self._with_symbols_between(bare, symbols)
+                if c.fb - c.fa >= FUZZY_MIN_LENGTH
+            ]
+            if not cands:
+                return None
+            res = self._choose(NORMALISED, cands, [], occurrence, page_hint, context, len(bf), bare)
+        if res is None or res.start is None or res.end is None:
+            return None
+        ftext = self.folded.text
+        fa, fb = self.folded.folded_index(res.start), self.folded.folded_index(res.end)
+        near = ftext[max(0, fa - MAX_SPAN_EXTRA) : fb + MAX_SPAN_EXTRA]
+        if not _holds_all(near, sorted(symbols, key=len, reverse=True)):
+            return None
+        n = len(symbols)
+        return replace(
+            res,
+            status=FUZZY,
+            score=len(bf) / len(fold(q)),
+            reason="symbol_lines_moved",
+            detail=(
+                f"found approximately: without its {n} line{'s' if n > 1 else ''} of symbols "
+                f"alone, read elsewhere nearby, the quote is here ({res.detail})"
+            ),
+            kept=_words_kept(q, ftext[fa:fb]),
+        )
+
+    def _with_symbols_between(self, bare: str, symbols: list[str]) -> list[_Candidate]:
+        """Copies of `bare` (a quote without its lines of symbols alone, folded) with those
+        symbols between its lines, any number of them at one place or more; copies without
+        any are `_by_copies`' to find."""
+        lines = [line for line in _folded_lines(bare) if line]
+        between = "|".join(map(re.escape, sorted(set(symbols), key=len, reverse=True)))
+        pattern = re.compile(f"(?:{between})*".join(map(re.escape, lines)))
+        folded = self.folded
+        length = sum(map(len, lines))
+        cands = []
+        for m in pattern.finditer(folded.text):
+            fa, fb = m.span()
+            if fb - fa > length:
+                cands.append(_Candidate(*folded.original_span(fa, fb), 1.0, fa, fb))
+        return cands
+
+    def _with_edge_marks(self, q: str, start: int, end: int) -> tuple[int, int]:
+        """The span widened over the Markdown marks (`_`, `|`, `#`, ...) the quote begins or
+        ends with, when the text right outside it holds them.
+
+        Folding drops such marks, so a match ends on the quote's last letter; but a quote
+        ending "Purge (_" highlighted the underscore, which this parse may write
+        "(****\\_" (bold and escaped). Other marks and whitespace on the way are stepped
+        over; nothing else is, and the span grows only if every mark is found.
+        """
+        text = self.text
+        body = len(q.rstrip(_EDGE_CHARS))
+        tail = [ch for ch in q[body:] if ch in _MARKUP]
+        if tail:
+            pos, want = end, 0
+            while pos < len(text) and want < len(tail) and pos - end <= EDGE_REACH:
+                ch = text[pos]
+                if ch == tail[want]:
+                    want += 1
+                elif ch not in _MARKUP and not ch.isspace():
+                    break
+                pos += 1
+            if want == len(tail):
+                end = pos
+        lead = [ch for ch in q[: len(q) - len(q.lstrip(_EDGE_CHARS))] if ch in _MARKUP]
+        if lead:
+            pos, want = start, len(lead)
+            while pos > 0 and want and start - pos <= EDGE_REACH:
+                ch = text[pos - 1]
+                if ch == lead[want - 1]:
+                    want -= 1
+                elif ch not in _MARKUP and not ch.isspace():
+                    break
+                pos -= 1
+            if not want:
+                start = pos
+        return start, end
+
+    def _resolve(
+        self, quote: str, occurrence: int, page_hint: int | None, prefix: str, suffix: str
+    ) -> Resolution:
+        if occurrence < 0:
+            raise ValueError(f"occurrence must be >= 0, got {occurrence}")
+        q = quote.strip() if quote else ""
+        qf = fold(q) if q else ""
+        if not qf:
+            return Resolution(
+                NOT_FOUND,
+                reason="empty_quote",
+                detail="the quote is empty (or only whitespace), so there is nothing to find",
+            )
+        if not self.folded.text:
+            return Resolution(
+                NOT_FOUND,
+                reason="empty_text",
+                detail="the parse has no text, so no quote can be found in it",
+            )
+        context = _Context(prefix, suffix, q)
+        res, out_of_range = self._by_copies(q, qf, occurrence, page_hint, context)
+        if res is not None:
+            return res
+
+        # tier 3: approximate
+        need = min_fuzzy_score(len(qf))
+        if need is None:
+            if out_of_range:
+                return self._out_of_range(out_of_range, occurrence)
+            res = self._by_pieces(q, qf, context)
+            if res is not None:
+                return res
+            return Resolution(
+                NOT_FOUND,
+                reason="not_present_short",
+                detail=(
+                    f"no exact or normalised copy of the quote; at {len(qf)} characters "
+                    f"(folded) it is too short to match approximately without risking a "
+                    f"wrong span (fuzzy matching needs {FUZZY_MIN_LENGTH})"
+                ),
+            )
+        scored, bound = self._fuzzy_candidates(qf, need - FUZZY_MARGIN)
+        accepted = [c for c in scored if c.score >= need and not self._splits_number(c, q, context)]
+        if accepted:
+            rejected = [c for c in scored if c.score < need]
+            res = self._choose(
+                FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), q
+            )
+            if res is not None and res.found:
+                picked = _chosen(accepted, res)
+                refit = self._refit_ends(picked, q, context)
+                if refit is not picked:
+                    why = "an end moved to where the recorded context fits"
+                    picked, res = refit, self._moved_to(res, refit, why)
+                whole = self._with_edge_lines(picked, q)
+                if whole is not picked:
+                    why = "widened to the quote's edge line read just outside"
+                    picked, res = whole, self._moved_to(res, whole, why)
+                if not self._ends_fixed(picked, qf, q, context):
+                    # the alignment guessed an end; line by line, its edge lines may still
+                    # fix them if one holds letters and the other letters, a number of
+                    # several characters ("2.1") or a context with letters on its side: a
+                    # slice of a matrix never does
+                    edges = _LINE_BREAK.split(q)
+                    if _fixes_ends(edges[0], edges[-1], context):
+                        res = self._by_pieces(q, qf, context)
+                        if res is not None:
+                            return res
+                    return self._ends_not_fixed(q, picked)
+                return self._calibrated(q, res)
+            if res is not None:
+                return res
+            out_of_range = max(out_of_range, len(accepted))
+        if out_of_range:
+            return self._out_of_range(out_of_range, occurrence)
+        res = self._by_pieces(q, qf, context)
+        if res is not None:
+            return res
+        best = max((c.score for c in scored), default=0.0)
+        offer = max(scored, key=lambda c: c.score) if scored else None
+        if offer is not None and offer.score < OFFER_MIN_SCORE:
+            offer = None
+        if scored:
+            closest = f"the closest passage is {best:.0%} similar"
+        elif bound:
+            # every passage was turned away before aligning (see `_fuzzy_candidates`)
+            closest = f"no passage holds more than {bound:.0%} of it in order"
+        else:
+            closest = ""
+        return Resolution(
+            NOT_FOUND,
+            score=best,
+            reason="not_present",
+            detail=(
+                "no copy of the quote in this parse: "
+                + (
+                    f"{closest}, below the {need:.0%} a {len(qf)}-character quote needs"
+                    if closest
+                    else "no part of it appears anywhere"
+                )
+                + ("; it is offered for a person to confirm or correct" if offer else "")
+            ),
+            page=self.page_at(offer.start) if offer else None,
+            kept=_words_kept(q, self.folded.text[offer.fa : offer.fb]) if offer else 0.0,
+            offered_start=offer.start if offer else None,
+            offered_end=offer.end if offer else None,
+        )
+
+    def _by_pieces(self, q: str, qf: str, context: _Context) -> Resolution | None:
+        """The quote found line by line, with text inserted between its lines, when the
+        recorded prefix and suffix fit both ends.
+
+        Another parse may put text between two lines of a passage: a table's other column, a
+        page number at a page break, a list item's number, a contents entry's page. Each line
+        is then here, in order, but no alignment of the whole passes the bar (a short quote
+        may not even try). With the recorded context on both sides fitting right at the ends,
+        and at most as much inserted as a fuzzy span may stretch, the span is taken; if more
+        than one placement fits, none is (the quote stays not found).
+
+        A two-column table read column by column where it was highlighted and row by row here
+        interleaves the context as much as the quote, so the context cannot fit as a whole.
+        Such a placement is taken when it is laid out as rows (`_place_rows`) and the
+        context's lines are here around it in order (`_rows_context_fits`).
+        Quotes without letters never are: a slice of a matrix has a copy in every row. When
+        no single placement in order fits, the lines may be out of order (`_moved_lines`).
+        """
+        lines = _LINE_BREAK.split(q)
+        if len(lines) < 2 or not context:
+            return None
+        ftext = self.folded.text
+        # every line must be here: a quote from elsewhere is turned away on its longest line
+        if fold(max(lines, key=len)) not in ftext:
+            return None
+        # each line folded alone, unlike the context's (`_Context.lines`): a "+" a line
+        # begins with may be a sign this parse reads inside a line ("Z16 + ⟩")
+        pieces = [p for p in map(fold, lines) if p]
+        if len(pieces) < 2:
+            return None
+        k = max(range(len(pieces)), key=lambda i: len(pieces[i]))
+        if pieces[k] not in ftext or not context.prefix or not context.suffix:
+            return None
+        budget = MAX_SPAN_EXTRA + int(len(qf) * (MAX_SPAN_STRETCH - 1))
+        hits = find_all(ftext, pieces[k], limit=PIECES_MAX_HITS)
+        if len(hits) > PIECES_MAX_HITS:
+            return None
+        prefix, suffix = context.prefix, context.suffix
+        prefix_lines, suffix_lines = context.lines
+        rows_budget = 0 if _letterless(q) else min(budget, int(len(qf) * PIECES_ROW_INSERT))
+        fits: dict[tuple[int, int], tuple[int, bool]] = {}
+        for hit in hits:
+            placed = _place_pieces(ftext, pieces, k, hit, budget)
+            if placed is None:
+                continue
+            # the first and last lines may sit at more than one place in reach: each end is
+            # where the recorded context fits it best
+            firsts, lasts, inserted = placed
+            fa = min(firsts, key=lambda a: _anchored_distance(prefix, ftext, a, before=True))
+            fb = min(lasts, key=lambda b: _anchored_distance(suffix, ftext, b, before=False))
+            dp = _anchored_distance(prefix, ftext, fa, before=True)
+            ds = _anchored_distance(suffix, ftext, fb, before=False)
+            if dp + ds <= (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK:
+                fits[(fa, fb)] = (inserted, False)
+                continue
+            rows = self._place_rows(pieces, k, hit, rows_budget) if rows_budget else None
+            if rows is None:
+                continue
+            fa, fb, inserted = rows
+            if _rows_context_fits(
+                len(qf),
+                _lines_fit(prefix_lines, ftext, fa, before=True),
+                _lines_fit(suffix_lines, ftext, fb, before=False),
+            ):
+                fits[(fa, fb)] = (inserted, True)
+        if len(fits) != 1:
+            # none, or more than one where a line of digits could sit: the first and last
+            # lines, with the context, may still fix both ends
+            moved = None if _letterless(q) else self._moved_lines(pieces, qf, budget, context)
+            if moved is None:
+                return None
+            (fa, fb), in_order = moved, False
+            how = (
+                "its first and last lines at its two ends and the lines between them all "
+                "inside it, some in another order, and the prefix/suffix recorded with the "
+                "quote fit both ends"
+            )
+        else:
+            (fa, fb), (_inserted, as_rows) = next(iter(fits.items()))
+            in_order = True
+            how = (
+                "its lines are all here in order, each beginning a line (a table's other "
+                "column read into its rows), and the lines of the prefix/suffix recorded with "
+                "the quote are here around it in order"
+                if as_rows
+                else "its lines are all here in order, and the prefix/suffix recorded with the "
+                "quote fit both ends"
+            )
+        span = fb - fa - len(qf)
+        if span < 0 or (span == 0 and in_order):
+            return None
+        s, e = self.folded.original_span(fa, fb)
+        inserted = f" with {span} characters inserted" if span else ""
+        return Resolution(
+            FUZZY,
+            start=s,
+            end=e,
+            score=len(qf) / (fb - fa),
+            candidates=1,
+            reason="pieces_in_context",
+            detail=(
+                f"found approximately, line by line{inserted}: of its {len(pieces)} lines, {how}"
+            ),
+            page=self.page_at(s),
+            kept=_words_kept(q, ftext[fa:fb]),
+        )
+
+    def _moved_lines(
+        self, pieces: list[str], qf: str, budget: int, context: _Context
+    ) -> tuple[int, int] | None:
+        """The folded span from a copy of the first line to a copy of the last, with every
+        line between them inside it in any order, when exactly one such span fits the
+        recorded context at both ends.
+
+        Another parse may put a line of the passage one line further (a contents entry's
+        page number, a formula's "where", a command read before the sentence introducing
+        it): no alignment passes the bar, and the lines are not in order. The first and last
+        lines (at least `MOVED_LINES_EDGE` characters folded) fix the ends, the prefix and
+        suffix must fit them as for lines in order, and the span may stretch no more than
+        a fuzzy span.
+        """
+        if len(pieces) < 3:
+            return None
+        first, last = pieces[0], pieces[-1]
+        prefix, suffix = context.prefix, context.suffix
+        # a short edge line ("3", the start of "3.15 zbasis") is everywhere: it fixes its end
+        # only with the recorded context on its side here exactly, long enough to tell, and
+        # holding letters (beside more digits, a matrix's "0" fits every row)
+        short_first, short_last = (len(p) < MOVED_LINES_EDGE for p in (first, last))
+        raw_prefix, raw_suffix = context.raw
+        if (short_first and not _telling(prefix, raw_prefix)) or (
+            short_last and not _telling(suffix, raw_suffix)
+        ):
+            return None
+        ftext = self.folded.text
+        hits = find_all(ftext, first, limit=PIECES_MAX_HITS)
+        if len(hits) > PIECES_MAX_HITS:
+            return None
+        slack = (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK
+        inner = sorted(pieces[1:-1], key=len, reverse=True)
+        fits = set()
+        for fa in hits:
+            dp = _anchored_distance(prefix, ftext, fa, before=True)
+            if short_first and dp:
+                continue
+            limit = fa + len(qf) + budget
+            at = ftext.find(last, fa + len(first), limit)
+            while at >= 0:
+                fb = at + len(last)
+                if _holds_all(ftext[fa:fb], inner):
+                    ds = _anchored_distance(suffix, ftext, fb, before=False)
+                    if fb - fa - len(qf) <= budget and dp + ds <= slack and not (short_last and ds):
+                        fits.add((fa, fb))
+                    if not short_last:
+                        break
+                at = ftext.find(last, at + 1, limit)
+        return fits.pop() if len(fits) == 1 else None
+
+    def _row_at(self, at: int, row: str, *, before: bool) -> bool:
+        """Whether the folded line `row` is a whole line of the text right before (`before`)
+        or after folded offset `at`."""
+        ftext = self.folded.text
+        a, b = (at - len(row), at) if before else (at, at + len(row))
+        return (
+            a >= 0
+            and ftext[a:b] == row
+            and self._line_start(a)
+            and (b == len(ftext) or self._line_start(b))
+        )
+
+    def _line_start(self, fa: int) -> bool:
+        """Whether folded offset `fa` begins a line of the text (only whitespace or marks
+        folding drops before it: `[string]` begins its line)."""
+        text = self.text
+        start = self.folded.original_span(fa, fa + 1)[0]
+        return not fold(text[text.rfind("\n", 0, start) + 1 : start])
+
+    def _place_rows(
+        self, pieces: list[str], k: int, hit: int, budget: int
+    ) -> tuple[int, int, int] | None:
+        """Lay the pieces out in order around piece `k` found at `hit`, as rows of a table:
+        each piece after the first right after the one before it, or else beginning a line,
+        with at most `budget` characters between them in all. The span's folded start and
+        end and what was spent, or None."""
+        ftext = self.folded.text
+        spent = 0
+        pos = hit + len(pieces[k])
+        for piece in pieces[k + 1 :]:
+            limit = pos + budget - spent + len(piece)
+            at = ftext.find(piece, pos, limit)
+            while at > pos and not self._line_start(at):
+                at = ftext.find(piece, at + 1, limit)
+            if at < 0:
+                return None
+            spent += at - pos
+            pos = at + len(piece)
+        end = pos
+        pos = hit
+        for piece in reversed(pieces[:k]):
+            if self._line_start(pos):
+                at = ftext.rfind(piece, max(0, pos - (budget - spent) - len(piece)), pos)
+            else:
+                at = pos - len(piece) if ftext.startswith(piece, pos - len(piece)) else -1
+            if at < 0:
+                return None
+            spent += pos - (at + len(piece))
+            pos = at
+        return pos, end, spent
+
+    def _ends_fixed(self, c: _Candidate, qf: str, q: str, context: _Context) -> bool:
+        """Whether a fuzzy span begins with the quote's first character and ends with its
+        last, and neither end falls inside a word or on the end of a longer word that only
+        ends (begins) like the quote's edge word: otherwise the alignment guessed where the
+        passage starts or stops (a table or a matrix this parse reads in another order, a
+        line it put elsewhere: the quote's last word "In" aligned to the start of "increase",
+        its "int" to the end of "nativeint"). A word the highlight itself cut (its recorded
+        prefix ends, or suffix begins, with a letter or digit) may be cut here too."""
+        ftext = self.folded.text
+        if ftext[c.fa] != qf[0] or ftext[c.fb - 1] != qf[-1]:
+            return False
+        words = _WORD.findall(q)
+        if len(words) < 2:
+            return True
+        prefix, suffix = context.raw
+        text = self.text
+        if q[0].isalnum() and not (prefix and prefix[-1].isalnum()):
+            a = c.start
+            while a < c.end and not text[a].isalnum():
+                a += 1
+            if a > 0 and text[a - 1].isalnum():
+                return False
+            word, first = fold(_word_at(text, a)), fold(words[0])
+            if len(word) > len(first) and word.startswith(first):
+                return False
+        if q[-1].isalnum() and not (suffix and suffix[0].isalnum()):
+            b = c.end
+            while b > c.start and not text[b - 1].isalnum():
+                b -= 1
+            if b < len(text) and text[b].isalnum():
+                return False
+            word, last = fold(_word_at(text, b - 1)), fold(words[-1])
+            if len(word) > len(last) and word.endswith(last):
+                return False
+        return True
+
+    def _refit_ends(self, c: _Candidate, q: str, context: _Context) -> _Candidate:
+        """The fuzzy span with an end moved to where the recorded context fits it exactly.
+
+        In a grammar or a list whose lines all begin or end alike ("| lexpr"), the alignment
+        may close the span on the wrong copy of the quote's last line, a line short of the
+        right one. When the recorded suffix (at least `REFIT_CONTEXT_MIN` characters folded)
+        does not fit at the span's end but fits exactly right after one -- and only one --
+        other copy of the quote's last line within `MAX_SPAN_EXTRA` characters, the end
+        moves there; the start likewise with the prefix and the first line.
+
+        A file listing read by columns where it was highlighted and by rows here puts part of
+        the suffix elsewhere ("4coins.cost" in the names' row), so it fits exactly nowhere.
+        When it does not pick one copy, the row recorded right after the quote (the highlight
+        ended its line; `_Context.rows`) does: if it is a whole line right after one other
+        copy, and not after the alignment's end, the end moves there; the start likewise.
+        """
+        ftext = self.folded.text
+        # only the edge lines count: fold from each end until one holds something
+        lines = _LINE_BREAK.split(q)
+        first = next((line for line in map(fold, lines) if line), "")
+        if not first:
+            return c
+        last = next(line for line in map(fold, reversed(lines)) if line)
+        fa, fb = c.fa, c.fb
+        prefix, suffix = context.prefix, context.suffix
+        if len(prefix) >= REFIT_CONTEXT_MIN and _anchored_distance(prefix, ftext, fa, before=True):
+            copies = [
+                a
+                for a in find_all(
+                    ftext[: fa + MAX_SPAN_EXTRA + len(first)], first, max(0, fa - MAX_SPAN_EXTRA)
+                )
+                if a != fa and a < fb
+            ]
+            starts = [a for a in copies if not _anchored_distance(prefix, ftext, a, before=True)]
+            row = context.rows[0] if len(starts) != 1 else ""
+            if row and not self._row_at(fa, row, before=True):
+                starts = [a for a in copies if self._row_at(a, row, before=True)]
+            if len(starts) == 1:
+                fa = starts[0]
+        if len(suffix) >= REFIT_CONTEXT_MIN and _anchored_distance(suffix, ftext, fb, before=False):
+            copies = [
+                a + len(last)
+                for a in find_all(
+                    ftext[: fb + MAX_SPAN_EXTRA], last, max(0, fb - MAX_SPAN_EXTRA - len(last))
+                )
+                if a + len(last) != fb and a + len(last) > fa
+            ]
+            ends = [b for b in copies if not _anchored_distance(suffix, ftext, b, before=False)]
+            row = context.rows[1] if len(ends) != 1 else ""
+            if row and not self._row_at(fb, row, before=False):
+                ends = [b for b in copies if self._row_at(b, row, before=False)]
+            if len(ends) == 1:
+                fb = ends[0]
+        if (fa, fb) == (c.fa, c.fb):
+            return c
+        start, end = self.folded.original_span(fa, fb)
+        return replace(c, start=start, end=end, fa=fa, fb=fb)
+
+    def _moved_to(self, res: Resolution, c: _Candidate, why: str) -> Resolution:
+        """`res` with its span moved to candidate `c`'s, and why."""
+        return replace(
+            res, start=c.start, end=c.end, page=self.page_at(c.start), detail=f"{res.detail}; {why}"
+        )
+
+    def _with_edge_lines(self, c: _Candidate, q: str) -> _Candidate:
+        """The fuzzy span widened to hold the quote's first and last lines, when one is not at
+        its edge but right outside it.
+
+        A table read by columns where it was highlighted ("Attribute", "abstract",
+        "bigarray", "camlint", "compare") and by rows here interleaves the other column's
+        cells: the cheapest alignment stops a row or two short and leaves the quote's last
+        cells out ("compare" begins the row after the span). An edge line of at least
+        `MOVED_LINES_EDGE` characters folded that the span does not hold within
+        `EDGE_LINE_SLACK` characters of its edge, with a copy within `MAX_SPAN_EXTRA`
+        characters outside it, moves that end to the nearest copy.
+        """
+        lines = [line for line in _folded_lines(q) if line]
+        first, last = lines[0], lines[-1]
+        ftext = self.folded.text
+        fa, fb = c.fa, c.fb
+        edge = EDGE_LINE_SLACK
+        if len(last) >= MOVED_LINES_EDGE and last not in ftext[max(fa, fb - len(last) - edge) : fb]:
+            at = ftext.find(last, fb, fb + MAX_SPAN_EXTRA + len(last))
+            if at >= 0:
+                fb = at + len(last)
+        if (
+            len(first) >= MOVED_LINES_EDGE
+            and first not in ftext[fa : min(fb, fa + len(first) + edge)]
+        ):
+            at = ftext.rfind(first, max(0, fa - MAX_SPAN_EXTRA - len(first)), fa)
+            if at >= 0:
+                fa = at
+        if (fa, fb) == (c.fa, c.fb):
+            return c
+        start, end = self.folded.original_span(fa, fb)
+        return replace(c, start=start, end=end, fa=fa, fb=fb)
+
+    def _ends_not_fixed(self, q: str, c: _Candidate) -> Resolution:
+        """`not_found` for a fuzzy span whose ends are a guess, the span offered instead."""
+        return Resolution(
+            NOT_FOUND,
+            score=c.score,
+            candidates=1,
+            reason="ends_not_fixed",
+            detail=(
+                f"the closest passage is {c.score:.0%} similar, but it does not begin and end "
+                "as the quote does (with its first and last characters, at a word's edge where "
+                "the highlight met one): this parse reads it in another order (a table, a "
+                "matrix), so where it starts or stops is a guess; it is offered for a person "
+                "to confirm or correct"
+            ),
+            page=self.page_at(c.start),
+            kept=_words_kept(q, self.folded.text[c.fa : c.fb]),
+            offered_start=c.start,
+            offered_end=c.end,
+        )
+
+    def _calibrated(self, q: str, res: Resolution) -> Resolution:
+        """A fuzzy match, or -- when most of the quote's words are not in it -- `not_found`
+        with the span offered for a person to confirm (see `FUZZY_MIN_WORDS_KEPT`)."""
+        assert res.start is not None and res.end is not None
+        folded = self.folded
+        fa, fb = folded.folded_index(res.start), folded.folded_index(res.end)
+        kept = _words_kept(q, folded.text[fa:fb])
+        if kept >= FUZZY_MIN_WORDS_KEPT:
+            return replace(res, kept=kept)
+        return Resolution(
+            NOT_FOUND,
+            score=res.score,
+            candidates=res.candidates,
+            reason="mostly_absent",
+            detail=(
+                f"the closest passage is {res.score:.0%} similar, but only {kept:.0%} of the "
+                f"quote's words are in it (a fuzzy match needs {FUZZY_MIN_WORDS_KEPT:.0%}): most "
+                "of the quote is not in this parse; the passage is offered for a person to "
+                "confirm or correct"
+            ),
+            page=res.page,
+            kept=kept,
+            offered_start=res.start,
+            offered_end=res.end,
+        )
+
+    def _splits_number(self, c: _Candidate, q: str, context: _Context) -> bool:
+        """Whether the candidate starts or ends inside a number the quote does not cut.
+
+        "7" of "57" is never the "7" highlighted after a line break; the recorded context
+        says whether the highlight itself cut a number (its prefix ends, or its suffix
+        starts, with a digit), and then a cut here is allowed.
+        """
+        prefix, suffix = context.raw
+        cut_before, cut_after = self._cut_edges(c, q, str.isdigit)
+        return (cut_before and not (prefix and prefix[-1].isdigit())) or (
+            cut_after and not (suffix and suffix[0].isdigit())
+        )
+
+    def _splits_word(self, c: _Candidate, q: str, context: _Context) -> bool:
+        """Whether the candidate starts or ends inside a word where the highlight did not.
+
+        "int" of "int32" is not the "int" highlighted before ", long with": the recorded
+        context shows where the highlight met a word's edge (it ends, or starts, with
+        something other than a letter or digit). A hyphen there may be a word broken at a
+        line's end, which folding joins, so it shows nothing; neither does a side with
+        nothing recorded.
+        """
+        prefix, suffix = context.raw
+        cut_before, cut_after = self._cut_edges(c, q, str.isalnum)
+        return (cut_before and _word_edge(prefix[-1:])) or (cut_after and _word_edge(suffix[:1]))
+
+    def _cut_edges(self, c: _Candidate, q: str, part: Callable[[str], bool]) -> tuple[bool, bool]:
+        """Whether the candidate's start, and its end, fall inside a run of characters that
+        are all `part` (digits, letters and digits), the quote's own edge character included."""
+        text = self.text
+        before = part(q[0]) and c.start > 0 and part(text[c.start - 1])
+        after = part(q[-1]) and c.end < len(text) and part(text[c.end])
+        return before, after
+
+    def _by_copies(
+        self, q: str, qf: str, occurrence: int, page_hint: int | None, context: _Context
+    ) -> tuple[Resolution | None, int]:
+        """Tiers 1 and 2: verbatim and folded copies, weighed together; the resolution, or
+        None and how many copies there are (0, or too few for `occurrence`).
+
+        A verbatim copy is not taken on its own word while folding finds more copies: another
+        parse may have re-wrapped the true passage and kept a verbatim copy somewhere else (a
+        contents entry, a running header).
+        """
+        cands = [
+            c for c in self._literal_candidates(q, qf) if not self._splits_number(c, q, context)
+        ]
+        if not cands:
+            return None, 0
+        tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
+        res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
+        # a copy cutting a word the highlight did not is no copy of it; the others still
+        # count for the occurrence, which numbers copies inside longer words too
+        if res is not None and res.found and self._splits_word(_chosen(cands, res), q, context):
+            return None, 0
+        return res, 0 if res is not None else len(cands)
+
+    def _literal_candidates(self, q: str, qf: str) -> list[_Candidate]:
+        """Verbatim copies of the quote, plus folded copies that overlap none of them."""
+        folded = self.folded
+        cands: list[_Candidate] = []
+        for s in find_all(self.text, q):
+            fa = folded.folded_index(s)
+            fb = max(fa + 1, folded.folded_index(s + len(q)))
+            cands.append(_Candidate(s, s + len(q), 1.0, fa, fb, verbatim=True))
+        taken = [(c.fa, c.fb) for c in cands]
+        for fa in find_all(folded.text, qf):
+            fb = fa + len(qf)
+            if any(a < fb and fa < b for a, b in taken):
+                continue
+            s, e = folded.original_span(fa, fb)
+            cands.append(_Candidate(s, e, 1.0, fa, fb))
+        return cands
+
+    def _out_of_range(self, copies: int, occurrence: int) -> Resolution:
+        how_often = "once" if copies == 1 else f"{copies} times"
+        return Resolution(
+            NOT_FOUND,
+            candidates=copies,
+            reason="occurrence_out_of_range",
+            detail=(
+                f"the quote appears {how_often}, but occurrence {occurrence} was asked for "
+                f"(numbered from 0, so the last is {copies - 1})"
+            ),
+        )
+
+    # -- choosing ------------------------------------------------------------
+
+    def _choose(
+        self,
+        tier: str,
+        cands: list[_Candidate],
+        rejected: list[_Candidate],
+        occurrence: int,
+        page_hint: int | None,
+        context: _Context,
+        qlen: int,
+        quote: str = "",
+    ) -> Resolution | None:
+        """Pick one candidate, declare ambiguity, or return None (occurrence out of range).
+
+        Order of evidence: the recorded prefix/suffix context when it clearly prefers one
+        copy; then the page hint; then the occurrence; then, for fuzzy matches only, a clear
+        lead in score. Copies nothing can tell apart are `ambiguous`, never the first.
+        """
+        cands.sort(key=lambda c: c.start)
+        n = len(cands)
+        how = _TIER_WORDS[tier]
+
+        if n > 1 and context:
+            picked = self._by_context(cands, context)
+            if picked is not None:
+                return self._found(
+                    tier,
+                    picked,
+                    n,
+                    "context",
+                    f"{how}; {n} copies, the prefix/suffix recorded with the quote picked this one",
+                    qlen,
+                )
+
+        pool = cands
+        paged = False
+        if page_hint is not None and self.page_starts:
+            on_page = [c for c in cands if page_hint in self._pages_of(c.start, c.end)]
+            if on_page:
+                pool = on_page
+                paged = True
+            if len(on_page) == 1 and n > 1:
+                return self._found(
+                    tier,
+                    on_page[0],
+                    n,
+                    "page_hint",
+                    f"{how}; {n} copies, only one on page {page_hint}",
+                    qlen,
+                )
+
+        letterless = bool(quote) and _letterless(quote)
+        # copies laid out like the quote (the same words and line breaks, only indentation,
+        # spacing and Markdown marks differ): the parse set each of them the same way, so
+        # every one was a verbatim copy where it was highlighted, and counts as one
+        alike = False
+        if len(pool) > 1 and context and quote and tier != FUZZY:
+            layout = _layout(quote)
+            alike = all(c.verbatim or _layout(self.text[c.start : c.end]) == layout for c in pool)
+        # a highlight records its page and which copy on it: there, 0 is the first copy
+        occurrence_given = occurrence > 0 or (paged and len(pool) > 1)
+        # a highlight (it records its context) counted its occurrence among verbatim copies,
+        # 0 included; when every copy here is one too, the two counts line up
+        if len(pool) > 1 and context and alike:
+            occurrence_given = True
+        if len(pool) == 1 and occurrence == 0:
+            if tier == FUZZY and not self._clear_lead(pool[0], rejected):
+                return self._ambiguous(tier, [pool[0], *rejected], qlen)
+            reason = "unique" if n == 1 else "page_hint"
+            return self._found(tier, pool[0], n, reason, f"{how}; the only copy", qlen)
+
+        page_unused = page_hint is not None and self.page_starts is not None and not paged
+        verbatim = [c for c in pool if c.verbatim]
+        where = f" on page {page_hint}" if paged else ""
+        if context and not alike and not letterless and not page_unused:
+            kept = self._by_kept_characters(quote, pool, occurrence, context)
+            if kept is not None:
+                return self._found(
+                    tier,
+                    kept,
+                    n,
+                    "occurrence",
+                    f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies{where} "
+                    "that keep the quote's own characters, as the occurrence asks",
+                    qlen,
+                )
+
+        if occurrence_given:
+            if letterless and len(pool) > 1 and not any(c.verbatim for c in pool):
+                # numbers and signs only (a slice of a matrix or a table of figures): another
+                # parse reads such tables in another order, so copies counted where it was
+                # highlighted do not line up with copies found here after folding
+                return self._ambiguous(tier, pool, qlen)
+            if page_unused:
+                # the occurrence counts copies on a page that holds none here: it means nothing
+                return self._ambiguous(tier, pool, qlen) if len(pool) > 1 else None
+            if occurrence >= len(pool):
+                return None
+            picked = pool[occurrence]
+            # the occurrence counted verbatim copies where it was highlighted; when here some
+            # copies are verbatim and some only folded, count both ways and insist they agree
+            mixed = bool(verbatim) and len(verbatim) < len(pool) and not alike
+            if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
+                if (
+                    occurrence < len(verbatim)
+                    and not letterless
+                    and self._rewrapped_only(quote, pool)
+                ):
+                    # the others only break their lines elsewhere: no copies there
+                    return self._found(
+                        tier,
+                        verbatim[occurrence],
+                        n,
+                        "occurrence",
+                        f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies"
+                        f"{where} laid out like the quote, as the occurrence asks (the others "
+                        "break their lines elsewhere, so they were no copies where it was "
+                        "highlighted)",
+                        qlen,
+                    )
+                # the two counts name different copies: the recorded context may clearly
+                # prefer one of the two readings (a table row repeated on the page); else
+                # nothing says which is meant
+                chosen = None
+                if occurrence < len(verbatim) and context:
+                    chosen = self._by_context([verbatim[occurrence], picked], context)
+                if chosen is not None:
+                    # ... only when no copy fits the context better, and at most one other
+                    # fits it as well (with more, a count off by one lands on another copy
+                    # nothing tells from this one: measured, that is a coin toss)
+                    fit = [self._context_distance(c, context) for c in cands]
+                    best_fit = min(fit)
+                    if (
+                        self._context_distance(chosen, context) > best_fit
+                        or fit.count(best_fit) > 2
+                    ):
+                        chosen = None
+                if chosen is None:
+                    return self._ambiguous(tier, pool, qlen)
+                return self._found(
+                    tier,
+                    chosen,
+                    n,
+                    "occurrence",
+                    f"{how}; counting copies{where} verbatim and after folding name different "
+                    f"copies for occurrence {occurrence} (from 0), and the prefix/suffix "
+                    f"recorded with the quote picked this one of the two",
+                    qlen,
+                )
+            return self._found(
+                tier,
+                picked,
+                n,
+                "occurrence",
+                f"{how}; copy {occurrence} (from 0) of {len(pool)}{where}, as the occurrence asks",
+                qlen,
+            )
+
+        if tier == FUZZY:
+            ranked = sorted(pool, key=lambda c: -c.score)
+            if self._clear_lead(ranked[0], ranked[1:] + rejected):
+                return self._found(
+                    tier,
+                    ranked[0],
+                    n,
+                    "score_margin",
+                    f"{how}; {len(pool)} near-copies, this one clearly the closest",
+                    qlen,
+                )
+        return self._ambiguous(tier, pool, qlen)
+
+    def _by_kept_characters(
+        self, quote: str, pool: list[_Candidate], occurrence: int, context: _Context
+    ) -> _Candidate | None:
+        """The copy the occurrence names among those keeping the quote's own characters.
+
+        When the quote holds characters beyond ASCII (a no-break space, a typographic quote)
+        that the verbatim copies here keep and every other copy lacks, this parse keeps them,
+        so the copies without them never had them, and the highlight, counting verbatim
+        copies, did not count those (a contents entry typed with a plain space, repeating a
+        heading). None unless that is so and no copy fits the recorded context better.
+        """
+        special = {ch for ch in quote if not ch.isascii()}
+        verbatim = [c for c in pool if c.verbatim]
+        if not special or not 0 < len(verbatim) < len(pool) or occurrence >= len(verbatim):
+            return None
+        text = self.text
+        if any(special <= set(text[c.start : c.end]) for c in pool if not c.verbatim):
+            return None
+        picked = verbatim[occurrence]
+        return picked if self._fits_best(picked, pool, context) else None
+
+    def _rewrapped_only(self, quote: str, pool: list[_Candidate]) -> bool:
+        """Whether every copy in `pool` that is not verbatim differs from the quote only in
+        where its lines break: as many breaks as the quote has, not all in the same places.
+
+        A highlight that holds a line break counted its occurrence among verbatim copies, line
+        breaks included; a parse of a PDF breaks its lines where the page does, as the parse
+        it was highlighted in did. A copy here that breaks the same words at another place
+        ("or a\nDNA" for "or\na DNA") sat on other lines of the page, so it was no copy
+        there, and counting verbatim copies here names the one the highlight counted.
+
+        Not for a copy with more or fewer breaks than the quote (so never for a quote without
+        one): a converter wrapping Markdown lines adds breaks of its own (measured on the HTML
+        suites without this restriction, counting verbatim copies turned 8 right answers and
+        3 misses wrong). Nor for a copy laid out as the quote is, its breaks in the same
+        places (only spacing or marks differ): the parse set it as it set the others, so it
+        was a verbatim copy where it was highlighted, and counts. Nor for other differences,
+        which either parse may have made.
+        """
+        layout = _layout(quote)
+        breaks = layout.count("\n")
+        words = layout.replace("\n", " ")
+        for c in pool:
+            if c.verbatim:
+                continue
+            other = _layout(self.text[c.start : c.end])
+            moved = other != layout and other.count("\n") == breaks
+            if not moved or other.replace("\n", " ") != words:
+                return False
+        return True
+
+    def _fits_best(self, c: _Candidate, others: list[_Candidate], context: _Context) -> bool:
+        """Whether no copy in `others` fits the recorded prefix/suffix better than `c`."""
+        d = self._context_distance(c, context)
+        return all(d <= self._context_distance(o, context) for o in others)
+
+    @staticmethod
+    def _clear_lead(best: _Candidate, others: Iterable[_Candidate]) -> bool:
+        for other in others:
+            apart = other.end <= best.start or other.start >= best.end
+            if apart and best.score - other.score < FUZZY_MARGIN:
+                return False
+        return True
+
+    def _context_distance(self, c: _Candidate, context: _Context) -> int:
+        """How far the text around `c` is from the recorded prefix/suffix (edit distance)."""
+        ftext = self.folded.text
+        p, s = context.prefix, context.suffix
+        d = 0
+        if p:
+            d += _distance(p, ftext[max(0, c.fa - len(p) - len(p) // 2 - 4) : c.fa])
+        if s:
+            d += _distance(s, ftext[c.fb : c.fb + len(s) + len(s) // 2 + 4])
+        return d
+
+    def _by_context(self, cands: list[_Candidate], context: _Context) -> _Candidate | None:
+        """The candidate whose surroundings clearly match the recorded prefix/suffix."""
+        total = len(context.prefix) + len(context.suffix)
+        scored = sorted((self._context_distance(c, context), i) for i, c in enumerate(cands))
+        (d1, i1), (d2, _) = scored[0], scored[1]
+        if d1 > total // 2:
+            return None
+        if (d1 == 0 and d2 >= 1) or d2 - d1 >= max(2, total * 15 // 100):
+            return cands[i1]
+        return None
+
+    def _found(
+        self, tier: str, c: _Candidate, n: int, reason: str, detail: str, qlen: int
+    ) -> Resolution:
+        if c.verbatim and tier == NORMALISED:
+            detail = detail.replace(
+                _TIER_WORDS[NORMALISED], "found verbatim (other copies only after folding)", 1
+            )
+        if tier == FUZZY:
+            detail += f" ({c.score:.0%} similar, {min_fuzzy_score(qlen):.0%} needed{c.note})"
+        return Resolution(
+            EXACT if c.verbatim else tier,
+            start=c.start,
+            end=c.end,
+            score=c.score,
+            candidates=n,
+            reason=reason,
+            detail=detail,
+            page=self.page_at(c.start),
+            kept=1.0 if tier != FUZZY else 0.0,
+        )
+
+    def _ambiguous(self, tier: str, pool: list[_Candidate], qlen: int) -> Resolution:
+        n = len(pool)
+        what = "near-copies" if tier == FUZZY else "copies"
+        return Resolution(
+            AMBIGUOUS,
+            score=max(c.score for c in pool),
+            candidates=n,
+            reason="ambiguous",
+            detail=(
+                f"{n} {what} of the quote ({_TIER_WORDS[tier].split(' ', 1)[1]}) and nothing "
+                "tells them apart: add a prefix/suffix, a page hint or an occurrence"
+            ),
+        )
+
+    # -- fuzzy ---------------------------------------------------------------
+
+    def _fuzzy_candidates(self, qf: str, floor: float) -> tuple[list[_Candidate], float]:
+        """Approximate copies of the folded quote, each aligned with edlib and scored.
+
+        A window is a candidate only if the quote shares, in order, at least `floor` of its
+        characters with it: the window's longest common subsequence with the quote, computed
+        in C, is checked before anything is aligned in Python. For an alignment without moved
+        pieces (see `_moved_pieces`) that is exactly a bound on its score -- its matched
+        characters are such a subsequence -- so a window left out could neither have been
+        accepted nor have stopped another from being picked (it would trail any accepted one
+        by more than `FUZZY_MARGIN`). Moved pieces can only lift the score of a window that
+        already holds `floor` of the quote in order: a passage read mostly out of order is
+        never a candidate, which is the safe side, and most quotes that are not in the parse
+        at all (evidence filed under the wrong document) are turned away here cheaply.
+        Since 1.3 a window that fails that bound but still holds `REORDER_GATE` of it in
+        order is looked at again: if pieces of `SEED` characters of the quote cover enough
+        of it in any order (table cells or rows the parse reads in another order), it is
+        aligned, and its moved pieces are scored as such.
+        Also returns the highest such bound among the windows left out (0 if none).
+        """
+        ftext = self.folded.text
+        m = len(qf)
+        index = self._seed_index()
+        get = index.get
+        pieces = map(get, [qf[off : off + SEED] for off in range(m - SEED + 1)])
+        votes = [h - off for off, hits in enumerate(pieces) if hits for h in hits]
+        if not votes:
+            return [], 0.0
+        votes.sort()
+        gap = max(32, m // 4)
+        clusters: list[tuple[int, int, int]] = []
+        lo = hi = votes[0]
+        count = 1
+        for v in votes[1:]:
+            if v - hi <= gap:
+                hi = v
+                count += 1
+            else:
+                clusters.append((count, lo, hi))
+                lo = hi = v
+                count = 1
+        clusters.append((count, lo, hi))
+        clusters.sort(key=lambda c: -c[0])
+        # a passage that can pass the similarity bar shares many pieces with the quote: drop
+        # clusters with a small fraction of the best one's votes before aligning anything
+        fewest = max(2, clusters[0][0] // 4)
+        clusters = [c for c in clusters if c[0] >= fewest] or clusters[:1]
+
+        pad = int(m * (MAX_SPAN_STRETCH - 1)) + MAX_SPAN_EXTRA
+        need = math.ceil(floor * m - 1e-9)
+        found: list[_Candidate] = []
+        aligned: list[tuple[int, int]] = []
+        bound = 0
+        for _count, lo, hi in clusters[:MAX_FUZZY_WINDOWS]:
+            if any(a <= lo and hi + m <= b for a, b in aligned):
+                continue  # the same passage, already inside a window aligned before
+            w0 = max(0, lo - pad)
+            w1 = min(len(ftext), hi + m + pad)
+            aligned.append((w0, w1))
+            common = LCSseq.similarity(qf, ftext[w0:w1])
+            if common >= need:
+                common = _span_bound(qf, ftext, w0, w1, need)
+            if common < need and (
+                common < need * REORDER_GATE or not _covers(qf, ftext[w0:w1], SEED, need)
+            ):
+                bound = max(bound, common)
+                continue
+            cand = self._align(qf, w0, w1)
+            if cand is None:
+                continue
+            overlapping = [c for c in found if c.fa < cand.fb and cand.fa < c.fb]
+            if overlapping:
+                # the same passage reached from two clusters: keep the better alignment
+                best = max([cand, *overlapping], key=lambda c: c.score)
+                found = [c for c in found if c not in overlapping] + [best]
+            else:
+                found.append(cand)
+        return found, bound / m
+
+    def _align(self, qf: str, w0: int, w1: int) -> _Candidate | None:
+        """Align the folded quote inside folded window `[w0, w1)` and score the alignment.
+
+        Plain unit-cost alignment would rather drop the end of a quote than step over a long
+        run of inserted text (a link target, a running header and page number), so the
+        alignment is built from a colinear chain of exact k-mer matches first; only the
+        gaps between them, and the two ends, are aligned with edlib. Exact runs the parse
+        reads in another order inside the chain's span count as matched at `MOVE_COST` each
+        (`_moved_pieces`); they change the score, never where the span starts or ends.
+        """
+        ftext = self.folded.text
+        window = ftext[w0:w1]
+        m = len(qf)
+        k = 6 if m < 64 else 8
+        segments, spare = _chain(qf, window, k)
+        if not segments:
+            return None
+        matches = 0
+        runs: list[int] = []
+        # head: the quote before the first segment, ending right where that segment starts
+        p0, t0, _ = segments[0]
+        start = t0
+        if p0:
+            lo = max(0, t0 - p0 - p0 // 2 - END_SLACK)
+            got, used, head_runs = _align_end(qf[:p0], window[lo:t0], at_end=True)
+            matches += got
+            runs += head_runs
+            start = t0 - used
+        moves = _moved_pieces(segments, spare, max(k, MOVE_MIN))
+        cut_q: dict[int, list[tuple[int, int]]] = {}
+        cut_t: dict[int, list[tuple[int, int]]] = {}
+        for gq, qa, gt, ta, length in moves:
+            cut_q.setdefault(gq, []).append((qa, qa + length))
+            cut_t.setdefault(gt, []).append((ta, ta + length))
+            matches += length
+        for index, (p, t, length) in enumerate(segments):
+            matches += length
+            if index + 1 < len(segments):
+                np_, nt, _ = segments[index + 1]
+                qgap = _cut(qf, p + length, np_, cut_q.get(index))
+                tgap = _cut(window, t + length, nt, cut_t.get(index))
+                got, gap_runs = _align_gap(qgap, tgap)
+                matches += got
+                runs += gap_runs
+        # tail: the quote after the last segment, starting right where that segment ends
+        p1, t1, l1 = segments[-1]
+        end = t1 + l1
+        rest = m - (p1 + l1)
+        if rest:
+            seg = window[end : end + rest + rest // 2 + END_SLACK]
+            got, used, tail_runs = _align_end(qf[p1 + l1 :], seg, at_end=False)
+            matches += got
+            runs += tail_runs
+            end += used
+        fa, fb = w0 + start, w0 + end
+        if fb <= fa or fb - fa > m * MAX_SPAN_STRETCH + MAX_SPAN_EXTRA:
+            return None
+        score = matches / (m + _insert_cost(runs, m) + MOVE_COST * len(moves))
+        inserted = sum(runs)
+        note = f", {inserted} inserted characters stepped over" if inserted >= 8 else ""
+        if moves:
+            note += f", {len(moves)} passage{'s' if len(moves) > 1 else ''} read out of order"
+        s, e = self.folded.original_span(fa, fb)
+        return _Candidate(s, e, score, fa, fb, note)
+
+
+def _insert_cost(runs: list[int], m: int) -> int:
+    """What text inserted into a passage costs a quote of folded length `m`."""
+    long_runs = sorted((r for r in runs if r >= LONG_RUN), reverse=True)
+    allowed = 1 + m // LONG_RUN_EVERY
+    cost = sum(r for r in runs if r < LONG_RUN)
+    return cost + len(long_runs[:allowed]) + sum(long_runs[allowed:])
+
+
+def _cut(s: str, a: int, b: int, holes: list[tuple[int, int]] | None) -> str:
+    """`s[a:b]` without the ranges in `holes` (each inside it, none overlapping)."""
+    if not holes:
+        return s[a:b]
+    pieces = []
+    for lo, hi in sorted(holes):
+        pieces.append(s[a:lo])
+        a = hi
+    pieces.append(s[a:b])
+    return "".join(pieces)
+
+
+def _moved_pieces(
+    chain: list[tuple[int, int, int]], spare: list[tuple[int, int, int]], min_len: int
+) -> list[tuple[int, int, int, int, int]]:
+    """Exact runs the chain had to leave out because the parse reads them in another order.
+
+    Between two consecutive chain segments lie a gap of the quote and a gap of the text. A
+    run of at least `min_len` characters that sits in one quote gap and in a *different*
+    text gap is a piece of the passage moved inside it (a table column or a caption read in
+    another order, a line pulled ahead). Returned as `(quote_gap, quote_pos, text_gap,
+    text_pos, length)`, longest first, no two sharing a character.
+    """
+    if len(chain) < 2:
+        return []
+    qgaps = [(p + n, np_) for (p, _, n), (np_, _, _) in pairwise(chain)]
+    tgaps = [(t + n, nt) for (_, t, n), (_, nt, _) in pairwise(chain)]
+    found: list[tuple[int, int, int, int, int]] = []
+    for p, t, n in spare:
+        for gq, (qa, qb) in enumerate(qgaps):
+            lo, hi = max(p, qa), min(p + n, qb)
+            if hi - lo < min_len:
+                continue
+            for gt, (ta, tb) in enumerate(tgaps):
+                if gt == gq:
+                    continue
+                tlo, thi = max(t + lo - p, ta), min(t + hi - p, tb)
+                if thi - tlo >= min_len:
+                    found.append((thi - tlo, gq, tlo - t + p, gt, tlo))
+    found.sort(reverse=True)
+    taken: list[tuple[int, int, int, int, int]] = []
+    for length, gq, qa, gt, ta in found:
+        if any(
+            (qa < q2 + n2 and q2 < qa + length) or (ta < t2 + n2 and t2 < ta + length)
+            for _, q2, _, t2, n2 in taken
+        ):
+            continue
+        taken.append((gq, qa, gt, ta, length))
+    return taken
+
+
+def _span_bound(qf: str, ftext: str, w0: int, w1: int, need: int) -> int:
+    """How much of `qf` a span of `ftext[w0:w1]` as long as a match may be holds in order,
+    at most (stopping once it reaches `need`).
+
+    A match spans at most `len(qf) * MAX_SPAN_STRETCH + MAX_SPAN_EXTRA` characters, so its
+    matched characters are a common subsequence of `qf` and one of the overlapping pieces of
+    that length plus `stride` taken every `stride`: the largest such LCS bounds its score as
+    the whole window's does, only tighter (a long window holds much of any quote in order).
+    """
+    span = int(len(qf) * MAX_SPAN_STRETCH) + MAX_SPAN_EXTRA
+    stride = max(1, span // 2)
+    best = 0
+    for x in range(w0, w1, stride):
+        best = max(best, LCSseq.similarity(qf, ftext[x : min(w1, x + span + stride)]))
+        if best >= need or x + span + stride >= w1:
+            break
+    return best
+
+
+def _covers(qf: str, window: str, k: int, need: int) -> bool:
+    """Whether about `need` characters of `qf` lie in `k`-character pieces that `window`
+    holds anywhere, in any order: pieces start every `k // 2` characters, each found counts
+    for the `k // 2` it starts with, each looked up in C. Stops as soon as the answer is
+    known (most windows of a passage that is not there miss piece after piece)."""
+    step = max(1, k // 2)
+    starts = range(0, len(qf) - k + 1, step)
+    have, left = 0, len(starts) * step
+    for p in starts:
+        left -= step
+        if qf[p : p + k] in window:
+            have += step
+            if have >= need:
+                return True
+        elif have + left < need:
+            return False
+    return have >= need
+
+
+def _ops(cigar: str | None) -> list[tuple[int, str]]:
+    return [(int(k), op) for k, op in _CIGAR.findall(cigar or "")]
+
+
+def _align_gap(qgap: str, tgap: str) -> tuple[int, list[int]]:
+    """Matched characters and inserted-text runs when aligning two gaps end to end."""
+    if not qgap:
+        return 0, [len(tgap)] if tgap else []
+    if not tgap:
+        return 0, []
+    ops = _ops(edlib.align(qgap, tgap, mode="NW", task="path")["cigar"])
+    return sum(k for k, op in ops if op == "="), [k for k, op in ops if op == "D"]
+
+
+def _align_end(piece: str, seg: str, *, at_end: bool) -> tuple[int, int, list[int]]:
+    """Align an end of the quote next to the chain: matches, text characters used, runs.
+
+    `at_end` means `piece` (the quote's head) must finish where `seg` finishes; otherwise
+    (the tail) it must start where `seg` starts. A short run of inserted text between the
+    piece and the chain is allowed when the piece itself is found cleanly; otherwise the
+    piece is aligned flush against the chain.
+    """
+    if not seg:
+        return 0, 0, []
+    found = edlib.align(piece, seg, mode="HW", task="locations")
+    if 0 <= found["editDistance"] <= len(piece) // 5 and found["locations"]:
+        if at_end:
+            a, b = max(found["locations"], key=lambda loc: loc[1])
+            gap = len(seg) - (b + 1)
+        else:
+            a, b = min(found["locations"], key=lambda loc: loc[0])
+            gap = a
+        ops = _ops(edlib.align(piece, seg[a : b + 1], mode="NW", task="path")["cigar"])
+        runs = [k for k, op in ops if op == "D"] + ([gap] if gap else [])
+        used = len(seg) - a if at_end else b + 1
+        return sum(k for k, op in ops if op == "="), used, runs
+    if at_end:
+        piece, seg = piece[::-1], seg[::-1]
+    ops = _ops(edlib.align(piece, seg, mode="SHW", task="path")["cigar"])
+    # characters of the quote left unmatched at the far end do not pull the span along
+    while ops and ops[-1][1] != "=":
+        ops.pop()
+    used = sum(k for k, op in ops if op in "=XD")
+    return sum(k for k, op in ops if op == "="), used, [k for k, op in ops if op == "D"]
+
+
+def _chain(
+    qf: str, window: str, k: int
+) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
+    """The best colinear chain of exact matches `(quote_pos, window_pos, length)`, and the
+    exact matches left out of it.
+
+    Matches are k-mers of the quote found in the window, merged along diagonals into maximal
+    runs; the chain maximises matched quote characters minus a small cost per jump.
+    """
+    m = len(qf)
+    k = min(k, m)
+    index: dict[str, list[int]] = {}
+    for p in range(m - k + 1):
+        index.setdefault(qf[p : p + k], []).append(p)
+    runs: dict[int, list[list[int]]] = {}  # diagonal -> [[p, t, length], ...]
+    get = index.get
+    for t in range(len(window) - k + 1):
+        ps = get(window[t : t + k])
+        if not ps or len(ps) > 4:
+            continue
+        for p in ps:
+            diag = t - p
+            lst = runs.get(diag)
+            if lst and lst[-1][0] + lst[-1][2] >= p + k - 1 and lst[-1][0] <= p:
+                last = lst[-1]
+                last[2] = max(last[2], p + k - last[0])
+            elif lst is None:
+                runs[diag] = [[p, t, k]]
+            else:
+                lst.append([p, t, k])
+    segs = sorted((s for lst in runs.values() for s in lst), key=lambda s: (s[0], s[1]))
+    if not segs:
+        return [], []
+    if len(segs) > MAX_CHAIN_SEGMENTS:
+        segs = sorted(segs, key=lambda s: -s[2])[:MAX_CHAIN_SEGMENTS]
+        segs.sort(key=lambda s: (s[0], s[1]))
+    # a run may overlap the one before it in the chain (both hold the same few characters,
+    # "...global|in the..." read twice): it then joins with its start trimmed
+    best = [0.0] * len(segs)
+    back = [-1] * len(segs)
+    trim = [0] * len(segs)
+    for j, (pj, tj, lj) in enumerate(segs):
+        best[j] = lj
+        for i in range(j):
+            pi, ti, li = segs[i]
+            if pi >= pj or ti >= tj:
+                continue
+            overlap = max(0, pi + li - pj, ti + li - tj)
+            if overlap >= lj:
+                continue
+            jump = abs((tj - ti) - (pj - pi))
+            value = best[i] + lj - overlap - min(jump, 8) * 0.5 - jump * 0.05
+            if value > best[j]:
+                best[j] = value
+                back[j] = i
+                trim[j] = overlap
+    j = max(range(len(segs)), key=best.__getitem__)
+    chain: list[tuple[int, int, int]] = []
+    used: set[int] = set()
+    while j != -1:
+        p, t, length = segs[j]
+        cut = trim[j] if back[j] != -1 else 0
+        chain.append((p + cut, t + cut, length - cut))
+        used.add(j)
+        j = back[j]
+    chain.reverse()
+    return chain, [seg for index, seg in enumerate(segs) if index not in used]
+
+
+_TIER_WORDS = {
+    EXACT: "found verbatim",
+    NORMALISED: "found after folding whitespace, case, hyphenation and Unicode variants",
+    FUZZY: "found approximately",
+}
+
+
+class _Context:
+    """The recorded prefix/suffix, folded only if some choice needs them (most quotes have
+    one copy and never look)."""
+
+    __slots__ = ("_edges", "_folded", "_lines", "_raw")
+
+    def __init__(self, prefix: str, suffix: str, quote: str = "") -> None:
+        prefix, suffix = prefix or "", suffix or ""
+        # the context was cut at a fixed length, perhaps inside a glyph placeholder
+        # ("(cid:1"): folding drops whole placeholders only, so the cut piece goes too
+        if "cid:" in prefix:
+            prefix = _CID_CUT_HEAD.sub("", prefix, count=1)
+        if "(c" in suffix:
+            suffix = _CID_CUT_TAIL.sub("", suffix, count=1)
+        self._raw = (prefix, suffix)
+        self._edges = (quote[:1], quote[-1:])
+        self._folded: tuple[str, str] | None = None
+        self._lines: tuple[list[str], list[str]] | None = None
+
+    def _fold(self) -> tuple[str, str]:
+        """Each side folded as it reads next to the quote: a prefix ending "type-" before a
+        quote beginning "expr" folds to "type", as the text's "type-expr" does."""
+        if self._folded is None:
+            p, s = self._raw
+            head, tail = self._edges
+            fhead, ftail = fold(head), fold(tail)
+            fp = fold(p + head) if p else ""
+            if fp and fhead:
+                fp = fp[: -len(fhead)]
+            fs = fold(tail + s) if s else ""
+            if fs and ftail:
+                fs = fs[len(ftail) :]
+            self._folded = (fp[-FOLDED_CONTEXT_CHARS:], fs[:FOLDED_CONTEXT_CHARS])
+        return self._folded
+
+    @property
+    def lines(self) -> tuple[list[str], list[str]]:
+        """Each side's lines folded as they read next to the quote (`_folded_lines`): the
+        suffix's "-name )" after a quote ending "fun" folds to "name)". Joined, each side is
+        what `_fold` gives before its cut to `FOLDED_CONTEXT_CHARS` (which folds without the map to
+        lines, for speed: most choices need the sides whole). Made once: the rows next to the
+        quote (`rows`) and the placement as rows (`_by_pieces`) read them from here."""
+        if self._lines is None:
+            p, s = self._raw
+            head, tail = self._edges
+            before = _folded_lines(p + head) if p else []
+            if before and head:
+                before[-1] = before[-1][: len(before[-1]) - len(fold(head))]
+            after = _folded_lines(tail + s) if s else []
+            if after and tail:
+                after[0] = after[0][len(fold(tail)) :]
+            self._lines = (before, after)
+        return self._lines
+
+    @property
+    def rows(self) -> tuple[str, str]:
+        """The whole line of the text that came right before the quote (when the highlight
+        began a line), and right after it (when it ended one), folded, if at least
+        `REFIT_ROW_MIN` characters: a row of a table or matrix, which another parse may read
+        beside other rows but keeps whole. Empty otherwise."""
+        before, after = self.lines
+        row_before = before[-2] if len(before) > 1 and not before[-1] else ""
+        row_after = after[1] if len(after) > 1 and not after[0] else ""
+        return (
+            row_before if len(row_before) >= REFIT_ROW_MIN else "",
+            row_after if len(row_after) >= REFIT_ROW_MIN else "",
+        )
+
+    @property
+    def prefix(self) -> str:
+        return self._fold()[0]
+
+    @property
+    def suffix(self) -> str:
+        return self._fold()[1]
+
+    def __bool__(self) -> bool:
+        return any(self._raw) and any(self._fold())
+
+    @property
+    def raw(self) -> tuple[str, str]:
+        return self._raw
+
+
+_WORD = re.compile(r"\w+")
+_CID = re.compile(r"\(cid:\d{1,5}\)")
+#: What is left of a glyph placeholder cut at the start of a prefix or the end of a suffix.
+_CID_CUT_HEAD = re.compile(r"\A(?:id|d)?:\d{1,5}\)|\A\d{1,5}\)(?=.*\(cid:\d)", re.S)
+_CID_CUT_TAIL = re.compile(r"\(c(?:i(?:d(?::\d{0,5})?)?)?\Z")
+
+
+_ASCII_SPACE = " \t\n\r\f\v"
+#: What a quote may begin or end with that folding drops: marks and whitespace.
+_EDGE_CHARS = "".join(_MARKUP) + " \t\n\r\f\v\u00a0"
+_MARKS = str.maketrans("", "", "".join(_MARKUP))
+_SPACE_RUN = re.compile(f"[{_ASCII_SPACE}]+")
+
+
+def _layout(text: str) -> str:
+    """The text as words and line breaks: Markdown marks and noise dropped, every run of ASCII
+    whitespace one space, or one line break if it holds one. Two copies with the same layout
+    differ only in indentation, spacing and emphasis; a no-break space is a character here."""
+    if "](" in text or "![" in text or "---" in text:
+        text = _MARKDOWN_NOISE.sub("", text)
+    text = text.translate(_MARKS).strip(_ASCII_SPACE)
+    return _SPACE_RUN.sub(lambda m: "\n" if "\n" in m.group() else " ", text)
+
+
+def _word_at(text: str, i: int) -> str:
+    """The run of letters and digits around `text[i]` (empty if that is neither)."""
+    a = b = i
+    while a > 0 and text[a - 1].isalnum():
+        a -= 1
+    while b < len(text) and text[b].isalnum():
+        b += 1
+    return text[a:b]
+
+
+#: A letter or digit: what `str.isalnum` says, searched for at C speed.
+_ALNUM = re.compile(r"[^\W_]")
+
+
+def _symbol_line(line: str) -> bool:
+    """Whether a line holds something other than whitespace and Markdown marks, but no
+    letter or digit: "□", a matrix's bracket piece, a bullet."""
+    return not _ALNUM.search(line) and bool(fold(line))
+
+
+def _fixes_ends(first: str, last: str, context: _Context) -> bool:
+    """Whether a quote's first and last lines may fix the ends of a span found line by line:
+    one holds letters, and the other letters, at least `MOVED_LINES_EDGE` characters folded
+    (a section number "2.1", not a matrix's "0", which every row has), or a recorded context
+    on its side that can tell (`_telling`: a file's first row "2" after its name)."""
+    lettered = [not _letterless(line) for line in (first, last)]
+    sides = zip((context.prefix, context.suffix), context.raw, strict=True)
+    return any(lettered) and all(
+        has or len(fold(line)) >= MOVED_LINES_EDGE or _telling(*side)
+        for has, line, side in zip(lettered, (first, last), sides, strict=True)
+    )
+
+
+def _telling(folded: str, raw: str) -> bool:
+    """Whether a side of the recorded context can fix a short edge line by itself: at least
+    `REFIT_CONTEXT_MIN` characters folded (`folded`), with letters (`raw`)."""
+    return len(folded) >= REFIT_CONTEXT_MIN and not _letterless(raw)
+
+
+#: Characters a word may be broken at across a line's end: a context beginning (ending) with
+#: one does not show that the highlight met a word's edge.
+_WORD_BREAKS = "-\u00ad\u2010\u2011"
+
+
+def _word_edge(side: str) -> bool:
+    """Whether one recorded character next to the quote shows a word's edge there."""
+    return bool(side) and not side.isalnum() and side not in _WORD_BREAKS
+
+
+def _letterless(quote: str) -> bool:
+    """Whether the quote holds no letter at all (numbers, signs, punctuation)."""
+    return not any(ch.isalpha() for ch in quote)
+
+
+_LINE_BREAK = re.compile(r"\s*[\n\r\f\v]\s*")
+
+
+def _folded_lines(text: str) -> list[str]:
+    """Each line of `text` as it reads folded in the whole: a word hyphenated across two
+    lines ("dif-" / "ferent") loses its hyphen, a list marker at a line's start ("+ monoid")
+    goes, as they do when the whole text is folded. Their concatenation is `fold(text)`."""
+    ft = fold_text(text)
+    cuts = [ft.folded_index(m.start()) for m in _LINE_BREAK.finditer(text)]
+    return [ft.text[a:b] for a, b in pairwise([0, *cuts, len(ft.text)])]
+
+
+def _place_pieces(
+    ftext: str, pieces: list[str], k: int, hit: int, budget: int
+) -> tuple[list[int], list[int], int] | None:
+    """Lay the pieces out in order around piece `k` found at `hit`, each the nearest copy,
+    with at most `budget` characters between them in all: the first piece's possible starts,
+    the last piece's possible ends (in reach of the rest of the budget) and what was spent."""
+    spent = 0
+    pos = hit + len(pieces[k])
+    lasts = [pos]
+    for piece in pieces[k + 1 :]:
+        at = ftext.find(piece, pos, pos + budget - spent + len(piece))
+        if at < 0:
+            return None
+        spent += at - pos
+        pos = at + len(piece)
+        lasts = [pos]
+    pos = hit
+    firsts = [pos]
+    for piece in reversed(pieces[:k]):
+        at = ftext.rfind(piece, max(0, pos - (budget - spent) - len(piece)), pos)
+        if at < 0:
+            return None
+        spent += pos - (at + len(piece))
+        pos = at
+        firsts = [pos]
+    left = budget - spent
+    if k + 1 < len(pieces):
+        last = pieces[-1]
+        end = lasts[0]
+        lasts += [e for e in (at + len(last) for at in find_all(ftext[: end + left], last, end))]
+    if k > 0:
+        first = pieces[0]
+        start = firsts[0]
+        firsts += [a for a in find_all(ftext[:start], first, max(0, start - left - len(first)))]
+    return firsts, lasts, spent
+
+
+def _anchored_distance(context: str, ftext: str, at: int, *, before: bool) -> int:
+    """Edit distance of the recorded prefix (`before`) ending right at `at`, or of the
+    suffix starting right there, to the text."""
+    reach = len(context) + len(context) // 2 + 4
+    if before:
+        seg = ftext[max(0, at - reach) : at][::-1]
+        context = context[::-1]
+    else:
+        seg = ftext[at : at + reach]
+    if not seg:
+        return len(context)
+    return int(edlib.align(context, seg, mode="SHW", task="distance")["editDistance"])
+
+
+def _lines_fit(lines: list[str], ftext: str, at: int, *, before: bool) -> tuple[int, int]:
+    """How many of the recorded prefix's (`before`) or suffix's folded characters are found
+    line by line at `at`, and how many it has: its line next to the quote right there
+    (within one edit in eight characters), each further line the nearest copy in order
+    within `PIECES_ROW_REACH` characters of the one before (none found if the line next to
+    the quote is not there). `lines` are the side's folded lines (`_Context.lines`)."""
+    if before:
+        lines = lines[::-1]
+    total = sum(map(len, lines))
+    matched = 0
+    pos = at
+    for i, line in enumerate(lines):
+        if not line:
+            continue
+        if i == 0:
+            if _anchored_distance(line, ftext, pos, before=before) > len(line) // 8:
+                return 0, total
+            found = pos - len(line) if before else pos
+        elif before:
+            found = ftext.rfind(line, max(0, pos - PIECES_ROW_REACH - len(line)), pos)
+        else:
+            found = ftext.find(line, pos, pos + PIECES_ROW_REACH + len(line))
+        if found >= 0:
+            matched += len(line)
+            pos = found if before else found + len(line)
+    return matched, total
+
+
+def _rows_context_fits(quote_length: int, prefix: tuple[int, int], suffix: tuple[int, int]) -> bool:
+    """Whether the recorded context's lines found around a quote laid out as rows
+    (`_lines_fit`: found, of all, for each side) are enough to take it.
+
+    Each side's share must reach `PIECES_ROW_CONTEXT`; or, for a quote of at least
+    `PIECES_ROW_POOLED_MIN` folded characters, both sides' characters together, with
+    something found on each side. A table read by columns where it was highlighted puts the
+    other column's cells into the context, and its header row (read before the rows) into
+    the suffix: the suffix then fits only in part, and the prefix all the more.
+    """
+    shares = [found / total if total else 1.0 for found, total in (prefix, suffix)]
+    if min(shares) >= PIECES_ROW_CONTEXT:
+        return True
+    found, total = prefix[0] + suffix[0], prefix[1] + suffix[1]
+    return (
+        quote_length >= PIECES_ROW_POOLED_MIN
+        and min(shares) > 0
+        and found >= PIECES_ROW_CONTEXT * total
+    )
+
+
+def _holds_all(window: str, pieces: list[str]) -> bool:
+    """Whether `window` holds every piece, each at its own place (longest first), in any
+    order."""
+    for piece in pieces:
+        at = window.find(piece)
+        if at < 0:
+            return False
+        window = window[:at] + "\0" * len(piece) + window[at + len(piece) :]
+    return True
+
+
+def _words_kept(quote: str, folded_span: str) -> float:
+    """The share of the quote's words (folded, at least `KEPT_WORD_MIN` long when it has
+    such words) that occur in the folded span. A glyph placeholder ("(cid:19)", pdfminer's
+    name for a glyph without a character) is not a word: folding drops it from the span."""
+    if "(cid:" in quote:
+        quote = _CID.sub(" ", quote)
+    words = [w for w in map(fold, _WORD.findall(quote)) if w]
+    long_words = [w for w in words if len(w) >= KEPT_WORD_MIN] or words
+    if not long_words:
+        return 0.0
+    return sum(w in folded_span for w in long_words) / len(long_words)
+
+
+def _distance(pattern: str, window: str) -> int:
+    """Edit distance of `pattern` to its best-matching part of `window`."""
+    if not window:
+        return len(pattern)
+    return int(edlib.align(pattern, window, mode="HW", task="distance")["editDistance"])
+
+
+# ---------------------------------------------------------------------------
+# Public functions
+# ---------------------------------------------------------------------------
+
+
+def prepare(text: str, page_starts: Sequence[int] | None = None) -> PreparedText:
+    """Fold a parse once so many quotes can be resolved against it cheaply."""
+    return PreparedText(text, page_starts)
+
+
+def resolve(
+    text: str,
+    quote: str,
+    *,
+    occurrence: int = 0,
+    page_hint: int | None = None,
+    page_starts: Sequence[int] | None = None,
+    prefix: str = "",
+    suffix: str = "",
+) -> Resolution:
+    """Locate `quote` in `text`.
+
+    `occurrence` picks a repetition (from 0, in reading order; counted among the copies on
+    the hinted page when the page has any, as context-grid does). `page_hint` names a page
+    from 1, with `page_starts[i]` the offset where page `i + 1` begins. `prefix`/`suffix` are
+    the characters recorded either side of the quote where it was highlighted. For many
+    quotes against one text use `prepare` and `PreparedText.resolve` or `resolve_many`.
+    """
+    return PreparedText(text, page_starts).resolve(
+        quote, occurrence=occurrence, page_hint=page_hint, prefix=prefix, suffix=suffix
+    )
+
+
+def _field(anchor: Any, name: str, default: Any) -> Any:
+    if isinstance(anchor, Mapping):
+        value = anchor.get(name, default)
+    else:
+        value = getattr(anchor, name, default)
+    return default if value is None and default is not None else value
+
+
+def resolve_many(prepared: PreparedText, anchors: Iterable[Any]) -> list[Resolution]:
+    """Resolve many anchors against one prepared parse.
+
+    Each anchor is a mapping or an object (such as context-grid's `GoldAnchor`) with a
+    `quote` and optionally `occurrence`, `page_hint`, `prefix` and `suffix`.
+    """
+    return [
+        prepared.resolve(
+            str(_field(a, "quote", "")),
+            occurrence=int(_field(a, "occurrence", 0)),
+            page_hint=_field(a, "page_hint", None),
+            prefix=str(_field(a, "prefix", "")),
+            suffix=str(_field(a, "suffix", "")),
+        )
+        for a in anchors
+    ]

@@ -1,0 +1,1 @@
+"""The API of releases and imports."""

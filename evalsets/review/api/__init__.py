@@ -1,0 +1,1 @@
+"""The API of review workflow, assignments, comments, dashboard and inbox."""

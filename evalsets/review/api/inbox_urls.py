@@ -1,0 +1,18 @@
+"""API routes for the inbox, the changes feed and the checks before saving; included by
+evalsets.api.urls."""
+
+from django.urls import path
+
+from evalsets.anchoring.api import check_views as cv
+from evalsets.review.api import inbox_views as iv
+
+urlpatterns = [
+    path("inbox/", iv.InboxView.as_view(), name="inbox"),
+    path("inbox/read/", iv.InboxReadView.as_view(), name="inbox-read"),
+    path("workspaces/<slug:ws>/changes/", iv.ChangesView.as_view(), name="workspace-changes"),
+    path(
+        "workspaces/<slug:ws>/evalsets/<slug:set>/similar/",
+        cv.SimilarQuestionsView.as_view(),
+        name="similar-questions",
+    ),
+]

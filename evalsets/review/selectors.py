@@ -1,0 +1,286 @@
+"""Reads for review: assignments, queues, comments, history, changes and the inbox."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from django.db.models import (
+    Exists,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+)
+
+from evalsets import access
+from evalsets.anchoring.selectors import (
+    CONTENT_FIELDS,
+    _user_columns_not_shown,
+    reference_windows,
+)
+from evalsets.errors import InvalidInput
+from evalsets.models import (
+    AssignmentKind,
+    Comment,
+    EvalItem,
+    EvalSet,
+    EventKind,
+    GoldAnchor,
+    ItemAssignment,
+    ItemEvent,
+    ItemState,
+    Notification,
+)
+from evalsets.workspaces.selectors import members
+
+ANCHOR_EVENTS = (
+    EventKind.ANCHOR_CREATED,
+    EventKind.ANCHOR_GRADE_CHANGED,
+    EventKind.ANCHOR_DELETED,
+)
+
+
+def assigned_to(username: str) -> Q:
+    """Items assigned to the person named ``username``: as the item's ``assignee`` or through
+    an annotate assignment (with overlap the single ``assignee`` names only the first of
+    several annotators)."""
+    annotating = ItemAssignment.objects.filter(
+        item=OuterRef("pk"), user__username=username, kind=AssignmentKind.ANNOTATE
+    )
+    return Q(assignee__username=username) | Q(Exists(annotating))
+
+
+def items_for_person(user, workspaces: Iterable) -> tuple[list[EvalItem], list[EvalItem]]:
+    """``(assigned, recent)``: the open items assigned to ``user`` (newest change first, 20
+    at most) and the other items they wrote (10 at most), in these workspaces: an item shows
+    once, under "assigned" while it is open there."""
+    mine = EvalItem.objects.filter(evalset__workspace__in=list(workspaces)).select_related(
+        "evalset__workspace"
+    )
+    assigned = list(
+        mine.filter(assigned_to(user.username))
+        .exclude(state=ItemState.APPROVED)
+        .order_by("-updated_at")[:20]
+    )
+    recent = mine.filter(author=user).exclude(pk__in=[item.pk for item in assigned])
+    return assigned, list(recent.order_by("-updated_at")[:10])
+
+
+# -- the inbox ----------------------------------------------------------------------------------
+
+#: The most notifications the home page and ``/api/inbox/`` list at once.
+INBOX_LIMIT = 50
+
+
+def _notifications_of(user) -> QuerySet[Notification]:
+    # Only from workspaces the person is still in: a former member reads nothing of theirs.
+    return Notification.objects.filter(recipient=user, workspace__memberships__user=user)
+
+
+def inbox(user, *, unread_only: bool = False, limit: int = INBOX_LIMIT) -> list[Notification]:
+    """``user``'s notifications, newest first, each with its workspace and (while it exists)
+    its item: one query however many."""
+    listed = _notifications_of(user).select_related("workspace", "item")
+    if unread_only:
+        listed = listed.filter(read_at__isnull=True)
+    return list(listed.order_by("-created_at", "-id")[:limit])
+
+
+def unread_count(user) -> int:
+    """How many of ``user``'s notifications are unread (the header's count)."""
+    if not user or not user.is_authenticated:
+        return 0
+    return _notifications_of(user).filter(read_at__isnull=True).count()
+
+
+def comment_threads(item: EvalItem) -> list[dict]:
+    """The item's comments as threads (a top-level comment and its replies, oldest first).
+
+    A comment on an anchor carries where that anchor was highlighted, so the page can jump
+    straight to it in the document.
+    """
+    comments = list(
+        Comment.objects.filter(item=item)
+        .select_related("author", "anchor__document", "parent")
+        .order_by("created_at", "id")
+    )
+    by_parent: dict[int | None, list[Comment]] = {}
+    for comment in comments:
+        by_parent.setdefault(comment.parent_id, []).append(comment)
+
+    def replies(comment: Comment) -> list[Comment]:
+        found, queue = [], list(by_parent.get(comment.pk, []))
+        while queue:
+            reply = queue.pop(0)
+            found.append(reply)
+            queue.extend(by_parent.get(reply.pk, []))
+        return found
+
+    known = {c.pk for c in comments}
+    roots = [c for c in comments if c.parent_id is None or c.parent_id not in known]
+    return [{"comment": root, "replies": replies(root)} for root in roots]
+
+
+def recent_events(item: EvalItem, limit: int = 200) -> list[ItemEvent]:
+    return list(ItemEvent.objects.filter(item=item).order_by("-at", "-id")[:limit])
+
+
+# -- the audit trail and four eyes --------------------------------------------------------------
+
+
+def history(*, workspace, evalset_slug: str, item_id: str) -> QuerySet[ItemEvent]:
+    """Every event of one item, oldest first, whether or not the item still exists."""
+    return ItemEvent.objects.filter(
+        workspace=workspace, evalset_slug=evalset_slug, item_key=item_id
+    ).order_by("at", "id")
+
+
+#: The most changes one poll of ``/changes/`` answers (a page far behind reloads instead).
+CHANGES_LIMIT = 50
+
+
+def last_change(workspace) -> int:
+    """The id of the workspace's latest audit event (0 if none): where a page's polling starts."""
+    latest = ItemEvent.objects.filter(workspace=workspace).order_by("-id").values_list("id")[:1]
+    return next((row[0] for row in latest), 0)
+
+
+def changes_after(
+    workspace,
+    *,
+    after: int,
+    evalset_slug: str = "",
+    item_key: str = "",
+    source_id: str = "",
+    limit: int = CHANGES_LIMIT,
+) -> list[ItemEvent]:
+    """The workspace's audit events after event ``after``, oldest first: those of one item
+    (``evalset_slug`` and ``item_key``), or the anchor changes on one document (``source_id``).
+    One query; the pages poll it."""
+    events = ItemEvent.objects.filter(workspace=workspace, id__gt=after)
+    if item_key:
+        events = events.filter(evalset_slug=evalset_slug, item_key=item_key)
+    if source_id:
+        events = events.filter(kind__in=ANCHOR_EVENTS, data__source_id=source_id)
+    return list(events.order_by("id")[:limit])
+
+
+def changes_since(item: EvalItem, row_version: int) -> list[dict]:
+    """What happened to ``item`` after the reader saw ``row_version``."""
+    out = []
+    for event in ItemEvent.objects.filter(item=item).order_by("at", "id"):
+        seen = event.data.get("row_version")
+        if seen is not None and seen > row_version:
+            entry = {"kind": event.kind, "by": event.actor_name, "at": event.at.isoformat()}
+            if event.kind == EventKind.EDITED:
+                entry["fields"] = sorted(event.data.get("changes", {}))
+            if event.anchor_uuid:
+                entry["anchor"] = str(event.anchor_uuid)
+                entry["quote"] = event.data.get("quote")
+            out.append(entry)
+    return out
+
+
+def writers_of(items: Iterable[EvalItem]) -> dict[int, set[int]]:
+    """For each item, the users who wrote it: its author, whoever edited its question, answer
+    or type, and whoever created, regraded or deleted one of its anchors. Two queries for any
+    number of items."""
+    items = list(items)
+    ids: dict[int, set[int]] = {
+        item.pk: ({item.author_id} if item.author_id else set()) for item in items
+    }
+    for item_pk, user_pk in GoldAnchor.objects.filter(
+        item__in=items, created_by__isnull=False
+    ).values_list("item", "created_by"):
+        ids[item_pk].add(user_pk)
+    for item_pk, kind, actor, data in ItemEvent.objects.filter(
+        item__in=items, actor__isnull=False, kind__in=[EventKind.EDITED, *ANCHOR_EVENTS]
+    ).values_list("item", "kind", "actor", "data"):
+        if kind != EventKind.EDITED or set(data.get("changes", {})) & set(CONTENT_FIELDS):
+            ids[item_pk].add(actor)
+    return ids
+
+
+def writers(item: EvalItem) -> set[int]:
+    """The users who wrote ``item`` (see ``writers_of``)."""
+    return writers_of([item])[item.pk]
+
+
+def queue(*, evalset: EvalSet, user, role: str) -> QuerySet[ItemAssignment]:
+    """My open assignments in ``evalset`` whose item is waiting for that kind of work.
+
+    Asking for a kind of work needs the role that does it (``access.WORK``), as being
+    assigned it does.
+    """
+    if role == AssignmentKind.ANNOTATE:
+        waiting = Q(item__state__in=[ItemState.DRAFT, ItemState.CHANGES_REQUESTED])
+    elif role == AssignmentKind.REVIEW:
+        waiting = Q(item__state=ItemState.SUBMITTED)
+    else:
+        raise InvalidInput(f"role must be annotate or review, got {role!r}", field="role")
+    access.check_user(
+        user=user, workspace=evalset.workspace, needed=access.WORK[role], what="this", field="role"
+    )
+    return (
+        ItemAssignment.objects.filter(
+            waiting, item__evalset=evalset, user=user, kind=role, done_at__isnull=True
+        )
+        .select_related("item")
+        .order_by("item__created_at", "item__id")
+    )
+
+
+def review_items(
+    evalset: EvalSet, *, user, state: str, mine: bool, limit: int, context: int
+) -> list[EvalItem]:
+    """The items in ``state`` (only those assigned to ``user`` for review when ``mine``),
+    oldest change first, at most ``limit``, each with its anchors (resolutions read through
+    ``reference_windows(context)``), its comments and ``writers`` (``writers_of``)."""
+    anchors = GoldAnchor.objects.prefetch_related(
+        Prefetch("resolutions", queryset=reference_windows(context))
+    )
+    comments = Comment.objects.select_related("author").order_by("created_at", "id")
+    listed = evalset.items.filter(state=state)
+    if mine:
+        listed = listed.filter(
+            assignments__user=user,
+            assignments__kind=AssignmentKind.REVIEW,
+            assignments__done_at__isnull=True,
+        )
+    items = list(
+        listed.select_related("author")
+        .defer(*_user_columns_not_shown("author"))
+        .prefetch_related(
+            Prefetch("anchors", queryset=anchors), Prefetch("comments", queryset=comments)
+        )
+        .order_by("updated_at", "id")[:limit]
+    )
+    who_wrote = writers_of(items)
+    for item in items:
+        item.writers = who_wrote[item.pk]
+    return items
+
+
+def assignment_queues(evalset: EvalSet) -> list[dict]:
+    """Each member's queue in ``evalset``: open and done assignments of each kind, by person.
+
+    Two queries for any number of people and assignments.
+    """
+    people = {
+        m.user_id: {"membership": m, "annotate": [], "review": [], "done": 0}
+        for m in members(evalset.workspace)
+    }
+    rows = (
+        ItemAssignment.objects.filter(item__evalset=evalset)
+        .select_related("item")
+        .order_by("item__created_at", "item__id")
+    )
+    for row in rows:
+        person = people.get(row.user_id)
+        if person is None:  # no longer a member: their assignments no longer count
+            continue
+        if row.done_at is None:
+            person[row.kind].append(row)
+        else:
+            person["done"] += 1
+    return list(people.values())

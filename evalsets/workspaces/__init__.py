@@ -1,0 +1,1 @@
+"""Workspaces, their members and invitations, parser settings and quotas."""

@@ -1,0 +1,1 @@
+"""The API of workspaces, members and invitations."""
