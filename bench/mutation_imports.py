@@ -1,13 +1,13 @@
 """Mutation testing of the import side: do the import tests notice when a reader is wrong?
 
-Runs mutmut over the readers in `evalsets/pure/formats/` and over `evalsets/releases/imports.py`, with
-only the import tests (`tests/test_imports.py`, `tests/test_format_readers.py`) deciding
-whether a mutant is caught, and prints killed / total with every survivor named. With
-`--suite resolver` it does the same for the quote resolver's rules (`RESOLVER`), judged by
-`tests/test_resolver.py` alone, with `--suite lease` for the resolving lease (`LEASE`),
-judged by `tests/test_coalesce.py`, and with `--suite budget` for the import budget
-(`BUDGET`), judged by the import tests and `tests/test_import_budget.py`, and with `--suite
-limits` for quotas and throttles (`LIMITS`), judged by `tests/test_quotas.py` and
+Runs mutmut over the readers in `evalsets/pure/formats/` and over
+`evalsets/releases/imports.py`, with only the import tests (`tests/test_imports.py`,
+`tests/test_format_readers.py`) deciding whether a mutant is caught, and prints killed / total
+with every survivor named. With `--suite resolver` it does the same for the quote resolver's
+rules (`RESOLVER`), judged by `tests/test_resolver.py` alone, with `--suite lease` for the
+resolving lease (`LEASE`), judged by `tests/test_coalesce.py`, and with `--suite budget` for the
+import budget (`BUDGET`), judged by the import tests and `tests/test_import_budget.py`, and with
+`--suite limits` for quotas and throttles (`LIMITS`), judged by `tests/test_quotas.py` and
 `tests/test_throttles.py`.
 
 It works in a scratch copy (`var/mutation/imports/`, git-ignored) so the checkout never

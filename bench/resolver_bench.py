@@ -1,4 +1,6 @@
-"""Cross-parse benchmark for `evalsets.pure.resolver`: run as `.venv/bin/python bench/resolver_bench.py`.
+"""Cross-parse benchmark for `evalsets.pure.resolver`.
+
+Run as `.venv/bin/python bench/resolver_bench.py`.
 
 Quotes are sampled from one extractor's reading of a real document and resolved in another
 extractor's reading of the same document, the situation every re-parse puts gold evidence in.

@@ -1,9 +1,10 @@
 """Web pages for releases and imports: server-rendered shells that static/js/releases.js drives.
 
-The pages hold no logic of their own: they read what the forms need (formats, parsers, how
-many items are in each state), embed the releases in the API's shape
-(``evalsets.releases.representations``) and hand the API's URLs to the script, which creates releases,
-polls their build and previews and commits imports through the same API everyone else uses.
+The pages hold no logic of their own: they read what the forms need (formats, parsers, how many
+items are in each state), embed the releases in the API's shape
+(``evalsets.releases.representations``) and hand the API's URLs to the script, which creates
+releases, polls their build and previews and commits imports through the same API everyone else
+uses.
 """
 
 from __future__ import annotations

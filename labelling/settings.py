@@ -278,9 +278,9 @@ GROUNDWORK_PARSE_PAGE_S = env_int("GROUNDWORK_PARSE_PAGE_S", 30)
 #: environment); packages can also publish them under the ``groundwork.parsers`` entry points.
 GROUNDWORK_PARSERS = env_list("GROUNDWORK_PARSERS", [])
 # A long PDF is parsed in page ranges, one task each, so any number of workers share it
-# (evalsets.documents.ingest). Unset: each parser's own size (a few seconds of work a range: pypdf 500
-# pages, pdfminer.six 125, pdfium 250); a number sets every parser's; 0 parses every document
-# in one task.
+# (evalsets.documents.ingest). Unset: each parser's own size (a few seconds of work a range:
+# pypdf 500 pages, pdfminer.six 125, pdfium 250); a number sets every parser's; 0 parses every
+# document in one task.
 GROUNDWORK_PARSE_RANGE_PAGES = (
     env_int("GROUNDWORK_PARSE_RANGE_PAGES", 0)
     if os.environ.get("GROUNDWORK_PARSE_RANGE_PAGES", "").strip()

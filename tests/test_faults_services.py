@@ -499,7 +499,8 @@ def test_a_burst_whose_worker_loses_its_database_mid_task_is_finished_by_the_ret
         GROUNDWORK_LEASE_S="3600",
         GROUNDWORK_SWEEP_STALE_S="7200",
     )
-    anchoring_services.anchor_create_typed(  # one anchor through the service queues the burst's task
+    # one anchor through the service queues the burst's task
+    anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="handbook.txt", quote=sentences[1]
     )
     total = GoldAnchor.objects.count()

@@ -1,11 +1,11 @@
 """Searching a parse's whole text from the document page, with the prepared text cached.
 
-The matching is ``evalsets.pure.textsearch`` (pure Python); this module loads a parse's text once
-per web process and keeps it lowered, least recently used first out once the characters held
-pass ``GROUNDWORK_SEARCH_CACHE_CHARS``, as ``evalsets.anchoring.resolution`` keeps folded parses for the
-resolver. A parse written again has a new key (its length and last update), so it is read again.
-Each search examines at most ``GROUNDWORK_SEARCH_MAX_CHARS`` positions a scan, and says where
-it stopped if it stopped there.
+The matching is ``evalsets.pure.textsearch`` (pure Python); this module loads a parse's text
+once per web process and keeps it lowered, least recently used first out once the characters
+held pass ``GROUNDWORK_SEARCH_CACHE_CHARS``, as ``evalsets.anchoring.resolution`` keeps folded
+parses for the resolver. A parse written again has a new key (its length and last update), so it
+is read again. Each search examines at most ``GROUNDWORK_SEARCH_MAX_CHARS`` positions a scan,
+and says where it stopped if it stopped there.
 """
 
 from __future__ import annotations

@@ -29,11 +29,12 @@ class Document(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     #: When a "resolve what is pending" task was queued for this document's new anchors and
-    #: has not started yet (``evalsets.anchoring.resolution``): set by a conditional update, so a burst
-    #: of anchors queues one message, not one each; cleared by the task as it starts.
+    #: has not started yet (``evalsets.anchoring.resolution``): set by a conditional update,
+    #: so a burst of anchors queues one message, not one each; cleared by the task as it starts.
     resolve_queued_at = models.DateTimeField(null=True, blank=True)
     #: The ``resolve_document`` task resolving this document now, and when it last said so: a
-    #: lease like a parse's, so one task at a time does the work (``evalsets.anchoring.resolution``).
+    #: lease like a parse's, so one task at a time does the work
+    #: (``evalsets.anchoring.resolution``).
     resolving_by = models.CharField(max_length=120, blank=True, default="")
     resolving_heartbeat_at = models.DateTimeField(null=True, blank=True)
 

@@ -1,9 +1,10 @@
 """Parsers that misbehave on purpose, to prove the isolated runner contains real failures.
 
-A parser that loops forever on a hostile PDF, or allocates until the machine swaps, must cost one
-failed parse version and nothing else. These parsers do exactly that so tests (and an operator
-checking a new worker host) can run ``parse_isolated("evalsets.pure.parsers.diagnostic:HangingParser",
-...)`` and watch it being stopped, without mocks. They are never registered for any kind.
+A parser that loops forever on a hostile PDF, or allocates until the machine swaps, must cost
+one failed parse version and nothing else. These parsers do exactly that so tests (and an
+operator checking a new worker host) can run
+``parse_isolated("evalsets.pure.parsers.diagnostic:HangingParser", ...)`` and watch it being
+stopped, without mocks. They are never registered for any kind.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Parsing a PDF, drawing one of its pages or rendering a Word file costs what the file asks for:
 a crafted file of a few hundred bytes can loop for hours or allocate gigabytes. Running such
 work in the web process or a worker lets one upload stall everyone sharing that process, so it
-runs here instead: in a fresh ``python -m evalsets.pure.parsers.limited`` process that limits its own
-address space (``RLIMIT_AS``) and processor time (``RLIMIT_CPU``), while this side kills the
+runs here instead: in a fresh ``python -m evalsets.pure.parsers.limited`` process that limits
+its own address space (``RLIMIT_AS``) and processor time (``RLIMIT_CPU``), while this side kills the
 child's whole process group when the wall-clock deadline passes or its output grows past the
 cap. A plain subprocess (not ``multiprocessing``) is used because Celery's prefork workers are
 daemonic processes, which may not start multiprocessing children.

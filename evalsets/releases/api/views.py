@@ -1,4 +1,5 @@
-"""Release and import endpoints: short views over ``evalsets.releases.services`` and ``evalsets.releases.imports``.
+"""Release and import endpoints: short views over ``evalsets.releases.services`` and
+``evalsets.releases.imports``.
 
 Everyone in the workspace can list releases, read them, compare them and download their
 files; only an owner can make a release or import into a set.
