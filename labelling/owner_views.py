@@ -16,14 +16,11 @@ from django.views.decorators.http import require_safe
 
 from evalsets import access
 from evalsets.anchoring import selectors as anchoring_selectors
-from evalsets.api.permissions import may
 from evalsets.documents import ingest
 from evalsets.models import AssignmentKind, Role
 from evalsets.pure import parsers
 from evalsets.review import selectors as review_selectors
-from evalsets.review.api.views import AssignmentViewSet
 from evalsets.workspaces import selectors as workspaces_selectors
-from evalsets.workspaces.api.views import MemberViewSet, WorkspaceViewSet
 from labelling.permissions import requires
 
 
@@ -32,7 +29,7 @@ from labelling.permissions import requires
 def members_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership = request.membership
     workspace = membership.workspace
-    is_owner = may(membership, MemberViewSet, "create")
+    is_owner = access.allows(membership, "member", "create")
     listed = workspaces_selectors.members(workspace)
     for member in listed:
         member.locked_reason = (
@@ -75,7 +72,7 @@ def assignments_page(request: HttpRequest, ws: str, set_slug: str) -> HttpRespon
             "annotators": workers[AssignmentKind.ANNOTATE],
             "reviewers": workers[AssignmentKind.REVIEW],
             "items": anchoring_selectors.item_ids(evalset),
-            "can_assign": may(membership, AssignmentViewSet, "create"),
+            "can_assign": access.allows(membership, "assignment", "create"),
         },
     )
 
@@ -105,6 +102,6 @@ def settings_page(request: HttpRequest, ws: str) -> HttpResponse:
             "membership": membership,
             "workspace": workspace,
             "kinds": kinds,
-            "can_edit": may(membership, WorkspaceViewSet, "partial_update"),
+            "can_edit": access.allows(membership, "workspace", "partial_update"),
         },
     )

@@ -5,7 +5,7 @@ page; then the caller's membership in the URL's workspace is looked up (404 for 
 not a member, as in the API) and put on ``request.membership``; then the role is compared,
 and a refusal is a 403 worded by ``evalsets.access.refusal``. ``@requires(access.SIGNED_IN)``
 declares a page about the caller rather than a workspace. What a page offers to do through
-the API it asks of the API's own declarations (``evalsets.api.permissions.may``).
+the API it asks of the API's own table (``evalsets.access.allows``).
 """
 
 from __future__ import annotations

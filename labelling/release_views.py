@@ -14,23 +14,22 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_safe
 
+from evalsets import access
 from evalsets.anchoring import selectors as anchoring_selectors
-from evalsets.api.permissions import may
 from evalsets.models import ItemState, Role
 from evalsets.pure.formats import FORMATS
 from evalsets.releases import representations
 from evalsets.releases import selectors as releases_selectors
 from evalsets.releases import services as releases_services
-from evalsets.releases.api.views import ImportCommitView, ReleaseListView
 from evalsets.workspaces import selectors as workspaces_selectors
 from labelling.permissions import requires
 
 
 @require_safe
 @requires(Role.VIEWER)
-def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
+def releases_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership = request.membership
-    evalset = anchoring_selectors.evalset_in(membership.workspace, set)
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
     listed = releases_selectors.releases_of(evalset)
     parsers = workspaces_selectors.ready_parsers_by_kind(membership.workspace)
     counts = releases_services.release_states(evalset)
@@ -47,14 +46,14 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
         for s in ItemState.values
         if s != ItemState.APPROVED
     ]
-    kwargs = {"ws": ws, "set": set}
+    kwargs = {"ws": ws, "set_slug": set_slug}
     return render(
         request,
         "releases/releases.html",
         {
             "workspace": membership.workspace,
             "evalset": evalset,
-            "is_owner": may(membership, ReleaseListView, "post"),
+            "is_owner": access.allows(membership, "release", "post"),
             "formats": formats,
             "gold_kinds": [{"kind": k, "parsers": names} for k, names in parsers.items()],
             "reference": releases_services.REFERENCE,
@@ -72,17 +71,17 @@ def releases_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
 
 @require_safe
 @requires(Role.VIEWER)
-def import_page(request: HttpRequest, ws: str, set: str) -> HttpResponse:
+def import_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     membership = request.membership
-    evalset = anchoring_selectors.evalset_in(membership.workspace, set)
-    kwargs = {"ws": ws, "set": set}
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
+    kwargs = {"ws": ws, "set_slug": set_slug}
     return render(
         request,
         "releases/import.html",
         {
             "workspace": membership.workspace,
             "evalset": evalset,
-            "is_owner": may(membership, ImportCommitView, "post"),
+            "is_owner": access.allows(membership, "import", "post"),
             "formats": [(slug, f.label) for slug, f in FORMATS.items() if f.reader is not None],
             "api_preview": reverse("import-preview", kwargs=kwargs),
             "api_commit": reverse("import-commit", kwargs=kwargs),

@@ -13,12 +13,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_safe
 
+from evalsets import access
 from evalsets.anchoring import selectors as anchoring_selectors
-from evalsets.api.permissions import may
 from evalsets.models import ItemState, Role
 from evalsets.review import dashboard, workflow
 from evalsets.review import selectors as review_selectors
-from evalsets.review.api.views import WorkflowViewSet
 from labelling import charts
 from labelling.permissions import requires
 
@@ -40,7 +39,7 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     items = review_selectors.review_items(
         evalset, user=request.user, state=state, mine=mine, limit=PAGE_ITEMS, context=CONTEXT
     )
-    can_review = may(membership, WorkflowViewSet, "approve")
+    can_review = access.allows(membership, "workflow", "approve")
     cards = []
     for item in items:
         barred = request.user.pk in item.writers
@@ -69,7 +68,7 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
             "evalset": evalset,
             "membership": membership,
             "can_review": can_review,
-            "can_reopen": may(membership, WorkflowViewSet, "reopen"),
+            "can_reopen": access.allows(membership, "workflow", "reopen"),
             "cards": cards,
             "state": state,
             "mine": mine,

@@ -350,8 +350,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
-    # Every API view declares the role each action needs (``required_roles``); a view without
-    # a declaration fails closed.
+    # Every API view names its row of the table of roles (``evalsets.access.ROLES``); an
+    # action the table does not name fails closed.
     "DEFAULT_PERMISSION_CLASSES": ["evalsets.api.permissions.RoleRequired"],
     "DEFAULT_PAGINATION_CLASS": "evalsets.api.pagination.Pagination",
     "PAGE_SIZE": 50,

@@ -22,20 +22,14 @@ from django.views.decorators.http import require_safe
 
 from evalsets import access
 from evalsets.anchoring import selectors as anchoring_selectors
-from evalsets.anchoring.api.views import AnchorViewSet, EvalSetViewSet, ItemViewSet
-from evalsets.api.permissions import may
 from evalsets.documents import renditions
 from evalsets.documents import selectors as documents_selectors
-from evalsets.documents.api.views import DocumentViewSet
 from evalsets.models import ItemState, ParseStatus, Role
 from evalsets.releases import representations
-from evalsets.releases.api.views import ImportCommitView
 from evalsets.review import selectors as review_selectors
 from evalsets.review import workflow
-from evalsets.review.api.views import WorkflowViewSet
 from evalsets.validation import MAX_QUESTION_CHARS
 from evalsets.workspaces import selectors as workspaces_selectors
-from evalsets.workspaces.api.views import MemberViewSet
 from labelling.labels import LABELS
 from labelling.permissions import requires
 
@@ -98,7 +92,7 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         statuses = [p.status for p in doc.parses.all()]
         doc.failed = ParseStatus.FAILED in statuses
         doc.failed_upload = bool(statuses) and set(statuses) == {ParseStatus.FAILED}
-    can_delete = may(membership, DocumentViewSet, "destroy")
+    can_delete = access.allows(membership, "document", "destroy")
     return render(
         request,
         "labelling/workspace.html",
@@ -107,19 +101,19 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
             "workspace": workspace,
             "documents": documents,
             "evalsets": _with_progress(anchoring_selectors.evalsets_with_counts(workspace)),
-            "can_write": may(membership, DocumentViewSet, "create"),
-            "can_retry": may(membership, DocumentViewSet, "reparse"),
+            "can_write": access.allows(membership, "document", "create"),
+            "can_retry": access.allows(membership, "document", "reparse"),
             "can_delete": can_delete,
             "delete_refusal": ""
             if can_delete
             else access.refusal(
                 workspace.slug,
                 membership.role,
-                DocumentViewSet.required_roles["destroy"],
+                access.required_role("document", "destroy"),
                 "removing a document",
             ),
-            "is_owner": may(membership, EvalSetViewSet, "create"),
-            "can_manage": may(membership, MemberViewSet, "create"),
+            "is_owner": access.allows(membership, "evalset", "create"),
+            "can_manage": access.allows(membership, "member", "create"),
             "backlog": workspaces_selectors.background_backlog(workspace),
         },
     )
@@ -147,8 +141,8 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
         "qtypes": anchoring_selectors.qtype_suggestions(evalset),
         "next_id": anchoring_selectors.next_item_id(evalset),
         "progress": progress(anchoring_selectors.state_counts([evalset])[evalset.pk]),
-        "can_write": may(membership, ItemViewSet, "create"),
-        "can_import": may(membership, ImportCommitView, "post"),
+        "can_write": access.allows(membership, "item", "create"),
+        "can_import": access.allows(membership, "import", "post"),
         "max_question_chars": MAX_QUESTION_CHARS,
     }
     if request.headers.get("X-Partial") == "items":
@@ -168,7 +162,7 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
     # on whichever comes first in the alphabet.
     own_document = next((a.source_id for a in item.prefetched_anchors), "")
     refusals = workflow.refusals(item.item_id)
-    can_delete = may(membership, ItemViewSet, "destroy")
+    can_delete = access.allows(membership, "item", "destroy")
     return render(
         request,
         "labelling/item.html",
@@ -180,7 +174,7 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "item_json": representations.item_data(item),
             "qtypes": anchoring_selectors.qtype_suggestions(evalset),
             "documents": documents_selectors.documents_to_highlight(membership.workspace),
-            "can_write": may(membership, ItemViewSet, "partial_update"),
+            "can_write": access.allows(membership, "item", "partial_update"),
             "threads": review_selectors.comment_threads(item),
             "events": review_selectors.recent_events(item),
             "own_document": own_document,
@@ -188,7 +182,7 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "max_question_chars": MAX_QUESTION_CHARS,
             "refusals": refusals,
             "now": refusals[item.state],
-            "can_reopen": may(membership, WorkflowViewSet, "reopen"),
+            "can_reopen": access.allows(membership, "workflow", "reopen"),
             "can_delete": can_delete,
             "delete_impact": anchoring_selectors.item_delete_impact(item) if can_delete else None,
         },
@@ -230,7 +224,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         page_starts, length = shown.page_begins, shown.text_length
     else:
         page_starts, length = [0], 0
-    can_delete = may(membership, DocumentViewSet, "destroy")
+    can_delete = access.allows(membership, "document", "destroy")
     sets = list(anchoring_selectors.evalsets(membership.workspace).values_list("slug", flat=True))
     chosen_set = request.GET.get("set") or (sets[0] if sets else "")
     # The page's script reads the anchors and the items to attach to from the API.
@@ -250,7 +244,7 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         "sets": sets,
         "set": chosen_set if chosen_set in sets else (sets[0] if sets else ""),
         "item": request.GET.get("item", ""),
-        "can_write": may(membership, AnchorViewSet, "create"),
+        "can_write": access.allows(membership, "anchor", "create"),
         "rendered": _rendered_config(request, document, shown),
         # Why an approved item is not offered for new evidence (ITEM_ID: the item's id).
         "locked_reason": workflow.locked_message("ITEM_ID", "given new evidence"),

@@ -6,11 +6,15 @@ way an import, a command or a future endpoint would, and expect the same rules.
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 
+from evalsets import access
 from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import services as documents_services
 from evalsets.errors import Conflict, Forbidden
@@ -18,6 +22,7 @@ from evalsets.models import EvalItem, ItemState, Role
 from evalsets.review import selectors as review_selectors
 from evalsets.review import workflow
 from labelling.permissions import requires
+from tests.test_security_matrix import ROUTES, UNDECLARED
 
 pytestmark = pytest.mark.django_db
 
@@ -117,3 +122,40 @@ def test_a_page_needing_a_role_sends_strangers_to_log_in_outsiders_404_and_low_r
         visit(viewer)
     assert visit(owner).content == b"hello owner"
     assert page.required_role == Role.OWNER
+
+
+# -- one table of roles, read by the API and the pages --------------------------------------
+
+
+def test_an_action_the_table_does_not_name_is_refused(workspace, owner):
+    membership = owner.memberships.get(workspace=workspace)
+
+    assert access.allows(membership, "document", "destroy")
+    with pytest.raises(access.Undeclared):
+        access.allows(membership, "document", "publish")
+    with pytest.raises(access.Undeclared):
+        access.required_role("no-such-resource", "get")
+
+
+def test_every_api_view_names_a_row_of_the_table():
+    views = [
+        getattr(callback, "cls", None) or callback.view_class
+        for name, (_route, callback) in ROUTES.items()
+        if name not in UNDECLARED and (hasattr(callback, "cls") or hasattr(callback, "view_class"))
+    ]
+    rows = access.ROLES
+    unnamed = sorted({v.__name__ for v in views if getattr(v, "resource", None) not in rows})
+
+    assert views and not unnamed, unnamed
+
+
+def test_the_pages_read_roles_from_the_table_not_from_api_views():
+    pages = Path(__file__).resolve().parent.parent / "labelling"
+    imported = {
+        node.module
+        for source in pages.glob("*.py")
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.ImportFrom) and node.module
+    }
+
+    assert not {m for m in imported if m.startswith("evalsets.") and ".api" in m}

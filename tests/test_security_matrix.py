@@ -29,6 +29,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
+from evalsets import access
 from evalsets.documents import renditions
 from evalsets.documents import services as documents_services
 from evalsets.models import Document
@@ -566,7 +567,7 @@ UNDECLARED = {
 def _declared_actions(callback) -> tuple[set[str], set[str]]:
     """(the actions or methods a view serves, those its declaration names)."""
     view_class = getattr(callback, "cls", None) or getattr(callback, "view_class", None)
-    declared = set(getattr(view_class, "required_roles", None) or {})
+    declared = set(access.ROLES.get(getattr(view_class, "resource", None), {}))
     actions = getattr(callback, "actions", None)
     if actions:  # a DRF viewset: one declaration per action
         return set(actions.values()), declared
@@ -876,3 +877,13 @@ def _stored(world: World, rule: FieldRule) -> bool:
         return bool(rule.written(world))
     except (AttributeError, ObjectDoesNotExist):
         return False  # the object the value would sit on does not exist: nothing stored
+
+
+def test_every_route_names_an_eval_set_argument_set_slug():
+    shadowing = sorted(
+        name
+        for name, (route, _callback) in ROUTES.items()
+        if "set" in re.findall(r"<(?:\w+:)?(\w+)>", route)
+    )
+
+    assert not shadowing, "routes naming an argument `set`: " + ", ".join(shadowing)

@@ -14,7 +14,6 @@ from rest_framework.views import APIView
 
 from evalsets import sweep
 from evalsets.api.scoping import WorkspaceScoped
-from evalsets.models import Role
 
 
 class PendingSerializer(serializers.Serializer):
@@ -51,7 +50,7 @@ class PendingSerializer(serializers.Serializer):
 class PendingView(WorkspaceScoped, APIView):
     """Background work still outstanding in this workspace (any member may read it)."""
 
-    required_roles = {"get": Role.VIEWER}
+    resource = "pending"
     serializer_class = PendingSerializer
 
     @extend_schema(responses=PendingSerializer)

@@ -1,12 +1,13 @@
-"""The API's one permission check, reading the role each view declares for each action.
+"""The API's one permission check, reading the role each action needs from ``access.ROLES``.
 
-A view sets ``required_roles``: its action (a viewset's action name, or an ``APIView``'s
-lower-case HTTP method) -> the least ``Role`` it needs, or ``access.SIGNED_IN`` for an action
-about the caller rather than a workspace. ``RoleRequired`` (the default permission class)
-looks up the caller's membership in the URL's workspace first, so anyone who is not a member
-gets 404 and another workspace's objects look exactly like missing ones; then it compares
-roles, and a refusal is a 403 worded by ``access.refusal``. A view or action without a
-declaration is a configuration error, and ``tests/test_security_matrix.py`` names it.
+A view names its row of the table (``resource = "document"``): its actions (a viewset's action
+name, or an ``APIView``'s lower-case HTTP method) -> the least ``Role`` each needs, or
+``access.SIGNED_IN`` for an action about the caller rather than a workspace. ``RoleRequired``
+(the default permission class) looks up the caller's membership in the URL's workspace first,
+so anyone who is not a member gets 404 and another workspace's objects look exactly like
+missing ones; then it compares roles, and a refusal is a 403 worded by ``access.refusal``. A
+view or action without a declaration is a configuration error, and
+``tests/test_security_matrix.py`` names it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 from rest_framework.permissions import BasePermission
 
 from evalsets import access
-from evalsets.models import Membership, Role
+from evalsets.models import Role
 
 #: What a request that names no action of the view (OPTIONS, or a method the view does not
 #: serve, answered 405) needs: membership where the URL names a workspace.
@@ -31,21 +32,17 @@ def action_of(view, request) -> str | None:
 
 
 def required_role(view, request) -> Role | None:
-    """The role ``view`` declares for this request's action (``access.SIGNED_IN`` is None)."""
+    """The role the table gives this request's action on ``view``'s resource (``access.SIGNED_IN``
+    is None)."""
     action = action_of(view, request)
-    declared = getattr(view, "required_roles", None)
+    declared = access.ROLES.get(getattr(view, "resource", None))
     if declared is None:
-        raise ImproperlyConfigured(f"{type(view).__name__} declares no required_roles")
+        raise ImproperlyConfigured(f"{type(view).__name__} names no resource of access.ROLES")
     if action in declared:
         return declared[action]
     if action in _NO_ACTION or not hasattr(view, action):
         return Role.VIEWER if "ws" in view.kwargs else access.SIGNED_IN
     raise ImproperlyConfigured(f"{type(view).__name__} declares no role for {action!r}")
-
-
-def may(membership: Membership, view_class, action: str) -> bool:
-    """Whether the member may do ``view_class``'s ``action``: pages show what the API allows."""
-    return membership.allows(view_class.required_roles[action])
 
 
 class RoleRequired(BasePermission):

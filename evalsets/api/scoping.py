@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from django.utils.functional import cached_property
 
-from evalsets.models import Membership, Role, Workspace
+from evalsets.models import Membership, Workspace
 from evalsets.workspaces import selectors as workspaces_selectors
 
 
 class WorkspaceScoped:
     """Resolves ``self.membership`` from the URL's workspace; 404 for non-members.
 
-    Each subclass declares ``required_roles`` (action -> least ``Role``), checked by
-    ``RoleRequired`` (the default permission class) before the action runs.
+    Each subclass names its row of ``access.ROLES`` (``resource``: action -> least ``Role``),
+    checked by ``RoleRequired`` (the default permission class) before the action runs.
     """
 
-    required_roles: dict[str, Role | None]
+    resource: str
 
     @cached_property
     def membership(self) -> Membership:

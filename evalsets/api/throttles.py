@@ -1,7 +1,7 @@
 """Rate limits per user on the API's costly endpoints: DRF throttles, counted in the cache.
 
 A throttle is a ``ScopedThrottle``: a scope (``"uploads"``), the actions it counts (a
-viewset's action names, or an ``APIView``'s lower-case methods, the names ``required_roles``
+viewset's action names, or an ``APIView``'s lower-case methods, the names ``access.ROLES``
 uses; ``None``: every request to the view) and a rate, read at each request from the setting
 ``GROUNDWORK_RATE_<SCOPE>`` (``"120/min"``; ``labelling/settings.py``), so a changed setting
 holds at once. A view lists the throttles of its costly actions in ``throttle_classes``. A new

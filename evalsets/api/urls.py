@@ -21,7 +21,7 @@ ITEM_DETAIL = {"get": "retrieve", "put": "update", "patch": "partial_update", "d
 
 ws = "workspaces/<slug:ws>"
 doc = f"{ws}/documents/<path:doc>"
-item = f"{ws}/evalsets/<slug:set>/items/<str:item>"
+item = f"{ws}/evalsets/<slug:set_slug>/items/<str:item>"
 
 urlpatterns = [
     path("auth/token/", workspaces_views.TokenView.as_view(), name="api-token"),
@@ -125,12 +125,12 @@ urlpatterns = [
     ),
     path(f"{ws}/evalsets/", anchoring_views.EvalSetViewSet.as_view(LIST), name="evalset-list"),
     path(
-        f"{ws}/evalsets/<slug:set>/",
+        f"{ws}/evalsets/<slug:set_slug>/",
         anchoring_views.EvalSetViewSet.as_view(DETAIL),
         name="evalset-detail",
     ),
     path(
-        f"{ws}/evalsets/<slug:set>/items/",
+        f"{ws}/evalsets/<slug:set_slug>/items/",
         anchoring_views.ItemViewSet.as_view(LIST),
         name="item-list",
     ),

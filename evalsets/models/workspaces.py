@@ -12,8 +12,8 @@ class Role(models.TextChoices):
 
     Each role may do everything the roles below it may, so a rule names the least role it
     needs and ``at_least`` compares: ``Role.REVIEWER.at_least(Role.ANNOTATOR)`` is true.
-    Which role each action needs is declared on the views (``required_roles``, ``@requires``)
-    and, for single fields, in ``evalsets.access``.
+    Which role each action needs is in one table, ``evalsets.access.ROLES`` (pages declare
+    theirs with ``@requires``), and, for single fields, in ``evalsets.access``.
     """
 
     OWNER = "owner", "Owner"

@@ -137,7 +137,7 @@ def release_url(release: Release) -> str:
     evalset = release.evalset
     return reverse(
         "release-detail",
-        kwargs={"ws": evalset.workspace.slug, "set": evalset.slug, "version": release.version},
+        kwargs={"ws": evalset.workspace.slug, "set_slug": evalset.slug, "version": release.version},
     )
 
 

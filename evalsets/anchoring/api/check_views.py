@@ -16,7 +16,6 @@ from rest_framework.views import APIView
 from evalsets.anchoring import selectors as anchoring_selectors
 from evalsets.api.scoping import WorkspaceScoped
 from evalsets.api.storable import StorableInput
-from evalsets.models import Role
 from evalsets.review import dashboard
 from evalsets.validation import MAX_QUESTION_CHARS
 
@@ -45,12 +44,12 @@ class SimilarListSerializer(serializers.Serializer):
 class SimilarQuestionsView(WorkspaceScoped, APIView):
     """The set's questions that ``question`` repeats or nearly repeats (writes nothing)."""
 
-    required_roles = {"post": Role.VIEWER}
+    resource = "similar-questions"
     serializer_class = SimilarQuestionSerializer
 
     @extend_schema(request=SimilarQuestionSerializer, responses=SimilarListSerializer)
-    def post(self, request, ws: str, set: str):
-        evalset = anchoring_selectors.evalset_in(self.workspace, set)
+    def post(self, request, ws: str, set_slug: str):
+        evalset = anchoring_selectors.evalset_in(self.workspace, set_slug)
         data = SimilarQuestionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         others = anchoring_selectors.questions_of(

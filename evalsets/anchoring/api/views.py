@@ -18,19 +18,13 @@ from evalsets.api.idempotency import Made, create_once
 from evalsets.api.scoping import WorkspaceScoped
 from evalsets.documents import comparison
 from evalsets.documents import selectors as documents_selectors
-from evalsets.models import EvalItem, ItemState, Role
+from evalsets.models import EvalItem, ItemState
 from evalsets.review import selectors as review_selectors
 
 
 class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = anchoring_serializers.EvalSetSerializer
-    required_roles = {
-        "list": Role.VIEWER,
-        "retrieve": Role.VIEWER,
-        "create": Role.OWNER,
-        "partial_update": Role.OWNER,
-        "destroy": Role.OWNER,
-    }
+    resource = "evalset"
 
     def get_queryset(self):
         if self._fake():
@@ -43,7 +37,7 @@ class EvalSetViewSet(WorkspaceScoped, viewsets.GenericViewSet):
         )
 
     def get_object(self):
-        return get_object_or_404(self.get_queryset(), slug=self.kwargs["set"])
+        return get_object_or_404(self.get_queryset(), slug=self.kwargs["set_slug"])
 
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.get_queryset())
@@ -117,7 +111,7 @@ class ItemFilter(django_filters.FilterSet):
 class _InSet(WorkspaceScoped):
     @cached_property
     def evalset(self):
-        return anchoring_selectors.evalset_in(self.workspace, self.kwargs["set"])
+        return anchoring_selectors.evalset_in(self.workspace, self.kwargs["set_slug"])
 
 
 class ItemViewSet(_InSet, viewsets.GenericViewSet):
@@ -125,14 +119,7 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
     filterset_class = ItemFilter
     # Setting ``assignee`` needs access.ASSIGN, and an approved item refuses every change
     # until it is reopened: both are checked by the services, on every path.
-    required_roles = {
-        "list": Role.VIEWER,
-        "retrieve": Role.VIEWER,
-        "create": Role.ANNOTATOR,
-        "update": Role.ANNOTATOR,
-        "partial_update": Role.ANNOTATOR,
-        "destroy": Role.ANNOTATOR,
-    }
+    resource = "item"
     lookup_url_kwarg = "item"
 
     def get_queryset(self):
@@ -209,16 +196,7 @@ class ItemViewSet(_InSet, viewsets.GenericViewSet):
 class AnchorViewSet(_InSet, viewsets.GenericViewSet):
     serializer_class = anchoring_serializers.AnchorSerializer
     lookup_url_kwarg = "anchor"
-    required_roles = {
-        "list": Role.VIEWER,
-        "retrieve": Role.VIEWER,
-        "create": Role.ANNOTATOR,
-        "partial_update": Role.ANNOTATOR,
-        "destroy": Role.ANNOTATOR,
-        # placing evidence by hand is annotating: whoever may add the anchor may place it
-        "confirm": Role.ANNOTATOR,
-        "compare": Role.VIEWER,
-    }
+    resource = "anchor"
 
     @cached_property
     def item(self):

@@ -20,7 +20,7 @@ from evalsets.api.throttles import SearchThrottle
 from evalsets.documents import search
 from evalsets.documents import selectors as documents_selectors
 from evalsets.errors import Conflict, InvalidInput
-from evalsets.models import ParseStatus, ParseVersion, Role
+from evalsets.models import ParseStatus, ParseVersion
 from evalsets.pure import textsearch
 
 #: At most this many pages per request; a client asks again for the rest.
@@ -79,7 +79,7 @@ def _ready_parse(workspace, doc: str, parse) -> ParseVersion:
 class DocumentPagesView(WorkspaceScoped, APIView):
     """Pages ``from``..``to`` (1-based, inclusive, at most 50) of one parse of a document."""
 
-    required_roles = {"get": Role.VIEWER}
+    resource = "parse-pages"
 
     @extend_schema(
         parameters=[
@@ -134,7 +134,7 @@ class DocumentSearchView(WorkspaceScoped, APIView):
     (a 429 names the limit).
     """
 
-    required_roles = {"get": Role.VIEWER}
+    resource = "parse-search"
     throttle_classes = [SearchThrottle]
 
     @extend_schema(

@@ -18,7 +18,6 @@ from evalsets.documents import renditions
 from evalsets.documents import selectors as documents_selectors
 from evalsets.documents.api.document_pages import _page_number
 from evalsets.errors import InvalidInput
-from evalsets.models import Role
 
 #: At most this many sections per request.
 MAX_SECTIONS = 10
@@ -30,7 +29,7 @@ class DocumentRenderedView(WorkspaceScoped, APIView):
     Read from the rendition a worker stored; 202 with ``preparing`` while it is being built.
     """
 
-    required_roles = {"get": Role.VIEWER}
+    resource = "document-rendered"
 
     @extend_schema(
         parameters=[

@@ -20,7 +20,7 @@ from evalsets.api.scoping import WorkspaceScoped
 from evalsets.documents import pdfview
 from evalsets.documents import selectors as documents_selectors
 from evalsets.errors import Conflict, GroundworkError, InvalidInput
-from evalsets.models import Document, ParseStatus, ParseVersion, Role
+from evalsets.models import Document, ParseStatus, ParseVersion
 from evalsets.pure import pdfdraw
 
 
@@ -78,7 +78,7 @@ def _page(parse: ParseVersion, page: int) -> int:
 class PdfView(WorkspaceScoped, APIView):
     """Which parse backs the PDF view, its page count and every page's size in points."""
 
-    required_roles = {"get": Role.VIEWER}
+    resource = "pdf"
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request, ws: str, doc: str):
@@ -104,7 +104,7 @@ class PdfView(WorkspaceScoped, APIView):
 class PdfPageImageView(WorkspaceScoped, APIView):
     """Page ``n`` drawn by pdfium (JPEG), from the shared cache or drawn now."""
 
-    required_roles = {"get": Role.VIEWER}
+    resource = "pdf-page-image"
 
     @extend_schema(
         parameters=[
@@ -158,7 +158,7 @@ def _not_drawn(page: int, exc: pdfdraw.PageNotDrawn) -> GroundworkError:
 class PdfPageTextView(WorkspaceScoped, APIView):
     """Page ``n``'s text layer: runs of the pdfium parse's text with their boxes."""
 
-    required_roles = {"get": Role.VIEWER}
+    resource = "pdf-page-text"
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT})
     def get(self, request, ws: str, doc: str, page: int):

@@ -11,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 
-from evalsets import access, idempotency
+from evalsets import idempotency
 from evalsets.anchoring.api import serializers as anchoring_serializers
 from evalsets.api import throttles
 from evalsets.api.body_limit import check_body_size
@@ -22,20 +22,12 @@ from evalsets.documents import ingest
 from evalsets.documents import selectors as documents_selectors
 from evalsets.documents import services as documents_services
 from evalsets.documents.api import serializers as documents_serializers
-from evalsets.models import Role
 
 
 class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = documents_serializers.DocumentSerializer
     throttle_classes = [throttles.UploadThrottle]
-    required_roles = {
-        "list": Role.VIEWER,
-        "retrieve": Role.VIEWER,
-        "anchors": Role.VIEWER,
-        "create": Role.ANNOTATOR,
-        "reparse": Role.ANNOTATOR,
-        "destroy": Role.OWNER,
-    }
+    resource = "document"
     parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
 
     def get_queryset(self):
@@ -115,14 +107,7 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = documents_serializers.ParseSummarySerializer
     throttle_classes = [throttles.ParseUploadThrottle]
-    required_roles = {
-        "list": Role.VIEWER,
-        "retrieve": Role.VIEWER,
-        # Adding a parse is an annotator's; making it the reference (make_reference) is not.
-        "create": Role.ANNOTATOR,
-        "destroy": Role.OWNER,
-        "reference": access.CHOOSE_REFERENCE,
-    }
+    resource = "parse"
     lookup_url_kwarg = "parse"
 
     @cached_property

@@ -5,7 +5,7 @@ from django.urls import path
 from evalsets.releases.api import views as v
 
 ws = "workspaces/<slug:ws>"
-evalset = f"{ws}/evalsets/<slug:set>"
+evalset = f"{ws}/evalsets/<slug:set_slug>"
 release = f"{evalset}/releases/<int:version>"
 
 urlpatterns = [

@@ -23,19 +23,19 @@ from evalsets.api import throttles
 from evalsets.api.scoping import WorkspaceScoped
 from evalsets.api.storable import StrictJSONParser
 from evalsets.errors import Conflict, InvalidInput
-from evalsets.models import Release, ReleaseStatus, Role
+from evalsets.models import Release, ReleaseStatus
 from evalsets.releases import imports
 from evalsets.releases import services as releases_services
 from evalsets.releases.api import serializers as s
 
 
 class _ReleaseBase(WorkspaceScoped, APIView):
-    required_roles = {"get": Role.VIEWER, "post": Role.OWNER}
+    resource = "release"
     throttle_classes = [throttles.ReleaseThrottle]
 
     @cached_property
     def evalset(self):
-        return anchoring_selectors.evalset_in(self.workspace, self.kwargs["set"])
+        return anchoring_selectors.evalset_in(self.workspace, self.kwargs["set_slug"])
 
     def releases(self):
         return (
@@ -120,7 +120,7 @@ class ReleaseCompareView(_ReleaseBase):
 
 
 class _ImportBase(WorkspaceScoped, APIView):
-    required_roles = {"post": Role.OWNER}
+    resource = "import"
     throttle_classes = [throttles.ImportThrottle]
     parser_classes = [MultiPartParser, FormParser, StrictJSONParser]
     serializer_class = s.ImportSerializer
@@ -142,7 +142,7 @@ class _ImportBase(WorkspaceScoped, APIView):
 
     @cached_property
     def evalset(self):
-        return anchoring_selectors.evalset_in(self.workspace, self.kwargs["set"])
+        return anchoring_selectors.evalset_in(self.workspace, self.kwargs["set_slug"])
 
 
 class ImportPreviewView(_ImportBase):

@@ -11,7 +11,7 @@ urlpatterns = [
     path("inbox/read/", iv.InboxReadView.as_view(), name="inbox-read"),
     path("workspaces/<slug:ws>/changes/", iv.ChangesView.as_view(), name="workspace-changes"),
     path(
-        "workspaces/<slug:ws>/evalsets/<slug:set>/similar/",
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/similar/",
         cv.SimilarQuestionsView.as_view(),
         name="similar-questions",
     ),

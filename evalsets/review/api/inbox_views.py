@@ -18,11 +18,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from evalsets import access, origin
+from evalsets import origin
 from evalsets.api.scoping import WorkspaceScoped
 from evalsets.api.storable import StorableInput
 from evalsets.errors import InvalidInput
-from evalsets.models import EventKind, ItemEvent, Notification, Role
+from evalsets.models import EventKind, ItemEvent, Notification
 from evalsets.releases.representations import iso_time
 from evalsets.review import inbox
 from evalsets.review import selectors as review_selectors
@@ -81,7 +81,7 @@ class MarkedSerializer(serializers.Serializer):
 class InboxView(APIView):
     """My notifications, newest first (``?unread=1``: only unread ones), and the unread count."""
 
-    required_roles = {"get": access.SIGNED_IN}
+    resource = "inbox"
     serializer_class = InboxSerializer
 
     @extend_schema(
@@ -100,7 +100,7 @@ class InboxView(APIView):
 class InboxReadView(APIView):
     """Mark notifications read: ``{"ids": [...]}``, or ``{}`` for all of them."""
 
-    required_roles = {"post": access.SIGNED_IN}
+    resource = "inbox-read"
     serializer_class = MarkReadSerializer
 
     @extend_schema(request=MarkReadSerializer, responses=MarkedSerializer)
@@ -180,7 +180,7 @@ class ChangesView(WorkspaceScoped, APIView):
     """Changes after audit event ``after`` to one item (``set`` and ``item``) or to the
     evidence on one document (``document``), oldest first. Polled by the open pages."""
 
-    required_roles = {"get": Role.VIEWER}
+    resource = "changes"
     serializer_class = ChangesSerializer
 
     @extend_schema(

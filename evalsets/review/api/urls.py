@@ -4,7 +4,7 @@ from django.urls import path
 
 from evalsets.review.api import views as rv
 
-evalset = "workspaces/<slug:ws>/evalsets/<slug:set>"
+evalset = "workspaces/<slug:ws>/evalsets/<slug:set_slug>"
 item = f"{evalset}/items/<str:item>"
 
 urlpatterns = [

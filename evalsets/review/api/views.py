@@ -18,7 +18,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status, viewsets
 from rest_framework.response import Response
 
-from evalsets import access
 from evalsets.anchoring import selectors as anchoring_selectors
 from evalsets.anchoring.api import serializers as anchoring_serializers
 from evalsets.api.scoping import WorkspaceScoped
@@ -30,7 +29,6 @@ from evalsets.models import (
     GoldAnchor,
     ItemAssignment,
     ItemEvent,
-    Role,
 )
 from evalsets.review import assignments, comments, dashboard, workflow
 from evalsets.review import selectors as review_selectors
@@ -42,7 +40,7 @@ class _ReviewScoped(WorkspaceScoped):
 
     @cached_property
     def evalset(self):
-        return anchoring_selectors.evalset_in(self.workspace, self.kwargs["set"])
+        return anchoring_selectors.evalset_in(self.workspace, self.kwargs["set_slug"])
 
     @cached_property
     def item(self) -> EvalItem:
@@ -71,12 +69,7 @@ class WorkflowViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """``submit``, ``approve``, ``request-changes`` and ``reopen`` one item."""
 
     serializer_class = rs.TransitionResultSerializer
-    required_roles = {
-        "submit": Role.ANNOTATOR,
-        "approve": Role.REVIEWER,
-        "request_changes": Role.REVIEWER,
-        "reopen": Role.OWNER,
-    }
+    resource = "workflow"
 
     @extend_schema(request=rs.SubmitSerializer, responses=rs.TransitionResultSerializer)
     def submit(self, request, *args, **kwargs):
@@ -133,7 +126,7 @@ class CommentViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """Comments on an item or one of its anchors, threaded by ``parent``; oldest first."""
 
     serializer_class = rs.CommentSerializer
-    required_roles = {"list": Role.VIEWER, "create": Role.ANNOTATOR}
+    resource = "comment"
 
     def get_queryset(self):
         if self._fake():
@@ -192,14 +185,14 @@ class HistoryViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """An item's audit trail, oldest first; it outlives the item and its eval set."""
 
     serializer_class = rs.EventSerializer
-    required_roles = {"list": Role.VIEWER}
+    resource = "history"
 
     def get_queryset(self):
         if self._fake():
             return ItemEvent.objects.none()
         return review_selectors.history(
             workspace=self.workspace,
-            evalset_slug=self.kwargs["set"],
+            evalset_slug=self.kwargs["set_slug"],
             item_id=self.kwargs["item"],
         )
 
@@ -216,7 +209,7 @@ class AssignmentViewSet(_ReviewScoped, viewsets.GenericViewSet):
 
     serializer_class = rs.AssignmentSerializer
     lookup_url_kwarg = "assignment"
-    required_roles = {"list": Role.VIEWER, "create": access.ASSIGN, "destroy": access.ASSIGN}
+    resource = "assignment"
 
     def get_queryset(self):
         if self._fake():
@@ -279,7 +272,7 @@ class NextItemViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """
 
     serializer_class = anchoring_serializers.ItemSerializer
-    required_roles = {"retrieve": Role.VIEWER}
+    resource = "next-item"
 
     @extend_schema(
         parameters=[OpenApiParameter("role", str, enum=AssignmentKind.values, required=True)],
@@ -304,7 +297,7 @@ class DashboardViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """The eval set's figures: states, people, throughput, resolution health, agreement."""
 
     serializer_class = None
-    required_roles = {"retrieve": Role.VIEWER}
+    resource = "dashboard"
 
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def retrieve(self, request, *args, **kwargs):

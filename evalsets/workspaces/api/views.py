@@ -9,11 +9,10 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from evalsets import access
 from evalsets.anchoring import services as anchoring_services
 from evalsets.api import throttles
 from evalsets.api.scoping import WorkspaceScoped
-from evalsets.models import Invitation, Membership, Role, Workspace
+from evalsets.models import Invitation, Membership, Workspace
 from evalsets.workspaces import selectors as workspaces_selectors
 from evalsets.workspaces import services as workspaces_services
 from evalsets.workspaces.api import serializers as workspaces_serializers
@@ -38,13 +37,7 @@ class TokenView(ObtainAuthToken):
 class WorkspaceViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = workspaces_serializers.WorkspaceSerializer
     throttle_classes = [throttles.WorkspaceThrottle, throttles.ResolveThrottle]
-    required_roles = {
-        "list": access.SIGNED_IN,
-        "create": access.SIGNED_IN,
-        "retrieve": Role.VIEWER,
-        "partial_update": Role.OWNER,
-        "resolve": Role.OWNER,
-    }
+    resource = "workspace"
     lookup_field = "slug"
     lookup_url_kwarg = "ws"
 
@@ -109,13 +102,7 @@ class WorkspaceViewSet(WorkspaceScoped, viewsets.GenericViewSet):
 
 class MemberViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     serializer_class = workspaces_serializers.MemberSerializer
-    required_roles = {
-        "list": Role.VIEWER,
-        "retrieve": Role.VIEWER,
-        "create": Role.OWNER,
-        "partial_update": Role.OWNER,
-        "destroy": Role.OWNER,
-    }
+    resource = "member"
     lookup_url_kwarg = "username"
 
     def get_queryset(self):
@@ -172,7 +159,7 @@ class WorkspaceInvitationViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     """A workspace's pending invitations: its owners list and withdraw them."""
 
     serializer_class = workspaces_serializers.PendingInvitationSerializer
-    required_roles = {"list": Role.OWNER, "destroy": Role.OWNER}
+    resource = "workspace-invitation"
 
     def get_queryset(self):
         if self._fake():
@@ -199,11 +186,7 @@ class InvitationViewSet(viewsets.GenericViewSet):
     """
 
     serializer_class = workspaces_serializers.MyInvitationSerializer
-    required_roles = {
-        "list": access.SIGNED_IN,
-        "accept": access.SIGNED_IN,
-        "decline": access.SIGNED_IN,
-    }
+    resource = "my-invitation"
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
