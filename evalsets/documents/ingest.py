@@ -295,14 +295,23 @@ def run_parse(lease: ParseLease) -> ParseVersion:
         if span is not None:
             result = parsers.get_parser(parse.parser).join_ranges([result])
     except parsers.ParseError as error:
-        if split is not None and split.first is not None:
-            return _range_failed(split.first, error.code, error.reason)
-        return _fail(lease, error.code, error.reason)
+        return _parse_failed(lease, split, error.code, error.reason)
     except Exception:  # the worker must live and the user must get words, not a trace
         log.exception("parser %s crashed on document %s", parse.parser, document.pk)
-        if split is not None and split.first is not None:
-            return _range_failed(split.first, "crashed", _crashed(parse))
-        return _fail(lease, "crashed", _crashed(parse))
+        return _parse_failed(lease, split, "crashed", _crashed(parse))
+    return _store_ready(lease, result)
+
+
+def _parse_failed(lease: ParseLease, split: _Split | None, code: str, reason: str) -> ParseVersion:
+    """Record a failure on the range being read when the parse was split, else on the parse."""
+    if split is not None and split.first is not None:
+        return _range_failed(split.first, code, reason)
+    return _fail(lease, code, reason)
+
+
+def _store_ready(lease: ParseLease, result: parsers.ParsedText) -> ParseVersion:
+    """Store the parse's character boxes, then mark it ready, unless the lease was lost."""
+    parse = lease.parse
     # Stored before the row says ready, so a reader never sees a ready parse without them.
     boxes = _store_boxes(parse, result.char_boxes)
     held = _held(lease).update(**_ready(result, boxes, timezone.now()))
