@@ -45,6 +45,7 @@ test-e2e: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 ## The browser code (static/js, native ES modules): ESLint and its unit tests in Node (20 or
 ## later, with npm). CI runs both; `make test` stays the Python suite and needs no Node.

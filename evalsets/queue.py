@@ -26,10 +26,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from celery import current_app as app
 from django.db import transaction
 from kombu.exceptions import OperationalError as BrokerUnreachable
-
-from labelling.celery import app
 
 logger = logging.getLogger(__name__)
 

@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from kombu.transport import resolve_transport
 
 from evalsets import idempotency, queue
 from evalsets.anchoring import resolution
@@ -41,7 +42,6 @@ from evalsets.models import (
     ReleaseStatus,
 )
 from evalsets.releases import services as releases_services
-from labelling import fsbroker
 
 
 def stale_after() -> timedelta:
@@ -286,11 +286,12 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
 
 def remove_broker_parts() -> int:
     """Half-written messages the embedded default's broker folder keeps after a writer died
-    (``labelling.fsbroker``); none under another broker."""
+    (the ``filesystem`` transport, found the way kombu finds it); none under another broker."""
     if not settings.CELERY_BROKER_URL.startswith("filesystem://"):
         return 0
     folder = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("data_folder_out")
-    return fsbroker.remove_stale_parts(folder) if folder else 0
+    transport = resolve_transport("filesystem")
+    return transport.remove_stale_parts(folder) if folder else 0
 
 
 def documents_with_dead_resolvers() -> list[int]:

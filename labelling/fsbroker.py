@@ -76,6 +76,8 @@ FIRST_PAUSE_S = 0.002
 
 class Transport(filesystem.Transport):
     Channel = Channel
+    #: The sweep reaches this through kombu's transport registry, not by importing the site.
+    remove_stale_parts = staticmethod(remove_stale_parts)
 
     def _waiting_for_an_ack(self) -> bool:
         """True when a consuming channel can take no message until one is acknowledged."""
