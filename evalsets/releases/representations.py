@@ -126,7 +126,7 @@ def release_file_url(file: ReleaseFile) -> str:
         "release-file",
         kwargs={
             "ws": release.evalset.workspace.slug,
-            "set": release.evalset.slug,
+            "set_slug": release.evalset.slug,
             "version": release.version,
             "fmt": file.format,
         },
