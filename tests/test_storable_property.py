@@ -108,9 +108,9 @@ def _body(data, fields: list[str]) -> str:
 
 def test_every_write_operation_is_enumerated():
     paths = {(method, path) for method, path, _ in OPERATIONS}
-    assert ("post", "/api/workspaces/{ws}/evalsets/{set}/items/") in paths
-    assert ("patch", "/api/workspaces/{ws}/evalsets/{set}/items/{item}/") in paths
-    assert ("post", "/api/workspaces/{ws}/evalsets/{set}/items/{item}/anchors/") in paths
+    assert ("post", "/api/workspaces/{ws}/evalsets/{set_slug}/items/") in paths
+    assert ("patch", "/api/workspaces/{ws}/evalsets/{set_slug}/items/{item}/") in paths
+    assert ("post", "/api/workspaces/{ws}/evalsets/{set_slug}/items/{item}/anchors/") in paths
     assert len(OPERATIONS) >= 25
 
 

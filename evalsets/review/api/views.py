@@ -1,6 +1,6 @@
 """Review endpoints: workflow actions, comments, history, assignment queues, the dashboard.
 
-Each view declares the role each action needs (``required_roles``), checked before it
+Each view names its row of ``evalsets.access.ROLES`` (the role each action needs), checked before it
 touches anything; the services in ``evalsets.review`` (workflow, comments, assignments) hold
 the rules (legal transitions, four eyes, row versions, who may be given or ask for which kind
 of work).
