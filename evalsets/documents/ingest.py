@@ -295,14 +295,16 @@ def run_parse(lease: ParseLease) -> ParseVersion:
         if span is not None:
             result = parsers.get_parser(parse.parser).join_ranges([result])
     except parsers.ParseError as error:
-        return _parse_failed(lease, split, error.code, error.reason)
+        return _record_failure(lease, split, error.code, error.reason)
     except Exception:  # the worker must live and the user must get words, not a trace
         log.exception("parser %s crashed on document %s", parse.parser, document.pk)
-        return _parse_failed(lease, split, "crashed", _crashed(parse))
+        return _record_failure(lease, split, "crashed", _crashed(parse))
     return _store_ready(lease, result)
 
 
-def _parse_failed(lease: ParseLease, split: _Split | None, code: str, reason: str) -> ParseVersion:
+def _record_failure(
+    lease: ParseLease, split: _Split | None, code: str, reason: str
+) -> ParseVersion:
     """Record a failure on the range being read when the parse was split, else on the parse."""
     if split is not None and split.first is not None:
         return _range_failed(split.first, code, reason)
