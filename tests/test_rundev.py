@@ -141,10 +141,11 @@ def _wait(what: str, check, log: Path, timeout: float = 90):
 UPLOAD = """
 from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
-from evalsets import services
+from evalsets.documents import services as documents_services
+from evalsets.workspaces import services as workspaces_services
 user = get_user_model().objects.create_user(username="u", password="p")
-ws = services.workspace_create(user=user, slug="w", name="W")
-services.document_upload(
+ws = workspaces_services.workspace_create(user=user, slug="w", name="W")
+documents_services.document_upload(
     workspace=ws, user=user, upload=SimpleUploadedFile("a.txt", b"Some text to parse.")
 )
 """
