@@ -246,6 +246,16 @@ class _Tallies:
             "{n} {noun} {has} meta['filters'] that is not an object of text, numbers or lists "
             "of them, so no filters were written: {ids}.",
         )
+        self.bad_filter_keys = Tally(
+            "filter_keys_not_written",
+            "{n} {noun} {has} filter keys whose values are not text, numbers or lists of them; "
+            "those keys were left out and the item's other filters written: {ids}.",
+        )
+        self.one_value_lists = Tally(
+            "filter_lists_of_one",
+            "{n} {noun} {has} a filter whose value is a list of one; deepset's form writes it "
+            "as that one value, so a reader gets the value, not a list: {ids}.",
+        )
         self.formulas = formula_tally("question, answer or context")
         self.ids_dropped = Tally(
             "question_ids_not_written",
@@ -278,7 +288,13 @@ class _Tallies:
             common += [self.used_answer, self.used_evidence]
         else:
             common.append(self.ids_dropped)
-        return [*common, self.bad_filters, self.formulas]
+        return [
+            *common,
+            self.bad_filters,
+            self.bad_filter_keys,
+            self.one_value_lists,
+            self.formulas,
+        ]
 
 
 def _write(
@@ -395,8 +411,10 @@ def _filters_cell(item: EvalItem, tallies: _Tallies) -> str:
     """`meta["filters"]` in the form deepset documents: `{"k":"v1", "k":"v2", "k2":"v3"}`.
 
     A list value becomes the same key repeated, once per value (their example repeats
-    `key1`); keys sorted, values in their order. Anything else than text, numbers, true/false
-    or lists of those cannot be written in that form and is reported instead.
+    `key1`); keys sorted, values in their order. A key whose value is anything else than
+    text, numbers, true/false or a list of those cannot be written in that form: it is left
+    out and named, and the item's other keys are written. A list of one value is written as
+    that value, which the form cannot tell apart, and named.
     """
     filters = item.meta.get("filters")
     if filters is None or filters == {}:
@@ -409,10 +427,12 @@ def _filters_cell(item: EvalItem, tallies: _Tallies) -> str:
         value = filters[key]
         values = list(value) if isinstance(value, (list, tuple)) else [value]
         if not values or not all(_scalar(v) for v in values):
-            tallies.bad_filters.add(item.id)
-            return ""
+            tallies.bad_filter_keys.add(item.id)
+            continue
+        if isinstance(value, (list, tuple)) and len(values) == 1:
+            tallies.one_value_lists.add(item.id)
         pairs.extend(f"{_json(str(key))}:{_json(one)}" for one in values)
-    return "{" + ", ".join(pairs) + "}"
+    return "{" + ", ".join(pairs) + "}" if pairs else ""
 
 
 def _scalar(value: Any) -> bool:
