@@ -8,6 +8,7 @@ drift fails a test instead of misleading the next reader.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -17,7 +18,7 @@ DOCS = sorted((ROOT / "docs").glob("*.md"))
 PAGES = [README, ROOT / "bench" / "README.md", *DOCS]
 #: Where environment variables are read: the settings, and the archive limits (read before
 #: Django's settings exist, by the parsing child process too).
-ENV_READERS = [ROOT / "labelling" / "settings.py", ROOT / "evalsets" / "archive.py"]
+ENV_READERS = [ROOT / "labelling" / "settings.py", ROOT / "evalsets" / "pure" / "archive.py"]
 ENV_CALLS = {"env_str", "env_int", "env_bool", "env_list", "env_rate", "get", "getenv", "read"}
 #: The first screen of a terminal or a repository page: both commands must be on it.
 FIRST_SCREEN_LINES = 25
@@ -32,6 +33,11 @@ FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z-]*)")
 #: and the dashed rule under a printed table's header.
 MEASURED_ROW = re.compile(r"(\d+\.\d+\D+){2}\d+\.\d+")
 COLUMN_RULE = re.compile(r"^-{8,}\s+-{4,}")
+#: A module named by its file (`evalsets/pure/resolver.py`) or by its dotted name, perhaps
+#: followed by what it defines (`evalsets.pure.parsers.ParsedText`). Not a URL's
+#: `/evalsets/{set}/`, nor a placeholder's `evalsets/<domain>/`.
+MODULE_PATH = re.compile(r"(?<![\w/.])((?:evalsets|labelling)/[\w/]+\.py)\b")
+DOTTED_NAME = re.compile(r"(?<![\w/.])((?:evalsets|labelling)(?:\.\w+)+)")
 
 
 def _slug(heading: str) -> str:
@@ -77,6 +83,24 @@ def _env_names(source: Path) -> set[str]:
         if name in ENV_CALLS and isinstance(value, str) and re.fullmatch(r"[A-Z][A-Z0-9_]+", value):
             names.add(value)
     return names
+
+
+def _missing_module(dotted: str) -> str | None:
+    """Why `dotted` names nothing in the tree: its longest prefix that is a module must define
+    the rest (`evalsets.pure.parsers.ParsedText`), or None when it is all there."""
+    parts = dotted.split(".")
+    for end in range(len(parts), 0, -1):
+        base = ROOT.joinpath(*parts[:end])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            break
+    else:
+        return f"{dotted}: no module"
+    target: object = importlib.import_module(".".join(parts[:end]))
+    for depth, name in enumerate(parts[end:], start=end):
+        if not hasattr(target, name):
+            return f"{dotted}: {'.'.join(parts[:depth])} has no {name}"
+        target = getattr(target, name)
+    return None
 
 
 def _bench_flag_problems(page: Path) -> list[str]:
@@ -158,3 +182,24 @@ def test_the_docs_paste_no_benchmark_tables():
     ]
 
     assert not pasted, "\n".join(pasted)
+
+
+def test_every_module_the_readme_and_docs_name_exists():
+    """A module moved (the flat `evalsets/` became domain packages) leaves its old path in
+    prose nothing imports; a reader following it finds no file."""
+    problems: list[str] = []
+    for page in PAGES:
+        text = page.read_text()
+        where = page.relative_to(ROOT)
+        problems += [
+            f"{where}: {path}: no such file"
+            for path in sorted(set(MODULE_PATH.findall(text)))
+            if not (ROOT / path).is_file()
+        ]
+        problems += [
+            f"{where}: {why}"
+            for dotted in sorted(set(DOTTED_NAME.findall(text)))
+            if (why := _missing_module(dotted))
+        ]
+
+    assert not problems, "\n".join(problems)
