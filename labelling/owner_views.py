@@ -1,11 +1,11 @@
 """The owner's pages: members and invitations, assignments and queues, parser settings.
 
-Like every page they only read (through ``evalsets.selectors``) and render; the forms and
+Like every page they only read (through each domain's ``selectors``) and render; the forms and
 buttons on them call the same API the rest of the app uses (``static/js/owner.js``), so the
 rules (the last owner stays, who may be assigned what, which parsers read which kind) and
 their wording live once, in the services and ``evalsets.access``. What a member may do on a
-page is asked of the API's own declarations (``may``); a control the state forbids is shown
-disabled with the reason the API would give.
+page is asked of the one table of roles (``evalsets.access.allows``); a control the state
+forbids is shown disabled with the reason the API would give.
 """
 
 from __future__ import annotations

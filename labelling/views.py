@@ -3,7 +3,7 @@
 Each page view declares the role it needs (``@requires``, ``labelling.permissions``), which
 resolves the caller's membership first (a 404 for anyone who is not a member, so another
 workspace's pages look exactly like missing ones) onto ``request.membership``; the view reads
-through ``evalsets.selectors`` only, inside that workspace, and renders (an object a script
+through the domains' ``selectors`` only, inside that workspace, and renders (an object a script
 needs is embedded in the API's shape by ``evalsets.releases.representations``, never by an API
 serializer). Writes go through the JSON API from the page's script, so the rules and error
 messages live in one place; the scripts read the API too (the document page's anchors and

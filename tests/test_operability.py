@@ -230,7 +230,7 @@ def test_a_page_that_fails_answers_djangos_500_page_and_logs_the_traceback(
         with connection.cursor() as cursor:
             cursor.execute("SELECT no_such_column FROM evalsets_workspace")
 
-    monkeypatch.setattr(views.selectors, "memberships_with_counts", broken)
+    monkeypatch.setattr(views.workspaces_selectors, "memberships_with_counts", broken)
     client = Client(raise_request_exception=False)
     client.force_login(owner)
 

@@ -4,7 +4,7 @@ A document's ``source_id`` or an item's id with a ``.`` or ``..`` part (or a bac
 an empty part) cannot be reached by a browser: it rewrites the URL first. New ones are
 refused; older ones are left as they are (renaming a ``source_id`` would move it away from
 the anchors that name it), and the pages refuse to send their buttons' requests. This lists
-them so an administrator can remove or re-upload each (``evalsets.services`` from
+them so an administrator can remove or re-upload each (``evalsets.documents.services`` from
 ``manage.py shell``). It exits with status 1 when it finds any, for a deployment check.
 """
 
