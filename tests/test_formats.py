@@ -1703,3 +1703,13 @@ def test_deepset_gold_spans_graded_2_are_not_noted_as_partial():
     rows, notes = _qa(EvalItem("s", "Q?", gold=(GoldSpan(Span("d.txt", 13, 18)),)), lambda _: [])
 
     assert rows[0]["text"] == "Gamma" and "grade_one" not in notes.counts
+
+
+@pytest.mark.parametrize("write", [deepset.write_retrieval, deepset.write_rag])
+def test_deepset_layouts_without_ids_name_items_that_ask_an_earlier_question(write):
+    items = [EvalItem("a", "Same?"), EvalItem("b", "Other?"), EvalItem("c", " Same? ")]
+    notes = write(EvalSetHeader("s"), items, io.BytesIO(), documents={})
+
+    assert notes.counts["questions_asked_twice"] == 1
+    [said] = [note for note in notes.notes if "question of an earlier item" in note]
+    assert said.endswith(": c.")

@@ -257,6 +257,11 @@ class _Tallies:
             "as that one value, so a reader gets the value, not a list: {ids}.",
         )
         self.formulas = formula_tally("question, answer or context")
+        self.same_question = Tally(
+            "questions_asked_twice",
+            "{n} {noun} {has} the question of an earlier item; without a question_id column a "
+            "reader groups rows by question, so each reads as part of that earlier item: {ids}.",
+        )
         self.ids_dropped = Tally(
             "question_ids_not_written",
             "deepset's "
@@ -274,6 +279,7 @@ class _Tallies:
                 self.filters_dropped,
                 self.formulas,
                 self.ids_dropped,
+                self.same_question,
             ]
         common = [
             self.unanswerable,
@@ -287,7 +293,7 @@ class _Tallies:
         if self.layout == "qa":
             common += [self.used_answer, self.used_evidence]
         else:
-            common.append(self.ids_dropped)
+            common += [self.ids_dropped, self.same_question]
         return [
             *common,
             self.bad_filters,
@@ -308,12 +314,15 @@ def _write(
     tallies = _Tallies(layout)
     locate = positions or resolved_positions(documents)
     any_filters = False
+    asked: set[str] = set()
     # Rows wait in a spool (memory up to 1 MiB, then disk) until the header is known: the
     # filters column is there only when some item has filters.
     with tempfile.SpooledTemporaryFile(max_size=1 << 20, mode="w+", encoding="utf-8") as spool:
         for item in items:
             notes.items += 1
             tallies.ids_dropped.add(item.id)  # rendered for the layouts without the column
+            if "question_id" not in COLUMNS[layout] and _asked_before(item, asked):
+                tallies.same_question.add(item.id)
             filters = _filters_cell(item, tallies)
             if layout == "rag":
                 if item.anchors or item.gold:
@@ -405,6 +414,16 @@ def _rows(
         seen.add(key)
         rows.append(_Row(item.question, context, file_name, start, end))
     return rows
+
+
+def _asked_before(item: EvalItem, asked: set[str]) -> bool:
+    """Whether an earlier item asked ``item``'s question (spaces around it aside), as a
+    reader that groups rows by question text would merge them."""
+    question = item.question.strip()
+    if question in asked:
+        return True
+    asked.add(question)
+    return False
 
 
 def _filters_cell(item: EvalItem, tallies: _Tallies) -> str:
