@@ -4,9 +4,12 @@
 routes moved into each domain's ``api/urls.py``; they pin existing behaviour, not a design.
 ``ROUTES`` lists every pattern under ``evalsets.api.urls`` in the order Django tries them, with
 the view class, the viewset actions and the ``as_view`` arguments. ``RESOLVED`` says which
-route and which arguments a sample path for each pattern lands on; each route is filled twice,
-once with plain values and once with a document id that holds ``/`` and looks like a more
-specific document route, so a catch-all tried too early would change the answer.
+route and which arguments a sample path for each pattern lands on; a route with a document id
+is filled twice, once with a plain id and once with an id that holds ``/`` and ends like a
+more specific document route, so a catch-all tried too early would change the answer.
+
+One entry changed on purpose after the recording: the workspace's pending-work view moved,
+unchanged, from ``evalsets.api.ops_views`` to ``evalsets.workspaces.api.pending_views``.
 """
 
 from __future__ import annotations
@@ -142,7 +145,7 @@ ROUTES = [
     (
         "workspaces/<slug:ws>/pending/",
         "workspace-pending",
-        "evalsets.api.ops_views.PendingView",
+        "evalsets.workspaces.api.pending_views.PendingView",
         None,
         (),
     ),

@@ -3,9 +3,9 @@ evalsets.api.urls."""
 
 from django.urls import path
 
-from evalsets.api.ops_views import PendingView
 from evalsets.api.routes import DETAIL, LIST, ws
 from evalsets.workspaces.api import views as workspaces_views
+from evalsets.workspaces.api.pending_views import PendingView
 
 urlpatterns = [
     path("auth/token/", workspaces_views.TokenView.as_view(), name="api-token"),
