@@ -2,10 +2,9 @@
 
 from django.urls import path
 
+from evalsets.api.routes import evalset, ws
 from evalsets.releases.api import views as v
 
-ws = "workspaces/<slug:ws>"
-evalset = f"{ws}/evalsets/<slug:set_slug>"
 release = f"{evalset}/releases/<int:version>"
 
 urlpatterns = [

@@ -4,15 +4,12 @@ evalsets.api.urls."""
 from django.urls import path
 
 from evalsets.anchoring.api import check_views as cv
+from evalsets.api.routes import evalset, ws
 from evalsets.review.api import inbox_views as iv
 
 urlpatterns = [
     path("inbox/", iv.InboxView.as_view(), name="inbox"),
     path("inbox/read/", iv.InboxReadView.as_view(), name="inbox-read"),
-    path("workspaces/<slug:ws>/changes/", iv.ChangesView.as_view(), name="workspace-changes"),
-    path(
-        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/similar/",
-        cv.SimilarQuestionsView.as_view(),
-        name="similar-questions",
-    ),
+    path(f"{ws}/changes/", iv.ChangesView.as_view(), name="workspace-changes"),
+    path(f"{evalset}/similar/", cv.SimilarQuestionsView.as_view(), name="similar-questions"),
 ]

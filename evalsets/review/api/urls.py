@@ -2,10 +2,8 @@
 
 from django.urls import path
 
+from evalsets.api.routes import evalset, item
 from evalsets.review.api import views as rv
-
-evalset = "workspaces/<slug:ws>/evalsets/<slug:set_slug>"
-item = f"{evalset}/items/<str:item>"
 
 urlpatterns = [
     path(f"{item}/submit/", rv.WorkflowViewSet.as_view({"post": "submit"}), name="item-submit"),
