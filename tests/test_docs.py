@@ -17,7 +17,7 @@ DOCS = sorted((ROOT / "docs").glob("*.md"))
 PAGES = [README, ROOT / "bench" / "README.md", *DOCS]
 #: Where environment variables are read: the settings, and the archive limits (read before
 #: Django's settings exist, by the parsing child process too).
-ENV_READERS = [ROOT / "labelling" / "settings.py", ROOT / "evalsets" / "archive.py"]
+ENV_READERS = [ROOT / "labelling" / "settings.py", ROOT / "evalsets" / "pure" / "archive.py"]
 ENV_CALLS = {"env_str", "env_int", "env_bool", "env_list", "env_rate", "get", "getenv", "read"}
 #: The first screen of a terminal or a repository page: both commands must be on it.
 FIRST_SCREEN_LINES = 25
