@@ -214,8 +214,7 @@ def child(args) -> None:
         svc.manage(env, "migrate", "--noinput")
         svc.setup_django(env)
     else:
-        os.environ.update(PATHS[path])  # before Django is set up here, and for every process
-        env = {**svc.prepare(args.database, args.redis_db), **PATHS[path]}
+        env = svc.prepare(args.database, args.redis_db, PATHS[path])
     seeded = seed(args)
     rate = {
         "default": args.rate,
