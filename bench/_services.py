@@ -79,12 +79,13 @@ def setup_django(env: dict[str, str]) -> None:
     django.setup()
 
 
-def prepare(database: str, redis_db: int) -> dict[str, str]:
+def prepare(database: str, redis_db: int, extra: dict[str, str] | None = None) -> dict[str, str]:
     """A fresh, migrated database and an empty broker, and Django configured in this process
-    to seed them; says so, with the load average; returns the environment to use."""
+    to seed them; says so, with the load average; returns the environment to use. ``extra``
+    is added to that environment before anything starts (a settings module of the bench's)."""
     print(f"preparing database {database!r} and Redis db {redis_db} ...", flush=True)
     print(f"load average before: {load_average()}", flush=True)
-    env = bench_env(database, redis_db)
+    env = {**bench_env(database, redis_db), **(extra or {})}
     (CACHE / "media").mkdir(parents=True, exist_ok=True)
     recreate_database(database)
     empty_broker(redis_db)

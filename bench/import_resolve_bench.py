@@ -162,10 +162,6 @@ def main() -> None:
         print(f"load average before: {svc.load_average()}", flush=True)
         svc.manage(env, "migrate", "--noinput")
         svc.setup_django(env)
-        from django.conf import settings
-
-        # No worker here: what a user's create queues is not the subject.
-        settings.GROUNDWORK_RESOLVE_PER_ANCHOR = False
         document_id = seed(args.anchors)
         print(
             f"1 document x {args.anchors} anchors x 2 ready parses on a SQLite file; "

@@ -26,7 +26,8 @@ Three stacks, each started here and stopped afterwards, on 127.0.0.1:
             claim and task queueing run after each commit. It measures whether the workers
             keep up with a rate the web side of this machine cannot deliver.
 Each runs twice in the same invocation: the coalesced path, and as the peer the path before
-it, one task per anchor (``GROUNDWORK_RESOLVE_PER_ANCHOR=true``).
+it, one task per anchor (``bench/per_anchor``, loaded by every process of that run through
+``DJANGO_SETTINGS_MODULE``; the product no longer has that path).
 
 Run: ``.venv/bin/python bench/sustained_bench.py [--duration 60] [--rate 40]
 [--services-rate 500] [--inject-rate 500] [--inject-processes 4] [--users 20]
@@ -60,7 +61,14 @@ SEEDED = svc.CACHE / "sustained-seeded.json"
 WS = "sustained"
 SET = "sustained"
 MODES = ["default", "services", "inject", "drain"]
-PATHS = {"coalesced": {}, "per-anchor": {"GROUNDWORK_RESOLVE_PER_ANCHOR": "true"}}
+#: The environment each resolution path adds to every process of its run.
+PATHS = {
+    "coalesced": {},
+    "per-anchor": {
+        "DJANGO_SETTINGS_MODULE": "per_anchor.settings",
+        "PYTHONPATH": os.pathsep.join([str(svc.ROOT), str(svc.ROOT / "bench")]),
+    },
+}
 LATE = b"A document uploaded while the team was busy.\n\nIts parse should not wait.\n"
 #: The document the load never touches; a burst of anchors is made on it a third of the way.
 SIDE = "side.pdf"
@@ -206,8 +214,7 @@ def child(args) -> None:
         svc.manage(env, "migrate", "--noinput")
         svc.setup_django(env)
     else:
-        env = {**svc.prepare(args.database, args.redis_db), **PATHS[path]}
-        os.environ.update(PATHS[path])
+        env = svc.prepare(args.database, args.redis_db, PATHS[path])
     seeded = seed(args)
     rate = {
         "default": args.rate,

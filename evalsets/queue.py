@@ -50,7 +50,6 @@ QUEUE_OF: dict[str, str] = {
     "sweep_expired_leases": PARSE,
     "resolve_document": RESOLVE,
     "resolve_parse": RESOLVE,
-    "resolve_anchor": RESOLVE,
     "resolve_workspace": RESOLVE,
     "build_release": RELEASE,
 }

@@ -504,9 +504,6 @@ CELERY_TASK_QUEUES = [
     + [f"{CELERY_TASK_DEFAULT_QUEUE}.{kind}" for kind in ("parse", "resolve", "release")]
 ]
 CELERY_TASK_ROUTES = ("evalsets.queue.route",)
-# Force one resolution task per new anchor (the path before bursts were coalesced), for the
-# benchmark's peer row; by default a burst of anchors on a document is resolved by one task.
-GROUNDWORK_RESOLVE_PER_ANCHOR = env_bool("GROUNDWORK_RESOLVE_PER_ANCHOR", False)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True

@@ -13,6 +13,7 @@ from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import services as documents_services
 from evalsets.models import AnchorResolution, GoldAnchor
 from tests.conftest import HANDBOOK
+from tests.resolving import resolve_anchor
 
 pytestmark = pytest.mark.django_db
 
@@ -198,7 +199,7 @@ def test_resolving_twice_keeps_one_row_per_anchor_and_parse(
         anchor = anchoring_services.anchor_create_typed(
             item=item, user=annotator, source_id="handbook.txt", quote="Remote work is limited"
         )
-    resolution.resolve_anchor(anchor)
+    resolve_anchor(anchor)
     resolution.resolve_parse(reference)
     assert AnchorResolution.objects.filter(anchor=anchor).count() == 1
 
@@ -359,7 +360,6 @@ def test_a_new_anchor_reuses_the_parses_this_worker_already_prepared(
 def test_a_parse_written_again_is_prepared_again_not_served_stale(
     item, annotator, document, reference, django_capture_on_commit_callbacks
 ):
-    from evalsets.anchoring import resolution
     from evalsets.models import ParseVersion
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -370,7 +370,7 @@ def test_a_parse_written_again_is_prepared_again_not_served_stale(
     ParseVersion.objects.filter(pk=reference.pk).update(
         text=moved, text_length=len(moved), updated_at=timezone.now()
     )
-    resolution.resolve_anchor(anchor)
+    resolve_anchor(anchor)
     row = AnchorResolution.objects.get(anchor=anchor, parse=reference)
     assert moved[row.start : row.end] == anchor.quote
     assert row.start == HANDBOOK.index(anchor.quote) + len("Preface.\n")

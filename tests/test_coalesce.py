@@ -133,18 +133,6 @@ def test_an_anchor_whose_write_rolls_back_queues_nothing(
     assert sent == [] and Document.objects.get().resolve_queued_at is None
 
 
-def test_the_per_anchor_setting_queues_one_task_per_anchor_as_before(
-    sent, reference, item, annotator, settings, django_capture_on_commit_callbacks
-):
-    settings.GROUNDWORK_RESOLVE_PER_ANCHOR = True
-    made = []
-    for quote in QUOTES:
-        with django_capture_on_commit_callbacks(execute=True):
-            made.append(_anchor(item, annotator, quote))
-
-    assert sent == [("resolve_anchor", (a.pk,)) for a in made]
-
-
 def test_the_sweep_queues_one_task_per_document_with_anchors_unresolved(
     sent, reference, item, annotator
 ):

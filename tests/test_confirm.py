@@ -13,6 +13,7 @@ from evalsets.documents import services as documents_services
 from evalsets.models import AnchorResolution, Document, ResolutionStatus
 from evalsets.releases import bridge
 from evalsets.review import workflow
+from tests.resolving import resolve_anchor
 
 pytestmark = pytest.mark.django_db
 
@@ -102,7 +103,7 @@ def test_a_rerun_of_the_resolver_never_overwrites_a_confirmed_resolution(
     anchor, damaged, _ = offered
     _confirm(client_for(annotator), anchor, damaged)
     resolution.resolve_parse(damaged)
-    resolution.resolve_anchor(anchor)
+    resolve_anchor(anchor)
     assert _row(anchor, damaged).status == ResolutionStatus.CONFIRMED
 
 

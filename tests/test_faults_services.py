@@ -235,7 +235,7 @@ def test_a_test_session_forgets_only_its_own_unacknowledged_messages(private_red
     # One message for this session's resolve queue, as the app publishes it, and one that
     # another session (or the app itself) published on the same Redis; a consumer takes
     # both and holds them unacknowledged, as a worker killed mid-task leaves them.
-    assert queue.send("resolve_anchor", 1)
+    assert queue.send("resolve_parse", 1)
     other = Queue("another-session.resolve")
     ours = [Queue(name) for name in queue.all_queue_names(svc.SESSION_QUEUE)]
     held = []

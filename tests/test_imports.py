@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import threading
+from typing import Any
 
 import pytest
 from contextgrid.core.evalset import EvalItem as CgItem
@@ -24,6 +25,7 @@ from evalsets.models import (
     ImportRecord,
     ParseVersion,
     PendingImportLabel,
+    PendingLabelStatus,
 )
 from evalsets.pure.formats import get_format
 from evalsets.releases import imports
@@ -33,6 +35,24 @@ pytestmark = pytest.mark.django_db
 WS = "/api/workspaces/acme"
 SET = f"{WS}/evalsets/quiz"
 CONTRACT = "This Agreement is governed by the laws of Delaware. Either party may terminate it."
+
+
+def _pending_for(evalset: EvalSet) -> list[dict[str, Any]]:
+    """The set's imported labels still waiting (or failed), as a page would list them."""
+    rows = PendingImportLabel.objects.filter(item__evalset=evalset).exclude(
+        status=PendingLabelStatus.ATTACHED
+    )
+    return [
+        {
+            "item": label.item.item_id,
+            "file_name": label.source_id,
+            "span": [label.start, label.end],
+            "quote": label.quote,
+            "status": label.status,
+            "message": label.message,
+        }
+        for label in rows.select_related("item")
+    ]
 
 
 def _jsonl(*items: CgItem, set_id: str = "handbook-quiz", version: int = 3) -> bytes:
@@ -344,7 +364,7 @@ def test_legalbench_spans_on_a_missing_file_become_quotes_when_it_arrives(
     assert anchor.resolutions.get().status == "exact"
     failed = PendingImportLabel.objects.get(status="failed")
     assert "does not fit 'contract.txt'" in failed.message
-    assert imports.pending_for(evalset) == [
+    assert _pending_for(evalset) == [
         {
             "item": "lb-1",
             "file_name": "contract.txt",

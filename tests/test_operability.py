@@ -477,15 +477,15 @@ def test_metrics_count_a_request_by_view_and_status(settings):
 @pytest.mark.django_db
 def test_metrics_count_a_task_and_its_failure(settings, monkeypatch):
     settings.GROUNDWORK_METRICS = True
-    name = "evalsets.tasks.resolve_anchor"
+    name = "evalsets.tasks.resolve_parse"
     ok = {"task": name, "outcome": "SUCCESS"}
     before = _sample(_scrape(), "groundwork_celery_tasks_total", **ok)
 
-    anchoring_tasks.resolve_anchor.delay(987654)  # no such anchor: it returns at once
+    anchoring_tasks.resolve_parse.delay(987654)  # no such parse: it returns at once
     with monkeypatch.context() as patched:
-        patched.setattr(anchoring_tasks.GoldAnchor.objects, "filter", lambda **kw: 1 / 0)
+        patched.setattr(anchoring_tasks.ParseVersion.objects, "filter", lambda **kw: 1 / 0)
         # Run as a worker runs it: the failure is recorded, not raised into the caller.
-        failed = anchoring_tasks.resolve_anchor.apply(args=(987654,), throw=False)
+        failed = anchoring_tasks.resolve_parse.apply(args=(987654,), throw=False)
     assert isinstance(failed.result, ZeroDivisionError)
 
     text = _scrape()

@@ -14,12 +14,17 @@ import pytest
 from selectolax.lexbor import LexborHTMLParser
 
 from evalsets.pure.parsers import ParseError, get_parser
-from evalsets.pure.parsers.html import MAX_DEPTH, _TextWriter, html_to_text, nesting_depth
+from evalsets.pure.parsers.html import MAX_DEPTH, _TextWriter, html_to_text
 from evalsets.pure.parsers.nesting import measure_nesting
 from tests.test_upload_safety import PAGE_TEXT
 from tests.test_upload_safety import _pdf as one_page_pdf
 
 MB = 1024 * 1024
+
+
+def nesting_depth(markup: str, *, stop_after: int) -> int:
+    """How deeply the elements of ``markup`` nest, stopping one past ``stop_after``."""
+    return measure_nesting(markup, stop_depth=stop_after, stop_reopened=1 << 62).depth
 
 
 # -- HTML --------------------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from contextgrid.evalset.io import read_beir, read_csv, read_jsonl
 from contextgrid.evalset.quality import assess
 from django.core.files.base import ContentFile
 
-from evalsets.anchoring import resolution
 from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import services as documents_services
 from evalsets.models import (
@@ -36,6 +35,7 @@ from evalsets.pure.formats import FORMATS
 from evalsets.releases import bridge
 from evalsets.releases import services as releases_services
 from evalsets.review import workflow
+from tests.resolving import resolve_anchor
 
 pytestmark = pytest.mark.django_db
 
@@ -60,7 +60,7 @@ def items(evalset, document, annotator):
             anchor = anchoring_services.anchor_create_typed(
                 item=item, user=annotator, source_id="handbook.txt", quote=quote, page_hint=page
             )
-            resolution.resolve_anchor(anchor)
+            resolve_anchor(anchor)
         made[item_id] = item
     EvalItem.objects.filter(item_id__in=["q1", "q2", "q5"]).update(state="approved")
     EvalItem.objects.filter(item_id="q4").update(state="submitted")
@@ -462,7 +462,7 @@ def reviewed(evalset, guide, annotator, reviewer):
         ),
     ]
     for anchor in anchors:
-        resolution.resolve_anchor(anchor)
+        resolve_anchor(anchor)
     for item in made.values():
         item.refresh_from_db()
         item, _ = workflow.item_submit(item=item, user=annotator, row_version=item.row_version)
@@ -631,7 +631,7 @@ def test_a_beir_release_writes_ids_with_quotes_and_tabs_that_beir_reads_back(
     anchor = anchoring_services.anchor_create_typed(
         item=item, user=annotator, source_id="guide.txt", quote="Hours"
     )
-    resolution.resolve_anchor(anchor)
+    resolve_anchor(anchor)
     EvalItem.objects.filter(pk=item.pk).update(state="approved")
     release_via_api(formats=["beir"])
     _, data = _download(client_for(owner), 1, "beir")

@@ -354,9 +354,6 @@ def resolution_request(*, anchor: GoldAnchor) -> None:
     """Have ``anchor`` resolved in every ready parse of its document once this commits."""
     if anchor.document_id is None:
         return
-    if settings.GROUNDWORK_RESOLVE_PER_ANCHOR:
-        queue.after_commit("resolve_anchor", anchor.pk)
-        return
     document_id = anchor.document_id
     queue.after_commit_once(
         "resolve_document",
@@ -364,17 +361,6 @@ def resolution_request(*, anchor: GoldAnchor) -> None:
         claim=lambda: _claim_resolution(document_id),
         release=lambda: _release(document_id),
     )
-
-
-def resolve_anchor(anchor: GoldAnchor) -> int:
-    """One anchor, resolved in every ready parse of its document."""
-    if anchor.document_id is None:
-        return 0
-    # Texts are read only for parses this process has not prepared yet.
-    parses = ParseVersion.objects.filter(
-        document=anchor.document_id, status=ParseStatus.READY
-    ).defer("text")
-    return sum(resolve_in_parse(parse, [anchor]) for parse in parses)
 
 
 def parse_health(parse: ParseVersion) -> dict:

@@ -6,7 +6,7 @@ from celery import shared_task
 
 from evalsets import queue
 from evalsets.anchoring import resolution
-from evalsets.models import Document, GoldAnchor, ParseStatus, ParseVersion, Workspace
+from evalsets.models import Document, ParseStatus, ParseVersion, Workspace
 from evalsets.worker import GroundworkTask
 
 
@@ -26,16 +26,6 @@ def resolve_document(self, document_id: int) -> int:
     if not Document.objects.filter(pk=document_id).exists():
         return 0
     return resolution.resolve_pending(document_id, holder=self.request.id or "")
-
-
-@shared_task(name="evalsets.tasks.resolve_anchor", base=GroundworkTask)
-def resolve_anchor(anchor_id: int) -> int:
-    """One anchor in every ready parse: the path before coalescing, kept for messages
-    already queued and for the benchmark's peer (``GROUNDWORK_RESOLVE_PER_ANCHOR``)."""
-    anchor = GoldAnchor.objects.filter(pk=anchor_id).first()
-    if anchor is None:
-        return 0
-    return resolution.resolve_anchor(anchor)
 
 
 @shared_task(name="evalsets.tasks.resolve_workspace", base=GroundworkTask)

@@ -505,26 +505,6 @@ class Rendition:
 _SOLID_CHAR = re.compile(f"[^{WHITE}]")
 
 
-def rendered_to_parse(payload: dict, a: int, b: int) -> tuple[int, int] | None:
-    """The parse span of solid characters ``a..b`` (exclusive) of a section, as the view
-    maps a selection: the first character at or after ``a`` that the parse has, to the last
-    one before ``b``. ``None`` when the parse has none of them. (The view's script does the
-    same: ``static/js/document/solid.js``.)
-    """
-    runs = payload["runs"]
-    first = last = None
-    for i, j, n in runs:
-        if first is None and i + n > a:
-            first = j + max(0, a - i)
-        if i < b:
-            last = j + min(n, b - i) - 1
-    if first is None or last is None or last < first:
-        return None
-    text = payload["parse_text"]
-    offsets = [m.start() for m in _SOLID_CHAR.finditer(text)]
-    return payload["parse_start"] + offsets[first], payload["parse_start"] + offsets[last] + 1
-
-
 # -- the view built in a limited child process --------------------------------------------------
 
 

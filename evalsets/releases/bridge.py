@@ -137,15 +137,3 @@ def evalset_to_cg(
         source=evalset.source,
         meta=dict(evalset.meta or {}),
     )
-
-
-def item_fields_from_cg(item: cg.EvalItem) -> dict[str, Any]:
-    """The fields ``services.item_create`` takes, plus the item's anchors as plain dicts."""
-    return {
-        "item_id": item.id,
-        "question": item.question,
-        "qtype": item.qtype,
-        "answer": item.answer,
-        "meta": dict(item.meta),
-        "anchors": [a.to_dict() for a in item.anchors],
-    }

@@ -1506,21 +1506,3 @@ def _attached_anchor(
         end=end,
         grade=label.grade,
     )
-
-
-def pending_for(evalset: EvalSet) -> list[dict[str, Any]]:
-    """The set's imported labels still waiting (or failed), for pages and the API."""
-    rows = PendingImportLabel.objects.filter(item__evalset=evalset).exclude(
-        status=PendingLabelStatus.ATTACHED
-    )
-    return [
-        {
-            "item": label.item.item_id,
-            "file_name": label.source_id,
-            "span": [label.start, label.end],
-            "quote": label.quote,
-            "status": label.status,
-            "message": label.message,
-        }
-        for label in rows.select_related("item")
-    ]

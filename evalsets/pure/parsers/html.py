@@ -127,12 +127,6 @@ def reopen_budget(markup: str) -> int:
     return max(MIN_REOPENED, MAX_REOPENED_PER_CHAR * len(markup))
 
 
-def nesting_depth(markup: str, *, stop_after: int) -> int:
-    """How deeply the elements of ``markup`` nest (``nesting.measure_nesting``), stopping
-    one past ``stop_after``: the scan's work does not grow with the nesting past it."""
-    return measure_nesting(markup, stop_depth=stop_after, stop_reopened=1 << 62).depth
-
-
 def check_nesting(markup: str) -> None:
     """Refuse (``ParseError("too_large")``) markup whose tree would cost the HTML parser far
     more than its size: nested deeper than ``MAX_DEPTH`` (building the tree costs time in
