@@ -66,6 +66,10 @@ def test_an_annotator_uploads_reads_highlights_a_new_question_and_submits_it(
     upload.write_text(MARKDOWN)
     page.locator("[data-file-input]").set_input_files(str(upload))
     row = page.locator('tr[data-doc="travel.md"]')
+    # The row is drawn from the upload's answer: only then is the upload committed. On the
+    # embedded SQLite the live server shares this test's connection, so a read made while the
+    # upload's transaction is open can leave the upload half-done.
+    expect(row).to_be_visible(timeout=30_000)
     svc.wait_for_parses("travel.md", 2)
     expect(row.locator('[data-status="ready"]')).to_have_count(2, timeout=15_000)  # polls <= 3 s
     shot(page, "workspace.png", full_page=True)
@@ -289,8 +293,9 @@ def test_several_files_dropped_on_the_workspace_page_upload_and_get_read(
     dropzone = page.locator("[data-dropzone]").element_handle()
     page.evaluate(DROP, [dropzone, [["a.txt", "first file"], ["b.txt", "second file"]]])
     for name in ("a.txt", "b.txt"):
-        svc.wait_for_parses(name, 1)
         row = page.locator(f'tr[data-doc="{name}"]')
+        expect(row).to_be_visible(timeout=30_000)  # committed: see the test above
+        svc.wait_for_parses(name, 1)
         expect(row.locator('[data-status="ready"]')).to_have_count(1, timeout=15_000)
     assert sorted(Document.objects.values_list("source_id", flat=True)) == ["a.txt", "b.txt"]
 
