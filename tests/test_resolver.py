@@ -39,6 +39,7 @@ from evalsets.pure.resolver import (
     fold,
     fold_text,
     occurrence_at,
+    passage_copies,
     prepare,
     resolve,
     resolve_many,
@@ -350,15 +351,14 @@ def test_an_occurrence_on_a_page_with_no_copy_is_not_used_to_pick_among_other_pa
     assert r.status == AMBIGUOUS and not r.found
 
 
-def test_an_occurrence_that_verbatim_and_folded_copies_count_differently_is_ambiguous():
+def test_copies_differing_only_in_line_breaks_count_for_the_occurrence():
     text = "alpha beta. alpha\nbeta. alpha beta."
     r = resolve(text, "alpha beta", occurrence=1)
-    assert r.status == AMBIGUOUS
+    assert r.status == NORMALISED and text[r.start : r.end] == "alpha\nbeta"
 
-
-def test_an_occurrence_counts_copies_laid_out_like_the_quote_when_the_others_break_elsewhere():
-    # three program descriptions on one page; the first breaks its line after "a", the
-    # highlight's parse (like this one) after "or": it was no copy where it was highlighted
+def test_an_occurrence_counts_copies_that_break_their_lines_elsewhere_too():
+    # three program descriptions on one page, the first breaking its line after "a": a
+    # reader calls all three the same passage, and the highlight counted them so
     line = "Compare a protein sequence to a protein sequence database "
     text = (
         f"fasta36 {line}or a\nDNA sequence to a DNA database.\n"
@@ -367,41 +367,27 @@ def test_an_occurrence_counts_copies_laid_out_like_the_quote_when_the_others_bre
     )
     quote = "database or\na DNA"
     kw = {"page_hint": 1, "page_starts": [0], "prefix": "sequence ", "suffix": " sequence"}
-    for occurrence, program in ((0, "ssearch36"), (1, "glsearch36")):
+    for occurrence, program in enumerate(("fasta36", "ssearch36", "glsearch36")):
         r = resolve(text, quote, occurrence=occurrence, **kw)  # type: ignore[arg-type]
-        assert r.status == EXACT and r.reason == "occurrence"
-        assert r.start == text.index(quote, text.index(program))
-        assert r.detail == (
-            f"found verbatim (other copies only after folding); copy {occurrence} (from 0) of "
-            "the 2 copies on page 1 laid out like the quote, as the occurrence asks (the others "
-            "break their lines elsewhere, so they were no copies where it was highlighted)"
-        )
-    assert resolve(text, quote, occurrence=2, **kw).status == AMBIGUOUS  # type: ignore[arg-type]
-    # a typed quote's occurrence counts the same way, in the whole text
-    r = resolve(text, quote, occurrence=1)
-    assert r.start == text.index(quote, text.index("glsearch36"))
-    assert "; copy 1 (from 0) of the 2 copies laid out like the quote," in r.detail
+        assert r.found and r.reason == "occurrence"
+        assert r.start == text.index("database or", text.index(program))
+        assert occurrence_at(text, quote, r.start) == occurrence
 
-
-def test_a_copy_with_other_line_breaks_still_counts_when_it_may_be_the_converters_wrapping():
+def test_a_copy_with_other_line_breaks_or_spacing_counts_for_the_occurrence():
     cases = [
-        # the quote holds no break: a converter wrapping lines may have added the copy's
         ("or a DNA. or a\nDNA. or a DNA.", "or a DNA"),
-        # a copy with a break more than the quote's
         ("or\na DNA seq. or\na\nDNA seq. or\na DNA seq.", "or\na DNA"),
-        # a copy differing in more than its breaks (a hyphen folding drops)
-        ("co-\noperate now. co-operate\nnow. co-\noperate now.", "co-\noperate now"),
-        # a slice of a matrix, which another parse reads in another order
         ("x 1 0\n1 y. 1\n0 1 z. 1 0\n1 w.", "1 0\n1"),
-        # a copy whose breaks are where the quote's are, only its spacing differs: it was a
-        # verbatim copy where it was highlighted, so the verbatim count here is one short
         ("or\na DNA seq. or\na  DNA seq. or\na DNA seq.", "or\na DNA"),
         ("or a DNA. or  a DNA. or a DNA.", "or a DNA"),
     ]
     for text, quote in cases:
         r = resolve(text, quote, occurrence=1, page_hint=1, page_starts=[0])
-        assert r.status == AMBIGUOUS and r.candidates == 3, quote
-
+        assert r.span == passage_copies(text, quote)[1], quote
+    # a copy differing in more than whitespace (a hyphen folding drops) is another reading
+    text = "co-\noperate now. co-operate\nnow. co-\noperate now."
+    r = resolve(text, "co-\noperate now", occurrence=1, page_hint=1, page_starts=[0])
+    assert r.start == text.rindex("co-\noperate now")
 
 def test_pdfminer_cid_placeholders_and_raw_control_characters_fold_the_same():
     assert fold("the matrix\n(cid:16)\nAn =") == fold("the matrix\nAn =\n\x10")
@@ -482,25 +468,6 @@ def test_the_alignment_does_not_jump_to_a_later_paragraph_to_collect_a_few_more_
     assert text[r.start : r.end] == text[: text.index(" 2\nthat also")]
 
 
-def test_context_settles_an_occurrence_that_verbatim_and_folded_copies_count_differently():
-    # the same table printed twice on the page, and a row the other parser broke in two
-    # first: copy 0 is "start 1 1 0 stop" counted verbatim, "1\n1 0" counted after folding
-    text = "zz 1\n1 0 qq. start 1 1 0 stop. start 1 1 0 stop."
-    kw = {
-        "occurrence": 0,
-        "page_hint": 1,
-        "page_starts": [0],
-        "prefix": "start ",
-        "suffix": " stop",
-    }
-    r = resolve(text, "1 1 0", **kw)  # type: ignore[arg-type]
-    assert r.status == EXACT and r.start == text.index("1 1 0")
-    assert "picked this one of the two" in r.detail
-    # with a third copy that fits the context as well, a count off by one could land on it
-    r = resolve(text + " start 1 1 0 stop.", "1 1 0", **kw)  # type: ignore[arg-type]
-    assert r.status == AMBIGUOUS
-
-
 def test_a_quote_from_another_document_is_not_found_without_aligning_any_window(monkeypatch):
     from evalsets.pure.resolver import PreparedText
 
@@ -539,10 +506,10 @@ def test_repeats_are_told_apart_by_the_context_on_both_sides():
     assert r.start == text.index("the fee is waived")
     # a typed quote (no context): occurrence 0 is only the default, so nothing picks
     assert resolve(text, "the fee is waived").status == AMBIGUOUS
-    # copies this parse holds only after folding were not counted the same way
+    # copies that only break their lines elsewhere were counted the same way
     refolded = text.replace("fee is", "fee\nis")
     r = resolve(refolded, "the fee is waived", prefix="omega: ", suffix=". zeta")
-    assert r.status == AMBIGUOUS
+    assert r.start == text.index("the fee is waived")
 
 
 def test_reordered_table_rows_are_found_with_their_cells_read_out_of_order():
@@ -601,8 +568,7 @@ def test_copies_laid_out_like_the_quote_are_counted_as_the_highlight_counted_the
             r.start
             == [m for m in range(len(text)) if text.startswith("not upgraded", m)][occurrence]
         )
-    # a line break where the quote has none (prose re-wrapped by the other parse): the
-    # highlight's parse may have wrapped the other copies elsewhere and not counted them
+    # a line break where the quote has none: the same passage, counted
     prose = "For more on manually and automatically installed packages, see below. " * 2
     r = resolve(
         prose.replace("automatically installed", "automatically\ninstalled"),
@@ -610,7 +576,7 @@ def test_copies_laid_out_like_the_quote_are_counted_as_the_highlight_counted_the
         prefix="on manually and ",
         suffix=", see below.",
     )
-    assert r.status == AMBIGUOUS
+    assert r.start == prose.index("automatically")
     # without context (a typed quote) occurrence 0 is only the default: nothing is counted
     assert resolve(text, quote).status == AMBIGUOUS
 
@@ -625,15 +591,15 @@ def test_copies_keeping_the_quotes_no_break_space_are_the_ones_the_highlight_cou
     quote = "1.\u00a0The hostname"
     kw = {"prefix": "\n      3.2.", "suffix": "\n\n   "}
     r = resolve(text, quote, **kw)  # type: ignore[arg-type]
-    assert r.status == EXACT and r.reason == "occurrence"
+    assert r.status == EXACT and r.reason == "unique"
     assert r.start == text.index(quote)
     # a parse that turned every no-break space into a space keeps nothing to count by
     plain = text.replace("\u00a0", " ")
     assert resolve(plain, quote, **kw).status == AMBIGUOUS  # type: ignore[arg-type]
-    # a copy that only differs by a line break still has the character: no evidence that it
-    # lacked it where highlighted, so the counts are not trusted
+    # a copy that only differs by a line break is the same passage: it counts, first
     wrapped = text.replace("[3.2.1. The hostname]", "[3.2.1.\u00a0The\nhostname]")
-    assert resolve(wrapped, quote, **kw).status == AMBIGUOUS  # type: ignore[arg-type]
+    r = resolve(wrapped, quote, **kw)  # type: ignore[arg-type]
+    assert r.start == wrapped.index("1.\u00a0The\nhostname")
 
 
 MOSTLY_ABSENT_TEXT = (

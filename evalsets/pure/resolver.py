@@ -47,6 +47,7 @@ __all__ = [
     "fold_text",
     "min_fuzzy_score",
     "occurrence_at",
+    "passage_copies",
     "prepare",
     "resolve",
     "resolve_many",
@@ -54,7 +55,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.10"
+RESOLVER_VERSION = "2.0"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -297,6 +298,9 @@ _MARKDOWN_NOISE = re.compile(
 )
 #: The marker of a nested or definition list item at the start of a line (see above).
 _LIST_MARKER = re.compile(r"\n[ \t]*[+:][ \t]")
+#: Markdown's blockquote marks at the start of a line ("> ", "> > "): markitdown writes them
+#: where a plain-text parse of the same page has only the quoted lines.
+_BLOCKQUOTE = re.compile(r"(?:\A|(?<=\n))[ \t]*>[ \t>]*")
 #: A hyphen between two letters, possibly across a line break: "infor-\nmation",
 #: "well-known". Dropped on both sides, so all spellings of a hyphenated word compare equal.
 _JOINING_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\u2011](?=\s*[^\W\d_])")
@@ -310,6 +314,8 @@ def _cuts(text: str) -> list[tuple[int, int]]:
     cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)] if noise else []
     if "\n" in text and ("+" in text or ":" in text):
         cuts += [m.span() for m in _LIST_MARKER.finditer(text)]
+    if ">" in text:
+        cuts += [m.span() for m in _BLOCKQUOTE.finditer(text) if m.end() > m.start()]
     if "-" in text or "\u00ad" in text or "\u2010" in text or "\u2011" in text:
         cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
     return cuts
@@ -546,16 +552,62 @@ def find_all(haystack: str, needle: str, begin: int = 0, limit: int | None = Non
     return found
 
 
+#: What separates the words of a passage: ASCII whitespace only (a no-break space is a
+#: character of the passage, as in `_layout`).
+_WHITESPACE_RUN = re.compile(r"[ \t\n\r\f\v]+")
+
+
+def _flatten(text: str) -> tuple[str, array]:
+    """`text` with each run of whitespace one space, and where each character came from."""
+    parts: list[str] = []
+    positions = array("l")
+    at = 0
+    for m in _WHITESPACE_RUN.finditer(text):
+        parts += [text[at : m.start()], " "]
+        positions.extend(range(at, m.start() + 1))
+        at = m.end()
+    parts.append(text[at:])
+    positions.extend(range(at, len(text)))
+    return "".join(parts), positions
+
+
+def passage_copies(
+    text: str, quote: str, begin: int = 0, stop: int | None = None
+) -> list[tuple[int, int]]:
+    """Every copy of `quote` a reader would call the same passage, starting from `begin` up
+    to (not including) `stop`: the same characters, whitespace aside (a copy broken over
+    other lines, indented or with a blank line inside counts; one differing in case or in
+    any mark does not). Overlapping copies and copies inside longer words count, as
+    `find_all` counts them.
+
+    The one way an `occurrence` is counted: where a highlight records it
+    (`occurrence_at`) and where the resolver reads it back.
+    """
+    return _flat_copies(_flatten(text), quote, begin, stop)
+
+
+def _flat_copies(
+    flat: tuple[str, array], quote: str, begin: int = 0, stop: int | None = None
+) -> list[tuple[int, int]]:
+    ftext, positions = flat
+    needle = " ".join(_WHITESPACE_RUN.split(quote.strip(_ASCII_SPACE)))
+    k = len(needle)
+    spans = [
+        (positions[at], positions[at + k - 1] + 1)
+        for at in find_all(ftext, needle, bisect_left(positions, begin))
+    ]
+    return spans if stop is None else [span for span in spans if span[0] < stop]
+
+
 def occurrence_at(text: str, quote: str, start: int, begin: int = 0) -> int:
     """The `occurrence` of the copy of `quote` that starts at `start`, counted from `begin`.
 
     `begin` is where counting starts: the start of the page the anchor's `page_hint` names
-    (context-grid narrows candidates to the hinted page, then takes the `occurrence`-th), or
-    0 for an anchor without a page hint. Copies that start before `start` count, overlapping
-    ones included.
+    (a page hint means the copies that start on that page), or 0 for an anchor without a
+    page hint. Copies are counted as `passage_copies` counts them: those that start before
+    `start`, overlapping ones included.
     """
-    # A copy starting before `start` ends before `start + len(quote) - 1`.
-    return len(find_all(text[: start + len(quote) - 1], quote, begin))
+    return len(passage_copies(text, quote, begin, stop=start))
 
 
 def min_fuzzy_score(folded_length: int) -> float | None:
@@ -578,13 +630,14 @@ class PreparedText:
     in context-grid; page hints name pages that way.
     """
 
-    __slots__ = ("_seeds", "folded", "page_starts", "text")
+    __slots__ = ("_flat", "_seeds", "folded", "page_starts", "text")
 
     def __init__(self, text: str, page_starts: Sequence[int] | None = None) -> None:
         self.text = text
         self.page_starts = list(page_starts) if page_starts else None
         self.folded = fold_text(text)
         self._seeds: dict[str, list[int]] | None = None
+        self._flat: tuple[str, array] | None = None
 
     def _seed_index(self) -> dict[str, list[int]]:
         """Where each `SEED`-character piece of the folded text starts, every `SEED_STEP`.
@@ -633,7 +686,30 @@ class PreparedText:
             return res
         q = quote.strip()
         start, end = self._with_edge_marks(q, res.start, res.end)
-        return res if (start, end) == (res.start, res.end) else replace(res, start=start, end=end)
+        res = res if (start, end) == (res.start, res.end) else replace(res, start=start, end=end)
+        return self._too_long(q, res) if res.status == FUZZY else res
+
+    def _too_long(self, q: str, res: Resolution) -> Resolution:
+        """A fuzzy span far longer than the quote is refused, and offered: whatever path made
+        it, the passage was not found, only a stretch holding some of its words."""
+        assert res.start is not None and res.end is not None
+        qlen = len(fold(q))
+        span = len(fold(self.text[res.start : res.end]))
+        if span <= MAX_SPAN_STRETCH * qlen + MAX_SPAN_EXTRA:
+            return res
+        return Resolution(
+            NOT_FOUND,
+            score=res.score,
+            reason="span_too_long",
+            detail=(
+                f"the closest passage runs {span} characters (folded) for a {qlen}-character "
+                "quote, so it is not the quote; it is offered for a person to confirm or correct"
+            ),
+            page=res.page,
+            kept=res.kept,
+            offered_start=res.start,
+            offered_end=res.end,
+        )
 
     def _symbol_lines_moved(
         self, quote: str, occurrence: int, page_hint: int | None, prefix: str, suffix: str
@@ -1283,13 +1359,17 @@ class PreparedText:
     def _by_copies(
         self, q: str, qf: str, occurrence: int, page_hint: int | None, context: _Context
     ) -> tuple[Resolution | None, int]:
-        """Tiers 1 and 2: verbatim and folded copies, weighed together; the resolution, or
-        None and how many copies there are (0, or too few for `occurrence`).
+        """Tiers 1 and 2: copies of the passage, then folded copies; the resolution, or None
+        and how many copies there are (0, or too few for `occurrence`).
 
-        A verbatim copy is not taken on its own word while folding finds more copies: another
-        parse may have re-wrapped the true passage and kept a verbatim copy somewhere else (a
-        contents entry, a running header).
+        Copies of the passage (`passage_copies`: the quote's characters, whitespace aside)
+        are counted as the highlight counted them, so when those on the hinted page are
+        enough for the occurrence, the occurrence names one. Otherwise this parse reads the
+        passage differently (hyphenation, case, marks), and every folded copy is weighed.
         """
+        res = self._by_passage_copies(q, occurrence, page_hint, context)
+        if res is not None:
+            return res, 0
         cands = [
             c for c in self._literal_candidates(q, qf) if not self._splits_number(c, q, context)
         ]
@@ -1302,6 +1382,64 @@ class PreparedText:
         if res is not None and res.found and self._splits_word(_chosen(cands, res), q, context):
             return None, 0
         return res, 0 if res is not None else len(cands)
+
+    def _passage_candidates(self, q: str, begin: int = 0) -> list[_Candidate]:
+        folded = self.folded
+        out = []
+        if self._flat is None:
+            self._flat = _flatten(self.text)
+        for s, e in _flat_copies(self._flat, q, begin):
+            fa = folded.folded_index(s)
+            fb = max(fa + 1, folded.folded_index(e))
+            out.append(_Candidate(s, e, 1.0, fa, fb, verbatim=self.text[s:e] == q))
+        return out
+
+    def _by_passage_copies(
+        self, q: str, occurrence: int, page_hint: int | None, context: _Context
+    ) -> Resolution | None:
+        """The copy the page hint and occurrence name among the copies of the passage, or
+        None when they name none (too few start on the hinted page, or the one named cuts a
+        word or number the highlight did not). Occurrence 0 is also what a caller who gives
+        none sends: then the recorded context may choose among the (hinted page's) copies.
+        More than one copy and nothing recorded to count them by is `ambiguous`."""
+        paged = page_hint is not None and self.page_starts is not None
+        begin = self._page_begin(page_hint) if paged else 0
+        if begin is None or not (occurrence or paged or context):
+            return None  # nothing recorded to count copies by: every copy is weighed
+        pool = self._passage_candidates(q, begin)
+        if paged:
+            pool = [c for c in pool if self.page_at(c.start) == page_hint]
+        if occurrence >= len(pool):
+            return None
+        n, qlen = len(pool), len(fold(q))
+        where = f" on page {page_hint}" if paged else ""
+        how = "found as highlighted, whitespace aside"
+        picked = self._by_context(pool, context) if n > 1 and not occurrence and context else None
+        if picked is not None:
+            reason = "context"
+            detail = f"{how}; {n} copies{where}, the prefix/suffix recorded with it picked this one"
+        elif n == 1:
+            picked, reason = pool[0], "page_hint" if paged else "unique"
+            detail = f"{how}; the only copy{where}"
+        elif _letterless(q) and not any(c.verbatim for c in pool):
+            # numbers only, which another parse reads in another order, and no copy here
+            # as it was highlighted: the count may not line up
+            return self._ambiguous(NORMALISED, pool, qlen)
+        else:
+            picked, reason = pool[occurrence], "occurrence"
+            detail = f"{how}; copy {occurrence} (from 0) of {n}{where}, as the occurrence asks"
+        if self._splits_number(picked, q, context) or self._splits_word(picked, q, context):
+            return None
+        if picked.verbatim:
+            detail = detail.replace(how, _TIER_WORDS[EXACT], 1)
+        return self._found(NORMALISED, picked, n, reason, detail, qlen)
+
+    def _page_begin(self, page_hint: int | None) -> int | None:
+        """Where the hinted page begins, or None for a page this parse does not have."""
+        starts = self.page_starts
+        if page_hint is None or not starts or not 1 <= page_hint <= len(starts):
+            return None
+        return starts[page_hint - 1]
 
     def _literal_candidates(self, q: str, qf: str) -> list[_Candidate]:
         """Verbatim copies of the quote, plus folded copies that overlap none of them."""
@@ -1355,22 +1493,11 @@ class PreparedText:
         n = len(cands)
         how = _TIER_WORDS[tier]
 
-        if n > 1 and context:
-            picked = self._by_context(cands, context)
-            if picked is not None:
-                return self._found(
-                    tier,
-                    picked,
-                    n,
-                    "context",
-                    f"{how}; {n} copies, the prefix/suffix recorded with the quote picked this one",
-                    qlen,
-                )
-
         pool = cands
         paged = False
         if page_hint is not None and self.page_starts:
-            on_page = [c for c in cands if page_hint in self._pages_of(c.start, c.end)]
+            # a page hint means the copies that start on that page
+            on_page = [c for c in cands if self.page_at(c.start) == page_hint]
             if on_page:
                 pool = on_page
                 paged = True
@@ -1381,6 +1508,20 @@ class PreparedText:
                     n,
                     "page_hint",
                     f"{how}; {n} copies, only one on page {page_hint}",
+                    qlen,
+                )
+
+        if len(pool) > 1 and context:
+            # the context chooses only among the hinted page's copies
+            picked = self._by_context(pool, context)
+            if picked is not None:
+                return self._found(
+                    tier,
+                    picked,
+                    n,
+                    "context",
+                    f"{how}; {len(pool)} copies, the prefix/suffix recorded with the quote "
+                    "picked this one",
                     qlen,
                 )
 
