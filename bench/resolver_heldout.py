@@ -43,6 +43,7 @@ set-up: our `prepare()`, context-grid's `ParsedDocument`, the naive baseline's c
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import os
@@ -72,7 +73,8 @@ from resolver_bench import (
     tokens,
 )
 
-from evalsets.pure.resolver import RESOLVER_VERSION
+import evalsets.pure.resolver as resolver_module
+from evalsets.pure.resolver import RESOLVER_VERSION, RULES, Rules
 
 HALVES = ("tuning", "held-out")
 #: Surviving quotes sampled per document and pair; absent passages are a fifth of that.
@@ -417,6 +419,79 @@ def run(
     return results
 
 
+# ---------------------------------------------------------------------------
+# the ledger: what each rule earns, measured by switching it off
+# ---------------------------------------------------------------------------
+
+#: How good an outcome is, to tell a passage a rule turns better from one it turns worse.
+RANK = {"right": 2, "absent": 2, "miss": 1, "wrong": 0, "false alarm": 0}
+LEDGER = Path(__file__).resolve().parent / "resolver_ledger.json"
+
+
+def all_cases(docs: list[dict], per_doc: int) -> dict[str, list[tuple[list[dict], list[dict]]]]:
+    """Every pair's documents and cases, per half (sampled once, reused by every variant)."""
+    out: dict[str, list] = {half: [] for half in HALVES}
+    for half in HALVES:
+        in_half = [d for d in docs if half_of(d["id"]) == half]
+        for pair in corpus.pairs():
+            pdocs = pair_documents(in_half, pair)
+            if pdocs:
+                out[half].append((pdocs, build_cases(pdocs, f"{pair[1]} -> {pair[2]}", per_doc)[0]))
+    return out
+
+
+def ours_outcomes(cases_by_half: dict, rules: Rules) -> dict[str, list[str]]:
+    """Ours' outcome on every case, per half, with `rules` in force."""
+    saved = resolver_module.RULES
+    resolver_module.RULES = rules
+    try:
+        return {
+            half: [
+                outcome(c, span)
+                for pdocs, cases in groups
+                for c, span in zip(cases, run_ours(pdocs, cases), strict=True)
+            ]
+            for half, groups in cases_by_half.items()
+        }
+    finally:
+        resolver_module.RULES = saved
+
+
+def weigh(on: list[str], off: list[str]) -> dict:
+    """What a rule does on one half: passages it turns better and worse, and the totals."""
+    better = sum(RANK[a] > RANK[b] for a, b in zip(on, off, strict=True))
+    worse = sum(RANK[a] < RANK[b] for a, b in zip(on, off, strict=True))
+    n_on, n_off = Counter(on), Counter(off)
+    totals = {
+        f"{k}_{side}": n[k]
+        for k in ("right", "wrong", "false alarm")
+        for side, n in (("on", n_on), ("off", n_off))
+    }
+    return {"better": better, "worse": worse, "gain": better - worse, **totals}
+
+
+def ablate(docs: list[dict], per_doc: int, log: Callable[[str], None] = print) -> dict:
+    """Each rule of `Rules` switched off alone, on both halves; kept only when it gains on
+    the held-out half and turns no held-out passage worse."""
+    cases = all_cases(docs, per_doc)
+    base = ours_outcomes(cases, RULES)
+    ledger: dict = {"version": RESOLVER_VERSION, "per_doc": per_doc, "rules": {}}
+    log("| rule | tuning: better / worse | held-out: better / worse | kept |")
+    log("|------|------------------------|--------------------------|------|")
+    for field in dataclasses.fields(Rules):
+        if not getattr(RULES, field.name):
+            continue
+        off = ours_outcomes(cases, dataclasses.replace(RULES, **{field.name: False}))
+        halves = {half: weigh(base[half], off[half]) for half in HALVES}
+        held = halves["held-out"]
+        kept = held["better"] > 0 and held["worse"] == 0
+        ledger["rules"][field.name] = {**halves, "held_out_gain": held["gain"], "kept": kept}
+        t = halves["tuning"]
+        tuning, held_out = f"{t['better']} / {t['worse']}", f"{held['better']} / {held['worse']}"
+        log(f"| {field.name} | {tuning} | {held_out} | {kept} |")
+    return ledger
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
@@ -433,6 +508,9 @@ def main() -> None:
     parser.add_argument(
         "--freeze", action="store_true", help="rewrite the manifest from this run's parses"
     )
+    parser.add_argument(
+        "--ablate", action="store_true", help="switch each rule off alone and write the ledger"
+    )
     args = parser.parse_args()
     t0 = time.perf_counter()
     docs, drift = corpus.load(freeze=args.freeze)
@@ -443,6 +521,11 @@ def main() -> None:
     if drift:
         print(f"WARNING: {len(drift)} parses differ from the manifest, figures are not comparable:")
         print("\n".join(f"  {d}" for d in drift))
+    if args.ablate:
+        ledger = ablate(docs, args.per_doc)
+        LEDGER.write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n")
+        print(f"ledger written to {LEDGER.name}")
+        return
     results = run(docs, args.per_doc, not args.ours_only, args.repeats, args.pair)
     if args.json:
         args.json.write_text(

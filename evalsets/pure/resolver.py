@@ -42,6 +42,7 @@ __all__ = [
     "FoldedText",
     "PreparedText",
     "Resolution",
+    "Rules",
     "find_all",
     "fold",
     "fold_text",
@@ -157,6 +158,28 @@ KEPT_WORD_MIN = 3
 #: A candidate below the fuzzy bar is still offered for confirmation when it is at least
 #: this similar: below it, it is noise, not a candidate anyone would want to look at.
 OFFER_MIN_SCORE = 0.6
+
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """Rules added since 1.6 that the held-out ledger weighs (`bench/resolver_ledger.json`,
+    made by `bench/resolver_heldout.py --ablate`): each can be switched off, one at a time,
+    to measure what it earns on documents nobody tuned it on."""
+
+    #: 1.7-1.8: a quote tried again without its lines of symbols alone ("□", brackets).
+    symbol_lines: bool = True
+    #: 1.9: a copy cutting a word where the highlight did not is given up.
+    word_cut_given_up: bool = True
+    #: 1.9: the whole rows recorded next to a quote place its lines and its ends.
+    context_rows: bool = True
+    #: 1.10: copies that only break their lines elsewhere are no copies where highlighted.
+    rewrapped_copy: bool = True
+    #: a fuzzy span's end moved to where the recorded context fits exactly.
+    refit_ends: bool = True
+
+
+RULES = Rules()
 
 
 # ---------------------------------------------------------------------------
@@ -680,7 +703,7 @@ class PreparedText:
         """Find `quote` in this parse. See `resolve` for the meaning of the arguments."""
         occurrence = int(occurrence or 0)
         res = self._resolve(quote, occurrence, page_hint, prefix, suffix)
-        if res.reason in SYMBOL_LINES_RETRY or res.status == FUZZY:
+        if RULES.symbol_lines and (res.reason in SYMBOL_LINES_RETRY or res.status == FUZZY):
             res = self._symbol_lines_moved(quote, occurrence, page_hint, prefix, suffix) or res
         if res.start is None or res.end is None:
             return res
@@ -974,6 +997,7 @@ class PreparedText:
         prefix, suffix = context.prefix, context.suffix
         prefix_lines, suffix_lines = context.lines
         rows_budget = 0 if _letterless(q) else min(budget, int(len(qf) * PIECES_ROW_INSERT))
+        rows_budget = rows_budget if RULES.context_rows else 0
         fits: dict[tuple[int, int], tuple[int, bool]] = {}
         for hit in hits:
             placed = _place_pieces(ftext, pieces, k, hit, budget)
@@ -1199,7 +1223,7 @@ class PreparedText:
         # only the edge lines count: fold from each end until one holds something
         lines = _LINE_BREAK.split(q)
         first = next((line for line in map(fold, lines) if line), "")
-        if not first:
+        if not first or not RULES.refit_ends:
             return c
         last = next(line for line in map(fold, reversed(lines)) if line)
         fa, fb = c.fa, c.fb
@@ -1213,7 +1237,7 @@ class PreparedText:
                 if a != fa and a < fb
             ]
             starts = [a for a in copies if not _anchored_distance(prefix, ftext, a, before=True)]
-            row = context.rows[0] if len(starts) != 1 else ""
+            row = context.rows[0] if len(starts) != 1 and RULES.context_rows else ""
             if row and not self._row_at(fa, row, before=True):
                 starts = [a for a in copies if self._row_at(a, row, before=True)]
             if len(starts) == 1:
@@ -1227,7 +1251,7 @@ class PreparedText:
                 if a + len(last) != fb and a + len(last) > fa
             ]
             ends = [b for b in copies if not _anchored_distance(suffix, ftext, b, before=False)]
-            row = context.rows[1] if len(ends) != 1 else ""
+            row = context.rows[1] if len(ends) != 1 and RULES.context_rows else ""
             if row and not self._row_at(fb, row, before=False):
                 ends = [b for b in copies if self._row_at(b, row, before=False)]
             if len(ends) == 1:
@@ -1344,6 +1368,8 @@ class PreparedText:
         line's end, which folding joins, so it shows nothing; neither does a side with
         nothing recorded.
         """
+        if not RULES.word_cut_given_up:
+            return False
         prefix, suffix = context.raw
         cut_before, cut_after = self._cut_edges(c, q, str.isalnum)
         return (cut_before and _word_edge(prefix[-1:])) or (cut_after and _word_edge(suffix[:1]))
@@ -1580,6 +1606,7 @@ class PreparedText:
                 if (
                     occurrence < len(verbatim)
                     and not letterless
+                    and RULES.rewrapped_copy
                     and self._rewrapped_only(quote, pool)
                 ):
                     # the others only break their lines elsewhere: no copies there
