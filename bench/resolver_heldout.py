@@ -475,7 +475,8 @@ def ablate(docs: list[dict], per_doc: int, log: Callable[[str], None] = print) -
     the held-out half and turns no held-out passage worse."""
     cases = all_cases(docs, per_doc)
     base = ours_outcomes(cases, RULES)
-    ledger: dict = {"version": RESOLVER_VERSION, "per_doc": per_doc, "rules": {}}
+    # rules weighed before stay in the ledger, with the version that weighed them
+    ledger = json.loads(LEDGER.read_text()) if LEDGER.exists() else {"rules": {}}
     log("| rule | tuning: better / worse | held-out: better / worse | kept |")
     log("|------|------------------------|--------------------------|------|")
     for field in dataclasses.fields(Rules):
@@ -485,7 +486,13 @@ def ablate(docs: list[dict], per_doc: int, log: Callable[[str], None] = print) -
         halves = {half: weigh(base[half], off[half]) for half in HALVES}
         held = halves["held-out"]
         kept = held["better"] > 0 and held["worse"] == 0
-        ledger["rules"][field.name] = {**halves, "held_out_gain": held["gain"], "kept": kept}
+        ledger["rules"][field.name] = {
+            **halves,
+            "held_out_gain": held["gain"],
+            "kept": kept,
+            "weighed_by": RESOLVER_VERSION,
+            "per_doc": per_doc,
+        }
         t = halves["tuning"]
         tuning, held_out = f"{t['better']} / {t['worse']}", f"{held['better']} / {held['worse']}"
         log(f"| {field.name} | {tuning} | {held_out} | {kept} |")

@@ -121,28 +121,9 @@ PIECES_MAX_HITS = 64
 #: ... and the recorded prefix and suffix must fit its two ends within one edit per this
 #: many of their characters, in all.
 PIECES_CONTEXT_SLACK = 8
-#: When that context does not fit (a table whose other column this parse reads into the same
-#: rows: its cells sit inside the prefix and suffix too), the quote is still taken line by
-#: line if each of its lines after the first begins a line here (the other column read after
-#: it on the row, or a whole line between), at most this many characters are inserted per
-#: folded character of the quote, and ...
-PIECES_ROW_INSERT = 2.5
-#: ... the recorded prefix and suffix are here line by line too: the line next to the quote
-#: right at its end, each further one in order within `PIECES_ROW_REACH` characters of the
-#: last, together at least this share of each side's characters.
-PIECES_ROW_CONTEXT = 0.6
-PIECES_ROW_REACH = 48
-#: ... or, for a quote at least this long (folded), both sides' characters together
-#: (`_rows_context_fits`): a table read by columns puts its header row into the suffix.
-PIECES_ROW_POOLED_MIN = 32
-#: A fuzzy span's end moves to another copy of the quote's edge line nearby when the recorded
-#: context, at least this many characters folded, fits exactly there and not at the end
-#: the alignment found (`PreparedText._refit_ends`).
+#: A recorded side of context can tell where a line of a quote found line by line ends when
+#: it holds at least this many characters folded, letters among them (`_telling`).
 REFIT_CONTEXT_MIN = 12
-#: ... or, when the recorded context fits exactly at no copy, the whole line recorded next to
-#: the quote (at least this many characters folded) is a whole line right there and not at
-#: the alignment's end (`_Context.rows`).
-REFIT_ROW_MIN = 4
 #: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
 #: its first and last lines at least this long, folded, to fix its two ends.
 MOVED_LINES_EDGE = 3
@@ -150,9 +131,6 @@ MOVED_LINES_EDGE = 3
 #: characters of its start (end); otherwise a copy just outside widens it
 #: (`PreparedText._with_edge_lines`).
 EDGE_LINE_SLACK = 8
-#: Quotes not found for these reasons are tried again without their lines of symbols alone
-#: (`PreparedText._symbol_lines_moved`).
-SYMBOL_LINES_RETRY = frozenset({"not_present", "not_present_short", "ends_not_fixed"})
 #: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
 KEPT_WORD_MIN = 3
 #: A candidate below the fuzzy bar is still offered for confirmation when it is at least
@@ -160,23 +138,13 @@ KEPT_WORD_MIN = 3
 OFFER_MIN_SCORE = 0.6
 
 
-
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """Rules added since 1.6 that the held-out ledger weighs (`bench/resolver_ledger.json`,
-    made by `bench/resolver_heldout.py --ablate`): each can be switched off, one at a time,
-    to measure what it earns on documents nobody tuned it on."""
-
-    #: 1.7-1.8: a quote tried again without its lines of symbols alone ("□", brackets).
-    symbol_lines: bool = True
-    #: 1.9: a copy cutting a word where the highlight did not is given up.
-    word_cut_given_up: bool = True
-    #: 1.9: the whole rows recorded next to a quote place its lines and its ends.
-    context_rows: bool = True
-    #: 1.10: copies that only break their lines elsewhere are no copies where highlighted.
-    rewrapped_copy: bool = True
-    #: a fuzzy span's end moved to where the recorded context fits exactly.
-    refit_ends: bool = True
+    """Switches for rules on trial. A rule comes with a switch here, and stays only while
+    `bench/resolver_heldout.py --ablate` finds it gains on the held-out half of the corpus and
+    turns nothing there worse (`bench/resolver_ledger.json` records what each earned). The
+    five rules of 1.7 to 1.10 weighed so (symbol lines, word cuts given up, context rows,
+    rewrapped copies, refitted ends) gained nothing held out and were deleted in 2.0."""
 
 
 RULES = Rules()
@@ -703,8 +671,6 @@ class PreparedText:
         """Find `quote` in this parse. See `resolve` for the meaning of the arguments."""
         occurrence = int(occurrence or 0)
         res = self._resolve(quote, occurrence, page_hint, prefix, suffix)
-        if RULES.symbol_lines and (res.reason in SYMBOL_LINES_RETRY or res.status == FUZZY):
-            res = self._symbol_lines_moved(quote, occurrence, page_hint, prefix, suffix) or res
         if res.start is None or res.end is None:
             return res
         q = quote.strip()
@@ -733,84 +699,6 @@ class PreparedText:
             offered_start=res.start,
             offered_end=res.end,
         )
-
-    def _symbol_lines_moved(
-        self, quote: str, occurrence: int, page_hint: int | None, prefix: str, suffix: str
-    ) -> Resolution | None:
-        """The quote found without its lines of symbols alone, when they are here nearby.
-
-        A line holding no letter or digit -- the box closing a proof, a matrix's bracket
-        pieces, a bullet -- may be read elsewhere by another parse: the highlighted parse
-        read "dif-", "□", "ferent algorithms" where this one reads "dif-\nferent
-        algorithms. □", and "written as", the brackets, "x" where this one reads "written
-        as\nx =" and then the brackets. The quote is found if, without those lines, it has
-        letters, an exact or normalised copy that the usual rules pick, and every symbol
-        within `MAX_SPAN_EXTRA` characters of that copy; the span is the copy. The copy may
-        hold the quote's own symbols between its lines (a matrix's left bracket pieces read
-        before its rows, the right ones after), if what it matches, symbols included, is at
-        least `FUZZY_MIN_LENGTH` characters folded.
-        """
-        q = quote.strip()
-        lines = _LINE_BREAK.split(q)
-        marked = [_symbol_line(line) for line in lines]
-        if not any(marked):
-            return None
-        symbols = [fold(line) for line, mark in zip(lines, marked, strict=True) if mark]
-        bare = "\n".join(line for line, mark in zip(lines, marked, strict=True) if not mark)
-        bf = fold(bare)
-        if _letterless(bare):
-            return None
-        context = _Context(prefix, suffix, bare)
-        res = None
-        if len(bf) >= FUZZY_MIN_LENGTH:
-            res, _ = self._by_copies(bare, bf, occurrence, page_hint, context)
-        if res is None or res.start is None:
-            # the symbols may be read between two of its other lines instead ("ferent
-            # algorithms. □" for "ferent algorithms." then "□" after the next line); what
-            # such a copy matches, symbols included, must be as long as a fuzzy match
-            cands = [
-                c
-                for c in self._with_symbols_between(bare, symbols)
-                if c.fb - c.fa >= FUZZY_MIN_LENGTH
-            ]
-            if not cands:
-                return None
-            res = self._choose(NORMALISED, cands, [], occurrence, page_hint, context, len(bf), bare)
-        if res is None or res.start is None or res.end is None:
-            return None
-        ftext = self.folded.text
-        fa, fb = self.folded.folded_index(res.start), self.folded.folded_index(res.end)
-        near = ftext[max(0, fa - MAX_SPAN_EXTRA) : fb + MAX_SPAN_EXTRA]
-        if not _holds_all(near, sorted(symbols, key=len, reverse=True)):
-            return None
-        n = len(symbols)
-        return replace(
-            res,
-            status=FUZZY,
-            score=len(bf) / len(fold(q)),
-            reason="symbol_lines_moved",
-            detail=(
-                f"found approximately: without its {n} line{'s' if n > 1 else ''} of symbols "
-                f"alone, read elsewhere nearby, the quote is here ({res.detail})"
-            ),
-            kept=_words_kept(q, ftext[fa:fb]),
-        )
-
-    def _with_symbols_between(self, bare: str, symbols: list[str]) -> list[_Candidate]:
-        """Copies of `bare` (a quote without its lines of symbols alone, folded) with those
-        symbols between its lines, any number of them at one place or more; copies without
-        any are `_by_copies`' to find."""
-        lines = [line for line in _folded_lines(bare) if line]
-        between = "|".join(map(re.escape, sorted(set(symbols), key=len, reverse=True)))
-        pattern = re.compile(f"(?:{between})*".join(map(re.escape, lines)))
-        folded = self.folded
-        length = sum(map(len, lines))
-        cands = []
-        for m in pattern.finditer(folded.text):
-            fa, fb = m.span()
-            if fb - fa > length:
-                cands.append(_Candidate(*folded.original_span(fa, fb), 1.0, fa, fb))
-        return cands
 
     def _with_edge_marks(self, q: str, start: int, end: int) -> tuple[int, int]:
         """The span widened over the Markdown marks (`_`, `|`, `#`, ...) the quote begins or
@@ -899,10 +787,6 @@ class PreparedText:
             )
             if res is not None and res.found:
                 picked = _chosen(accepted, res)
-                refit = self._refit_ends(picked, q, context)
-                if refit is not picked:
-                    why = "an end moved to where the recorded context fits"
-                    picked, res = refit, self._moved_to(res, refit, why)
                 whole = self._with_edge_lines(picked, q)
                 if whole is not picked:
                     why = "widened to the quote's edge line read just outside"
@@ -970,8 +854,6 @@ class PreparedText:
 
         A two-column table read column by column where it was highlighted and row by row here
         interleaves the context as much as the quote, so the context cannot fit as a whole.
-        Such a placement is taken when it is laid out as rows (`_place_rows`) and the
-        context's lines are here around it in order (`_rows_context_fits`).
         Quotes without letters never are: a slice of a matrix has a copy in every row. When
         no single placement in order fits, the lines may be out of order (`_moved_lines`).
         """
@@ -995,10 +877,7 @@ class PreparedText:
         if len(hits) > PIECES_MAX_HITS:
             return None
         prefix, suffix = context.prefix, context.suffix
-        prefix_lines, suffix_lines = context.lines
-        rows_budget = 0 if _letterless(q) else min(budget, int(len(qf) * PIECES_ROW_INSERT))
-        rows_budget = rows_budget if RULES.context_rows else 0
-        fits: dict[tuple[int, int], tuple[int, bool]] = {}
+        fits: set[tuple[int, int]] = set()
         for hit in hits:
             placed = _place_pieces(ftext, pieces, k, hit, budget)
             if placed is None:
@@ -1011,18 +890,7 @@ class PreparedText:
             dp = _anchored_distance(prefix, ftext, fa, before=True)
             ds = _anchored_distance(suffix, ftext, fb, before=False)
             if dp + ds <= (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK:
-                fits[(fa, fb)] = (inserted, False)
-                continue
-            rows = self._place_rows(pieces, k, hit, rows_budget) if rows_budget else None
-            if rows is None:
-                continue
-            fa, fb, inserted = rows
-            if _rows_context_fits(
-                len(qf),
-                _lines_fit(prefix_lines, ftext, fa, before=True),
-                _lines_fit(suffix_lines, ftext, fb, before=False),
-            ):
-                fits[(fa, fb)] = (inserted, True)
+                fits.add((fa, fb))
         if len(fits) != 1:
             # none, or more than one where a line of digits could sit: the first and last
             # lines, with the context, may still fix both ends
@@ -1036,14 +904,9 @@ class PreparedText:
                 "quote fit both ends"
             )
         else:
-            (fa, fb), (_inserted, as_rows) = next(iter(fits.items()))
-            in_order = True
+            (fa, fb), in_order = next(iter(fits)), True
             how = (
-                "its lines are all here in order, each beginning a line (a table's other "
-                "column read into its rows), and the lines of the prefix/suffix recorded with "
-                "the quote are here around it in order"
-                if as_rows
-                else "its lines are all here in order, and the prefix/suffix recorded with the "
+                "its lines are all here in order, and the prefix/suffix recorded with the "
                 "quote fit both ends"
             )
         span = fb - fa - len(qf)
@@ -1116,56 +979,12 @@ class PreparedText:
                 at = ftext.find(last, at + 1, limit)
         return fits.pop() if len(fits) == 1 else None
 
-    def _row_at(self, at: int, row: str, *, before: bool) -> bool:
-        """Whether the folded line `row` is a whole line of the text right before (`before`)
-        or after folded offset `at`."""
-        ftext = self.folded.text
-        a, b = (at - len(row), at) if before else (at, at + len(row))
-        return (
-            a >= 0
-            and ftext[a:b] == row
-            and self._line_start(a)
-            and (b == len(ftext) or self._line_start(b))
-        )
-
     def _line_start(self, fa: int) -> bool:
         """Whether folded offset `fa` begins a line of the text (only whitespace or marks
         folding drops before it: `[string]` begins its line)."""
         text = self.text
         start = self.folded.original_span(fa, fa + 1)[0]
         return not fold(text[text.rfind("\n", 0, start) + 1 : start])
-
-    def _place_rows(
-        self, pieces: list[str], k: int, hit: int, budget: int
-    ) -> tuple[int, int, int] | None:
-        """Lay the pieces out in order around piece `k` found at `hit`, as rows of a table:
-        each piece after the first right after the one before it, or else beginning a line,
-        with at most `budget` characters between them in all. The span's folded start and
-        end and what was spent, or None."""
-        ftext = self.folded.text
-        spent = 0
-        pos = hit + len(pieces[k])
-        for piece in pieces[k + 1 :]:
-            limit = pos + budget - spent + len(piece)
-            at = ftext.find(piece, pos, limit)
-            while at > pos and not self._line_start(at):
-                at = ftext.find(piece, at + 1, limit)
-            if at < 0:
-                return None
-            spent += at - pos
-            pos = at + len(piece)
-        end = pos
-        pos = hit
-        for piece in reversed(pieces[:k]):
-            if self._line_start(pos):
-                at = ftext.rfind(piece, max(0, pos - (budget - spent) - len(piece)), pos)
-            else:
-                at = pos - len(piece) if ftext.startswith(piece, pos - len(piece)) else -1
-            if at < 0:
-                return None
-            spent += pos - (at + len(piece))
-            pos = at
-        return pos, end, spent
 
     def _ends_fixed(self, c: _Candidate, qf: str, q: str, context: _Context) -> bool:
         """Whether a fuzzy span begins with the quote's first character and ends with its
@@ -1202,64 +1021,6 @@ class PreparedText:
             if len(word) > len(last) and word.endswith(last):
                 return False
         return True
-
-    def _refit_ends(self, c: _Candidate, q: str, context: _Context) -> _Candidate:
-        """The fuzzy span with an end moved to where the recorded context fits it exactly.
-
-        In a grammar or a list whose lines all begin or end alike ("| lexpr"), the alignment
-        may close the span on the wrong copy of the quote's last line, a line short of the
-        right one. When the recorded suffix (at least `REFIT_CONTEXT_MIN` characters folded)
-        does not fit at the span's end but fits exactly right after one -- and only one --
-        other copy of the quote's last line within `MAX_SPAN_EXTRA` characters, the end
-        moves there; the start likewise with the prefix and the first line.
-
-        A file listing read by columns where it was highlighted and by rows here puts part of
-        the suffix elsewhere ("4coins.cost" in the names' row), so it fits exactly nowhere.
-        When it does not pick one copy, the row recorded right after the quote (the highlight
-        ended its line; `_Context.rows`) does: if it is a whole line right after one other
-        copy, and not after the alignment's end, the end moves there; the start likewise.
-        """
-        ftext = self.folded.text
-        # only the edge lines count: fold from each end until one holds something
-        lines = _LINE_BREAK.split(q)
-        first = next((line for line in map(fold, lines) if line), "")
-        if not first or not RULES.refit_ends:
-            return c
-        last = next(line for line in map(fold, reversed(lines)) if line)
-        fa, fb = c.fa, c.fb
-        prefix, suffix = context.prefix, context.suffix
-        if len(prefix) >= REFIT_CONTEXT_MIN and _anchored_distance(prefix, ftext, fa, before=True):
-            copies = [
-                a
-                for a in find_all(
-                    ftext[: fa + MAX_SPAN_EXTRA + len(first)], first, max(0, fa - MAX_SPAN_EXTRA)
-                )
-                if a != fa and a < fb
-            ]
-            starts = [a for a in copies if not _anchored_distance(prefix, ftext, a, before=True)]
-            row = context.rows[0] if len(starts) != 1 and RULES.context_rows else ""
-            if row and not self._row_at(fa, row, before=True):
-                starts = [a for a in copies if self._row_at(a, row, before=True)]
-            if len(starts) == 1:
-                fa = starts[0]
-        if len(suffix) >= REFIT_CONTEXT_MIN and _anchored_distance(suffix, ftext, fb, before=False):
-            copies = [
-                a + len(last)
-                for a in find_all(
-                    ftext[: fb + MAX_SPAN_EXTRA], last, max(0, fb - MAX_SPAN_EXTRA - len(last))
-                )
-                if a + len(last) != fb and a + len(last) > fa
-            ]
-            ends = [b for b in copies if not _anchored_distance(suffix, ftext, b, before=False)]
-            row = context.rows[1] if len(ends) != 1 and RULES.context_rows else ""
-            if row and not self._row_at(fb, row, before=False):
-                ends = [b for b in copies if self._row_at(b, row, before=False)]
-            if len(ends) == 1:
-                fb = ends[0]
-        if (fa, fb) == (c.fa, c.fb):
-            return c
-        start, end = self.folded.original_span(fa, fb)
-        return replace(c, start=start, end=end, fa=fa, fb=fb)
 
     def _moved_to(self, res: Resolution, c: _Candidate, why: str) -> Resolution:
         """`res` with its span moved to candidate `c`'s, and why."""
@@ -1359,21 +1120,6 @@ class PreparedText:
             cut_after and not (suffix and suffix[0].isdigit())
         )
 
-    def _splits_word(self, c: _Candidate, q: str, context: _Context) -> bool:
-        """Whether the candidate starts or ends inside a word where the highlight did not.
-
-        "int" of "int32" is not the "int" highlighted before ", long with": the recorded
-        context shows where the highlight met a word's edge (it ends, or starts, with
-        something other than a letter or digit). A hyphen there may be a word broken at a
-        line's end, which folding joins, so it shows nothing; neither does a side with
-        nothing recorded.
-        """
-        if not RULES.word_cut_given_up:
-            return False
-        prefix, suffix = context.raw
-        cut_before, cut_after = self._cut_edges(c, q, str.isalnum)
-        return (cut_before and _word_edge(prefix[-1:])) or (cut_after and _word_edge(suffix[:1]))
-
     def _cut_edges(self, c: _Candidate, q: str, part: Callable[[str], bool]) -> tuple[bool, bool]:
         """Whether the candidate's start, and its end, fall inside a run of characters that
         are all `part` (digits, letters and digits), the quote's own edge character included."""
@@ -1403,10 +1149,6 @@ class PreparedText:
             return None, 0
         tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
         res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
-        # a copy cutting a word the highlight did not is no copy of it; the others still
-        # count for the occurrence, which numbers copies inside longer words too
-        if res is not None and res.found and self._splits_word(_chosen(cands, res), q, context):
-            return None, 0
         return res, 0 if res is not None else len(cands)
 
     def _passage_candidates(self, q: str, begin: int = 0) -> list[_Candidate]:
@@ -1454,7 +1196,7 @@ class PreparedText:
         else:
             picked, reason = pool[occurrence], "occurrence"
             detail = f"{how}; copy {occurrence} (from 0) of {n}{where}, as the occurrence asks"
-        if self._splits_number(picked, q, context) or self._splits_word(picked, q, context):
+        if self._splits_number(picked, q, context):
             return None
         if picked.verbatim:
             detail = detail.replace(how, _TIER_WORDS[EXACT], 1)
@@ -1603,24 +1345,6 @@ class PreparedText:
             # copies are verbatim and some only folded, count both ways and insist they agree
             mixed = bool(verbatim) and len(verbatim) < len(pool) and not alike
             if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
-                if (
-                    occurrence < len(verbatim)
-                    and not letterless
-                    and RULES.rewrapped_copy
-                    and self._rewrapped_only(quote, pool)
-                ):
-                    # the others only break their lines elsewhere: no copies there
-                    return self._found(
-                        tier,
-                        verbatim[occurrence],
-                        n,
-                        "occurrence",
-                        f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies"
-                        f"{where} laid out like the quote, as the occurrence asks (the others "
-                        "break their lines elsewhere, so they were no copies where it was "
-                        "highlighted)",
-                        qlen,
-                    )
                 # the two counts name different copies: the recorded context may clearly
                 # prefer one of the two readings (a table row repeated on the page); else
                 # nothing says which is meant
@@ -1692,36 +1416,6 @@ class PreparedText:
             return None
         picked = verbatim[occurrence]
         return picked if self._fits_best(picked, pool, context) else None
-
-    def _rewrapped_only(self, quote: str, pool: list[_Candidate]) -> bool:
-        """Whether every copy in `pool` that is not verbatim differs from the quote only in
-        where its lines break: as many breaks as the quote has, not all in the same places.
-
-        A highlight that holds a line break counted its occurrence among verbatim copies, line
-        breaks included; a parse of a PDF breaks its lines where the page does, as the parse
-        it was highlighted in did. A copy here that breaks the same words at another place
-        ("or a\nDNA" for "or\na DNA") sat on other lines of the page, so it was no copy
-        there, and counting verbatim copies here names the one the highlight counted.
-
-        Not for a copy with more or fewer breaks than the quote (so never for a quote without
-        one): a converter wrapping Markdown lines adds breaks of its own (measured on the HTML
-        suites without this restriction, counting verbatim copies turned 8 right answers and
-        3 misses wrong). Nor for a copy laid out as the quote is, its breaks in the same
-        places (only spacing or marks differ): the parse set it as it set the others, so it
-        was a verbatim copy where it was highlighted, and counts. Nor for other differences,
-        which either parse may have made.
-        """
-        layout = _layout(quote)
-        breaks = layout.count("\n")
-        words = layout.replace("\n", " ")
-        for c in pool:
-            if c.verbatim:
-                continue
-            other = _layout(self.text[c.start : c.end])
-            moved = other != layout and other.count("\n") == breaks
-            if not moved or other.replace("\n", " ") != words:
-                return False
-        return True
 
     def _fits_best(self, c: _Candidate, others: list[_Candidate], context: _Context) -> bool:
         """Whether no copy in `others` fits the recorded prefix/suffix better than `c`."""
@@ -2213,20 +1907,6 @@ class _Context:
         return self._lines
 
     @property
-    def rows(self) -> tuple[str, str]:
-        """The whole line of the text that came right before the quote (when the highlight
-        began a line), and right after it (when it ended one), folded, if at least
-        `REFIT_ROW_MIN` characters: a row of a table or matrix, which another parse may read
-        beside other rows but keeps whole. Empty otherwise."""
-        before, after = self.lines
-        row_before = before[-2] if len(before) > 1 and not before[-1] else ""
-        row_after = after[1] if len(after) > 1 and not after[0] else ""
-        return (
-            row_before if len(row_before) >= REFIT_ROW_MIN else "",
-            row_after if len(row_after) >= REFIT_ROW_MIN else "",
-        )
-
-    @property
     def prefix(self) -> str:
         return self._fold()[0]
 
@@ -2278,12 +1958,6 @@ def _word_at(text: str, i: int) -> str:
 
 #: A letter or digit: what `str.isalnum` says, searched for at C speed.
 _ALNUM = re.compile(r"[^\W_]")
-
-
-def _symbol_line(line: str) -> bool:
-    """Whether a line holds something other than whitespace and Markdown marks, but no
-    letter or digit: "□", a matrix's bracket piece, a bullet."""
-    return not _ALNUM.search(line) and bool(fold(line))
 
 
 def _fixes_ends(first: str, last: str, context: _Context) -> bool:
@@ -2381,55 +2055,6 @@ def _anchored_distance(context: str, ftext: str, at: int, *, before: bool) -> in
     if not seg:
         return len(context)
     return int(edlib.align(context, seg, mode="SHW", task="distance")["editDistance"])
-
-
-def _lines_fit(lines: list[str], ftext: str, at: int, *, before: bool) -> tuple[int, int]:
-    """How many of the recorded prefix's (`before`) or suffix's folded characters are found
-    line by line at `at`, and how many it has: its line next to the quote right there
-    (within one edit in eight characters), each further line the nearest copy in order
-    within `PIECES_ROW_REACH` characters of the one before (none found if the line next to
-    the quote is not there). `lines` are the side's folded lines (`_Context.lines`)."""
-    if before:
-        lines = lines[::-1]
-    total = sum(map(len, lines))
-    matched = 0
-    pos = at
-    for i, line in enumerate(lines):
-        if not line:
-            continue
-        if i == 0:
-            if _anchored_distance(line, ftext, pos, before=before) > len(line) // 8:
-                return 0, total
-            found = pos - len(line) if before else pos
-        elif before:
-            found = ftext.rfind(line, max(0, pos - PIECES_ROW_REACH - len(line)), pos)
-        else:
-            found = ftext.find(line, pos, pos + PIECES_ROW_REACH + len(line))
-        if found >= 0:
-            matched += len(line)
-            pos = found if before else found + len(line)
-    return matched, total
-
-
-def _rows_context_fits(quote_length: int, prefix: tuple[int, int], suffix: tuple[int, int]) -> bool:
-    """Whether the recorded context's lines found around a quote laid out as rows
-    (`_lines_fit`: found, of all, for each side) are enough to take it.
-
-    Each side's share must reach `PIECES_ROW_CONTEXT`; or, for a quote of at least
-    `PIECES_ROW_POOLED_MIN` folded characters, both sides' characters together, with
-    something found on each side. A table read by columns where it was highlighted puts the
-    other column's cells into the context, and its header row (read before the rows) into
-    the suffix: the suffix then fits only in part, and the prefix all the more.
-    """
-    shares = [found / total if total else 1.0 for found, total in (prefix, suffix)]
-    if min(shares) >= PIECES_ROW_CONTEXT:
-        return True
-    found, total = prefix[0] + suffix[0], prefix[1] + suffix[1]
-    return (
-        quote_length >= PIECES_ROW_POOLED_MIN
-        and min(shares) > 0
-        and found >= PIECES_ROW_CONTEXT * total
-    )
 
 
 def _holds_all(window: str, pieces: list[str]) -> bool:
