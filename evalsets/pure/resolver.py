@@ -614,6 +614,25 @@ def min_fuzzy_score(folded_length: int) -> float | None:
 _CIGAR = re.compile(r"(\d+)([=XID])")
 
 
+@dataclass(frozen=True, slots=True)
+class _Count:
+    """What counting copies for an occurrence needs to know, passed along the choice."""
+
+    tier: str
+    n: int  # every candidate, on any page
+    occurrence: int
+    qlen: int
+    quote: str
+    context: _Context
+    alike: bool
+    page_unused: bool
+    where: str
+
+    @property
+    def letterless(self) -> bool:
+        return bool(self.quote) and _letterless(self.quote)
+
+
 class PreparedText:
     """One parse, folded once, ready to resolve many quotes against.
 
@@ -757,55 +776,94 @@ class PreparedText:
                 detail="the parse has no text, so no quote can be found in it",
             )
         context = _Context(prefix, suffix, q)
+        # tiers 1 and 2: copies of the passage, then folded copies
         res, out_of_range = self._by_copies(q, qf, occurrence, page_hint, context)
         if res is not None:
             return res
-
         # tier 3: approximate
         need = min_fuzzy_score(len(qf))
         if need is None:
-            if out_of_range:
-                return self._out_of_range(out_of_range, occurrence)
-            res = self._by_pieces(q, qf, context)
-            if res is not None:
-                return res
-            return Resolution(
-                NOT_FOUND,
-                reason="not_present_short",
-                detail=(
-                    f"no exact or normalised copy of the quote; at {len(qf)} characters "
-                    f"(folded) it is too short to match approximately without risking a "
-                    f"wrong span (fuzzy matching needs {FUZZY_MIN_LENGTH})"
-                ),
-            )
+            return self._too_short(q, qf, occurrence, context, out_of_range)
+        res, scored, bound, out_of_range = self._by_fuzzy(
+            q, qf, need, occurrence, page_hint, context, out_of_range
+        )
+        if res is not None:
+            return res
+        return self._not_present(q, qf, need, occurrence, context, out_of_range, scored, bound)
+
+    def _too_short(
+        self, q: str, qf: str, occurrence: int, context: _Context, out_of_range: int
+    ) -> Resolution:
+        """A quote too short to match approximately: line by line with its context, or not
+        found."""
+        if out_of_range:
+            return self._out_of_range(out_of_range, occurrence)
+        res = self._by_pieces(q, qf, context)
+        if res is not None:
+            return res
+        return Resolution(
+            NOT_FOUND,
+            reason="not_present_short",
+            detail=(
+                f"no exact or normalised copy of the quote; at {len(qf)} characters "
+                f"(folded) it is too short to match approximately without risking a "
+                f"wrong span (fuzzy matching needs {FUZZY_MIN_LENGTH})"
+            ),
+        )
+
+    def _by_fuzzy(
+        self,
+        q: str,
+        qf: str,
+        need: float,
+        occurrence: int,
+        page_hint: int | None,
+        context: _Context,
+        out_of_range: int,
+    ) -> tuple[Resolution | None, list[_Candidate], float, int]:
+        """Tier 3: near-copies scoring at least `need`, one chosen as copies are, its span
+        adjusted (edge lines) and vetoed (ends the alignment guessed). Returns the
+        resolution or None, the near-copies scored, the bound `_fuzzy_candidates` turned
+        passages away at, and how many copies an out-of-range occurrence had."""
         scored, bound = self._fuzzy_candidates(qf, need - FUZZY_MARGIN)
         accepted = [c for c in scored if c.score >= need and not self._splits_number(c, q, context)]
-        if accepted:
-            rejected = [c for c in scored if c.score < need]
-            res = self._choose(
-                FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), q
-            )
-            if res is not None and res.found:
-                picked = _chosen(accepted, res)
-                whole = self._with_edge_lines(picked, q)
-                if whole is not picked:
-                    why = "widened to the quote's edge line read just outside"
-                    picked, res = whole, self._moved_to(res, whole, why)
-                if not self._ends_fixed(picked, qf, q, context):
-                    # the alignment guessed an end; line by line, its edge lines may still
-                    # fix them if one holds letters and the other letters, a number of
-                    # several characters ("2.1") or a context with letters on its side: a
-                    # slice of a matrix never does
-                    edges = _LINE_BREAK.split(q)
-                    if _fixes_ends(edges[0], edges[-1], context):
-                        res = self._by_pieces(q, qf, context)
-                        if res is not None:
-                            return res
-                    return self._ends_not_fixed(q, picked)
-                return self._calibrated(q, res)
-            if res is not None:
-                return res
-            out_of_range = max(out_of_range, len(accepted))
+        if not accepted:
+            return None, scored, bound, out_of_range
+        rejected = [c for c in scored if c.score < need]
+        res = self._choose(FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), q)
+        if res is None:
+            return None, scored, bound, max(out_of_range, len(accepted))
+        if not res.found:
+            return res, scored, bound, out_of_range
+        picked = _chosen(accepted, res)
+        whole = self._with_edge_lines(picked, q)
+        if whole is not picked:
+            why = "widened to the quote's edge line read just outside"
+            picked, res = whole, self._moved_to(res, whole, why)
+        if self._ends_fixed(picked, qf, q, context):
+            return self._calibrated(q, res), scored, bound, out_of_range
+        # the alignment guessed an end; line by line, its edge lines may still fix them if
+        # one holds letters and the other letters, a number of several characters ("2.1")
+        # or a context with letters on its side: a slice of a matrix never does
+        edges = _LINE_BREAK.split(q)
+        by_lines = (
+            self._by_pieces(q, qf, context) if _fixes_ends(edges[0], edges[-1], context) else None
+        )
+        return by_lines or self._ends_not_fixed(q, picked), scored, bound, out_of_range
+
+    def _not_present(
+        self,
+        q: str,
+        qf: str,
+        need: float,
+        occurrence: int,
+        context: _Context,
+        out_of_range: int,
+        scored: list[_Candidate],
+        bound: float,
+    ) -> Resolution:
+        """No copy and no near-copy: line by line with its context, or not found with the
+        closest passage offered."""
         if out_of_range:
             return self._out_of_range(out_of_range, occurrence)
         res = self._by_pieces(q, qf, context)
@@ -1253,152 +1311,138 @@ class PreparedText:
     ) -> Resolution | None:
         """Pick one candidate, declare ambiguity, or return None (occurrence out of range).
 
-        Order of evidence: the recorded prefix/suffix context when it clearly prefers one
-        copy; then the page hint; then the occurrence; then, for fuzzy matches only, a clear
-        lead in score. Copies nothing can tell apart are `ambiguous`, never the first.
+        Order of evidence: the page hint (the copies that start on that page); among them,
+        the recorded prefix/suffix context when it clearly prefers one copy; then the
+        occurrence; then, for fuzzy matches only, a clear lead in score. Copies nothing can
+        tell apart are `ambiguous`, never the first.
         """
         cands.sort(key=lambda c: c.start)
         n = len(cands)
         how = _TIER_WORDS[tier]
-
-        pool = cands
-        paged = False
-        if page_hint is not None and self.page_starts:
-            # a page hint means the copies that start on that page
-            on_page = [c for c in cands if self.page_at(c.start) == page_hint]
-            if on_page:
-                pool = on_page
-                paged = True
-            if len(on_page) == 1 and n > 1:
-                return self._found(
-                    tier,
-                    on_page[0],
-                    n,
-                    "page_hint",
-                    f"{how}; {n} copies, only one on page {page_hint}",
-                    qlen,
-                )
-
-        if len(pool) > 1 and context:
-            # the context chooses only among the hinted page's copies
-            picked = self._by_context(pool, context)
-            if picked is not None:
-                return self._found(
-                    tier,
-                    picked,
-                    n,
-                    "context",
-                    f"{how}; {len(pool)} copies, the prefix/suffix recorded with the quote "
-                    "picked this one",
-                    qlen,
-                )
-
-        letterless = bool(quote) and _letterless(quote)
-        # copies laid out like the quote (the same words and line breaks, only indentation,
-        # spacing and Markdown marks differ): the parse set each of them the same way, so
-        # every one was a verbatim copy where it was highlighted, and counts as one
-        alike = False
-        if len(pool) > 1 and context and quote and tier != FUZZY:
-            layout = _layout(quote)
-            alike = all(c.verbatim or _layout(self.text[c.start : c.end]) == layout for c in pool)
-        # a highlight records its page and which copy on it: there, 0 is the first copy
-        occurrence_given = occurrence > 0 or (paged and len(pool) > 1)
-        # a highlight (it records its context) counted its occurrence among verbatim copies,
-        # 0 included; when every copy here is one too, the two counts line up
-        if len(pool) > 1 and context and alike:
-            occurrence_given = True
+        pool, paged = self._on_hinted_page(cands, page_hint)
+        if paged and len(pool) == 1 and n > 1:
+            detail = f"{how}; {n} copies, only one on page {page_hint}"
+            return self._found(tier, pool[0], n, "page_hint", detail, qlen)
+        # the context chooses only among the hinted page's copies
+        picked = self._by_context(pool, context) if len(pool) > 1 and context else None
+        if picked is not None:
+            detail = (
+                f"{how}; {len(pool)} copies, the prefix/suffix recorded with it picked this one"
+            )
+            return self._found(tier, picked, n, "context", detail, qlen)
         if len(pool) == 1 and occurrence == 0:
             if tier == FUZZY and not self._clear_lead(pool[0], rejected):
                 return self._ambiguous(tier, [pool[0], *rejected], qlen)
             reason = "unique" if n == 1 else "page_hint"
             return self._found(tier, pool[0], n, reason, f"{how}; the only copy", qlen)
-
-        page_unused = page_hint is not None and self.page_starts is not None and not paged
-        verbatim = [c for c in pool if c.verbatim]
-        where = f" on page {page_hint}" if paged else ""
-        if context and not alike and not letterless and not page_unused:
-            kept = self._by_kept_characters(quote, pool, occurrence, context)
-            if kept is not None:
-                return self._found(
-                    tier,
-                    kept,
-                    n,
-                    "occurrence",
-                    f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies{where} "
-                    "that keep the quote's own characters, as the occurrence asks",
-                    qlen,
-                )
-
-        if occurrence_given:
-            if letterless and len(pool) > 1 and not any(c.verbatim for c in pool):
-                # numbers and signs only (a slice of a matrix or a table of figures): another
-                # parse reads such tables in another order, so copies counted where it was
-                # highlighted do not line up with copies found here after folding
-                return self._ambiguous(tier, pool, qlen)
-            if page_unused:
-                # the occurrence counts copies on a page that holds none here: it means nothing
-                return self._ambiguous(tier, pool, qlen) if len(pool) > 1 else None
-            if occurrence >= len(pool):
-                return None
-            picked = pool[occurrence]
-            # the occurrence counted verbatim copies where it was highlighted; when here some
-            # copies are verbatim and some only folded, count both ways and insist they agree
-            mixed = bool(verbatim) and len(verbatim) < len(pool) and not alike
-            if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
-                # the two counts name different copies: the recorded context may clearly
-                # prefer one of the two readings (a table row repeated on the page); else
-                # nothing says which is meant
-                chosen = None
-                if occurrence < len(verbatim) and context:
-                    chosen = self._by_context([verbatim[occurrence], picked], context)
-                if chosen is not None:
-                    # ... only when no copy fits the context better, and at most one other
-                    # fits it as well (with more, a count off by one lands on another copy
-                    # nothing tells from this one: measured, that is a coin toss)
-                    fit = [self._context_distance(c, context) for c in cands]
-                    best_fit = min(fit)
-                    if (
-                        self._context_distance(chosen, context) > best_fit
-                        or fit.count(best_fit) > 2
-                    ):
-                        chosen = None
-                if chosen is None:
-                    return self._ambiguous(tier, pool, qlen)
-                return self._found(
-                    tier,
-                    chosen,
-                    n,
-                    "occurrence",
-                    f"{how}; counting copies{where} verbatim and after folding name different "
-                    f"copies for occurrence {occurrence} (from 0), and the prefix/suffix "
-                    f"recorded with the quote picked this one of the two",
-                    qlen,
-                )
-            return self._found(
-                tier,
-                picked,
-                n,
-                "occurrence",
-                f"{how}; copy {occurrence} (from 0) of {len(pool)}{where}, as the occurrence asks",
-                qlen,
-            )
-
+        count = _Count(
+            tier,
+            n,
+            occurrence,
+            qlen,
+            quote,
+            context,
+            alike=self._laid_out_alike(tier, pool, quote, context),
+            page_unused=page_hint is not None and self.page_starts is not None and not paged,
+            where=f" on page {page_hint}" if paged else "",
+        )
+        kept = self._by_kept_characters(count, pool)
+        if kept is not None:
+            return kept
+        # a highlight records its page and which copy on it: there, 0 is the first copy; a
+        # highlight (it records its context) counted its occurrence among verbatim copies,
+        # 0 included, and when every copy here is laid out as it is, the two counts line up
+        if occurrence > 0 or (len(pool) > 1 and (paged or (context and count.alike))):
+            return self._by_occurrence(count, pool, cands)
         if tier == FUZZY:
             ranked = sorted(pool, key=lambda c: -c.score)
             if self._clear_lead(ranked[0], ranked[1:] + rejected):
-                return self._found(
-                    tier,
-                    ranked[0],
-                    n,
-                    "score_margin",
-                    f"{how}; {len(pool)} near-copies, this one clearly the closest",
-                    qlen,
-                )
+                detail = f"{how}; {len(pool)} near-copies, this one clearly the closest"
+                return self._found(tier, ranked[0], n, "score_margin", detail, qlen)
         return self._ambiguous(tier, pool, qlen)
 
-    def _by_kept_characters(
-        self, quote: str, pool: list[_Candidate], occurrence: int, context: _Context
-    ) -> _Candidate | None:
+    def _on_hinted_page(
+        self, cands: list[_Candidate], page_hint: int | None
+    ) -> tuple[list[_Candidate], bool]:
+        """The copies that start on the hinted page, and True; or all of them, and False,
+        when there is no hint or no copy starts there."""
+        if page_hint is None or not self.page_starts:
+            return cands, False
+        on_page = [c for c in cands if self.page_at(c.start) == page_hint]
+        return (on_page, True) if on_page else (cands, False)
+
+    def _laid_out_alike(
+        self, tier: str, pool: list[_Candidate], quote: str, context: _Context
+    ) -> bool:
+        """Whether every copy is laid out like the quote (the same words and line breaks,
+        only indentation, spacing and Markdown marks differ): the parse set each of them
+        the same way, so every one was a verbatim copy where it was highlighted."""
+        if len(pool) < 2 or not context or not quote or tier == FUZZY:
+            return False
+        layout = _layout(quote)
+        return all(c.verbatim or _layout(self.text[c.start : c.end]) == layout for c in pool)
+
+    def _by_occurrence(
+        self, count: _Count, pool: list[_Candidate], cands: list[_Candidate]
+    ) -> Resolution | None:
+        """The copy the occurrence names in `pool`, `ambiguous` when the counts cannot be
+        trusted, or None when the occurrence is out of range."""
+        tier, occurrence, qlen = count.tier, count.occurrence, count.qlen
+        if count.letterless and len(pool) > 1 and not any(c.verbatim for c in pool):
+            # numbers and signs only (a slice of a matrix or a table of figures): another
+            # parse reads such tables in another order, so copies counted where it was
+            # highlighted do not line up with copies found here after folding
+            return self._ambiguous(tier, pool, qlen)
+        if count.page_unused:
+            # the occurrence counts copies on a page that holds none here: it means nothing
+            return self._ambiguous(tier, pool, qlen) if len(pool) > 1 else None
+        if occurrence >= len(pool):
+            return None
+        picked = pool[occurrence]
+        verbatim = [c for c in pool if c.verbatim]
+        # the occurrence counted verbatim copies where it was highlighted; when here some
+        # copies are verbatim and some only folded, count both ways and insist they agree
+        mixed = bool(verbatim) and len(verbatim) < len(pool) and not count.alike
+        if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
+            return self._settle_counts(count, pool, cands, verbatim, picked)
+        detail = (
+            f"{_TIER_WORDS[tier]}; copy {occurrence} (from 0) of {len(pool)}{count.where}, "
+            "as the occurrence asks"
+        )
+        return self._found(tier, picked, count.n, "occurrence", detail, qlen)
+
+    def _settle_counts(
+        self,
+        count: _Count,
+        pool: list[_Candidate],
+        cands: list[_Candidate],
+        verbatim: list[_Candidate],
+        picked: _Candidate,
+    ) -> Resolution:
+        """Counting verbatim copies and folded ones name different copies: the recorded
+        context may clearly prefer one of the two readings (a table row repeated on the
+        page), only when no copy fits it better and at most one other fits it as well (with
+        more, a count off by one lands on another copy nothing tells from this one:
+        measured, that is a coin toss); else nothing says which is meant."""
+        occurrence, context = count.occurrence, count.context
+        chosen = None
+        if occurrence < len(verbatim) and context:
+            chosen = self._by_context([verbatim[occurrence], picked], context)
+        if chosen is not None:
+            fit = [self._context_distance(c, context) for c in cands]
+            best_fit = min(fit)
+            if self._context_distance(chosen, context) > best_fit or fit.count(best_fit) > 2:
+                chosen = None
+        if chosen is None:
+            return self._ambiguous(count.tier, pool, count.qlen)
+        detail = (
+            f"{_TIER_WORDS[count.tier]}; counting copies{count.where} verbatim and after "
+            f"folding name different copies for occurrence {occurrence} (from 0), and the "
+            "prefix/suffix recorded with the quote picked this one of the two"
+        )
+        return self._found(count.tier, chosen, count.n, "occurrence", detail, count.qlen)
+
+    def _by_kept_characters(self, count: _Count, pool: list[_Candidate]) -> Resolution | None:
         """The copy the occurrence names among those keeping the quote's own characters.
 
         When the quote holds characters beyond ASCII (a no-break space, a typographic quote)
@@ -1407,6 +1451,9 @@ class PreparedText:
         copies, did not count those (a contents entry typed with a plain space, repeating a
         heading). None unless that is so and no copy fits the recorded context better.
         """
+        quote, occurrence, context = count.quote, count.occurrence, count.context
+        if not context or count.alike or count.letterless or count.page_unused:
+            return None
         special = {ch for ch in quote if not ch.isascii()}
         verbatim = [c for c in pool if c.verbatim]
         if not special or not 0 < len(verbatim) < len(pool) or occurrence >= len(verbatim):
@@ -1415,7 +1462,13 @@ class PreparedText:
         if any(special <= set(text[c.start : c.end]) for c in pool if not c.verbatim):
             return None
         picked = verbatim[occurrence]
-        return picked if self._fits_best(picked, pool, context) else None
+        if not self._fits_best(picked, pool, context):
+            return None
+        detail = (
+            f"{_TIER_WORDS[count.tier]}; copy {occurrence} (from 0) of the {len(verbatim)} "
+            f"copies{count.where} that keep the quote's own characters, as the occurrence asks"
+        )
+        return self._found(count.tier, picked, count.n, "occurrence", detail, count.qlen)
 
     def _fits_best(self, c: _Candidate, others: list[_Candidate], context: _Context) -> bool:
         """Whether no copy in `others` fits the recorded prefix/suffix better than `c`."""
