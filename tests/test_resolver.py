@@ -19,10 +19,10 @@ from evalsets.pure.resolver import (
     AMBIGUOUS,
     EXACT,
     FUZZY,
-    FUZZY_MIN_WORDS_KEPT,
     NORMALISED,
     NOT_FOUND,
     RESOLVER_VERSION,
+    THRESHOLDS,
     Resolution,
     _Candidate,
     _Context,
@@ -617,7 +617,7 @@ def test_a_passage_mostly_absent_is_refused_and_its_closest_passage_offered():
     r = resolve(MOSTLY_ABSENT_TEXT, quote)
     assert r.status == NOT_FOUND and r.reason == "mostly_absent"
     assert not r.found and r.span is None
-    assert r.kept < FUZZY_MIN_WORDS_KEPT
+    assert r.kept < THRESHOLDS.fuzzy_min_words_kept
     assert r.offered == (0, len(MOSTLY_ABSENT_TEXT))
     assert "offered for a person to confirm" in r.detail
     data = r.to_dict()
@@ -631,7 +631,7 @@ def test_a_fuzzy_match_keeping_most_words_is_still_found():
         "comunity library, subject to a final inspection by the council and a public hearing"
     )
     r = resolve(MOSTLY_ABSENT_TEXT, quote)
-    assert r.status == FUZZY and r.kept >= FUZZY_MIN_WORDS_KEPT
+    assert r.status == FUZZY and r.kept >= THRESHOLDS.fuzzy_min_words_kept
     assert r.offered is None
 
 
@@ -1016,7 +1016,7 @@ def test_glyph_placeholders_are_not_counted_as_words_a_fuzzy_match_lost():
         "(cid:19)(cid:27)(cid:18)(cid:18), for all x"
     )
     r = resolve(text, quote)
-    assert r.status == FUZZY and r.kept > FUZZY_MIN_WORDS_KEPT
+    assert r.status == FUZZY and r.kept > THRESHOLDS.fuzzy_min_words_kept
     assert text[r.start : r.end] == text[text.index("find") : text.index(" here")]
 
 

@@ -71,71 +71,81 @@ CONTEXT_CHARS = 32
 #: ligature written out), so the cut leaves half as much again as a highlight records.
 FOLDED_CONTEXT_CHARS = CONTEXT_CHARS + CONTEXT_CHARS // 2
 
-#: Folded quotes shorter than this are never matched approximately: too many places in any
-#: real document are a couple of edits away from a short string.
-FUZZY_MIN_LENGTH = 16
-#: Required fuzzy score for long quotes, and for the shortest quote allowed to go fuzzy.
-FUZZY_SCORE_LONG = 0.85
-FUZZY_SCORE_SHORT = 0.95
-FUZZY_LONG_FROM = 150
-#: How far ahead of the runner-up the best fuzzy candidate must be to be picked on score.
-FUZZY_MARGIN = 0.05
-#: A run of at least this many characters inserted into a passage (a running header and page
-#: number, a link target) costs one character of score, however long it is -- for up to
-#: `1 + len // LONG_RUN_EVERY` such runs; shorter runs and further runs cost their length ...
-LONG_RUN = 3
-LONG_RUN_EVERY = 60
-#: ... but the found span may be at most this much longer than the quote (folded).
-MAX_SPAN_STRETCH = 1.6
-MAX_SPAN_EXTRA = 64
-#: Room for inserted text when aligning the ends of a quote next to its chain.
-END_SLACK = 24
-#: Pieces of the quote looked up to find where approximate copies may be, and how densely
-#: the text is indexed for them.
-SEED = 6
-SEED_STEP = 3
-#: Seeds indexed more often than this are too common to say where a passage is.
-MAX_SEED_HITS = 24
-#: Exact runs considered when chaining a quote through a window, longest first.
-MAX_CHAIN_SEGMENTS = 120
-#: Fuzzy windows aligned per quote, best-voted first.
-MAX_FUZZY_WINDOWS = 12
-#: A piece of the passage the parse reads in another order (inside the found span) counts
-#: as matched when it is an exact run of at least this many characters, at this cost.
-MOVE_MIN = 8
-MOVE_COST = 2
-#: A window holding less of the quote in order than the fuzzy bar needs is still aligned when
-#: it holds at least this share of that in order and exact runs cover enough in any order.
-REORDER_GATE = 0.75
-#: A fuzzy match is refused (``not_found``, the span offered for a person to confirm) when
-#: fewer than this share of the quote's words appear in it: a passage mostly absent from the
-#: parse whose remains happen to align. Calibrated on ``bench/resolver_bench.py``, which
-#: prints the fuzzy tier's precision at this and neighbouring thresholds.
-FUZZY_MIN_WORDS_KEPT = 0.5
-#: How far past a span's end (or before its start) the Markdown marks a quote ends (begins)
-#: with are looked for.
-EDGE_REACH = 16
-#: A quote found line by line (`PreparedText._by_pieces`) is looked for around at most this
-#: many copies of its longest line.
-PIECES_MAX_HITS = 64
-#: ... and the recorded prefix and suffix must fit its two ends within one edit per this
-#: many of their characters, in all.
-PIECES_CONTEXT_SLACK = 8
-#: A recorded side of context can tell where a line of a quote found line by line ends when
-#: it holds at least this many characters folded, letters among them (`_telling`).
-REFIT_CONTEXT_MIN = 12
-#: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
-#: its first and last lines at least this long, folded, to fix its two ends.
-MOVED_LINES_EDGE = 3
-#: A fuzzy span holds the quote's first (last) line when it is within this many folded
-#: characters of its start (end); otherwise a copy just outside widens it
-#: (`PreparedText._with_edge_lines`).
-EDGE_LINE_SLACK = 8
-#: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
-KEPT_WORD_MIN = 3
-#: A candidate below the fuzzy bar is still offered for confirmation when it is at least
-#: this similar: below it, it is noise, not a candidate anyone would want to look at.
-OFFER_MIN_SCORE = 0.6
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Every threshold of the resolver, in one place (`THRESHOLDS`). Each was chosen on the
+    in-house benchmark before 2.0; one changed here is weighed on the held-out corpus
+    (`bench/resolver_heldout.py`) before it is kept."""
+
+    #: Folded quotes shorter than this are never matched approximately: too many places in any
+    #: real document are a couple of edits away from a short string.
+    fuzzy_min_length: int = 16
+    #: Required fuzzy score for long quotes, and for the shortest quote allowed to go fuzzy.
+    fuzzy_score_long: float = 0.85
+    fuzzy_score_short: float = 0.95
+    fuzzy_long_from: int = 150
+    #: How far ahead of the runner-up the best fuzzy candidate must be to be picked on score.
+    fuzzy_margin: float = 0.05
+    #: A run of at least this many characters inserted into a passage (a running header and page
+    #: number, a link target) costs one character of score, however long it is -- for up to
+    #: `1 + len // LONG_RUN_EVERY` such runs; shorter runs and further runs cost their length ...
+    long_run: int = 3
+    long_run_every: int = 60
+    #: ... but the found span may be at most this much longer than the quote (folded).
+    max_span_stretch: float = 1.6
+    max_span_extra: int = 64
+    #: Room for inserted text when aligning the ends of a quote next to its chain.
+    end_slack: int = 24
+    #: Pieces of the quote looked up to find where approximate copies may be, and how densely
+    #: the text is indexed for them.
+    seed: int = 6
+    seed_step: int = 3
+    #: Seeds indexed more often than this are too common to say where a passage is.
+    max_seed_hits: int = 24
+    #: Exact runs considered when chaining a quote through a window, longest first.
+    max_chain_segments: int = 120
+    #: Fuzzy windows aligned per quote, best-voted first.
+    max_fuzzy_windows: int = 12
+    #: A piece of the passage the parse reads in another order (inside the found span) counts
+    #: as matched when it is an exact run of at least this many characters, at this cost.
+    move_min: int = 8
+    move_cost: int = 2
+    #: A window holding less of the quote in order than the fuzzy bar needs is still aligned when
+    #: it holds at least this share of that in order and exact runs cover enough in any order.
+    reorder_gate: float = 0.75
+    #: A fuzzy match is refused (``not_found``, the span offered for a person to confirm) when
+    #: fewer than this share of the quote's words appear in it: a passage mostly absent from the
+    #: parse whose remains happen to align. Calibrated on ``bench/resolver_bench.py``, which
+    #: prints the fuzzy tier's precision at this and neighbouring thresholds.
+    fuzzy_min_words_kept: float = 0.5
+    #: How far past a span's end (or before its start) the Markdown marks a quote ends (begins)
+    #: with are looked for.
+    edge_reach: int = 16
+    #: A quote found line by line (`PreparedText._by_pieces`) is looked for around at most this
+    #: many copies of its longest line.
+    pieces_max_hits: int = 64
+    #: ... and the recorded prefix and suffix must fit its two ends within one edit per this
+    #: many of their characters, in all.
+    pieces_context_slack: int = 8
+    #: A recorded side of context can tell where a line of a quote found line by line ends when
+    #: it holds at least this many characters folded, letters among them (`_telling`).
+    refit_context_min: int = 12
+    #: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
+    #: its first and last lines at least this long, folded, to fix its two ends.
+    moved_lines_edge: int = 3
+    #: A fuzzy span holds the quote's first (last) line when it is within this many folded
+    #: characters of its start (end); otherwise a copy just outside widens it
+    #: (`PreparedText._with_edge_lines`).
+    edge_line_slack: int = 8
+    #: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
+    kept_word_min: int = 3
+    #: A candidate below the fuzzy bar is still offered for confirmation when it is at least
+    #: this similar: below it, it is noise, not a candidate anyone would want to look at.
+    offer_min_score: float = 0.6
+
+
+THRESHOLDS = Thresholds()
 
 
 @dataclass(frozen=True, slots=True)
@@ -603,12 +613,17 @@ def occurrence_at(text: str, quote: str, start: int, begin: int = 0) -> int:
 
 def min_fuzzy_score(folded_length: int) -> float | None:
     """The fuzzy score a quote of this folded length needs, or None if it may not go fuzzy."""
-    if folded_length < FUZZY_MIN_LENGTH:
+    if folded_length < THRESHOLDS.fuzzy_min_length:
         return None
-    if folded_length >= FUZZY_LONG_FROM:
-        return FUZZY_SCORE_LONG
-    frac = (FUZZY_LONG_FROM - folded_length) / (FUZZY_LONG_FROM - FUZZY_MIN_LENGTH)
-    return FUZZY_SCORE_LONG + (FUZZY_SCORE_SHORT - FUZZY_SCORE_LONG) * frac
+    if folded_length >= THRESHOLDS.fuzzy_long_from:
+        return THRESHOLDS.fuzzy_score_long
+    frac = (THRESHOLDS.fuzzy_long_from - folded_length) / (
+        THRESHOLDS.fuzzy_long_from - THRESHOLDS.fuzzy_min_length
+    )
+    return (
+        THRESHOLDS.fuzzy_score_long
+        + (THRESHOLDS.fuzzy_score_short - THRESHOLDS.fuzzy_score_long) * frac
+    )
 
 
 _CIGAR = re.compile(r"(\d+)([=XID])")
@@ -650,21 +665,21 @@ class PreparedText:
         self._flat: tuple[str, array] | None = None
 
     def _seed_index(self) -> dict[str, list[int]]:
-        """Where each `SEED`-character piece of the folded text starts, every `SEED_STEP`.
+        """Where each `seed`-character piece of the folded text starts, every `seed_step`.
 
         Built on the first quote that needs approximate matching, then shared by all: looking
         a quote's pieces up here replaces a scan of the whole text per piece. Sampling every
-        `SEED_STEP` positions keeps it small; any exact run of `SEED + SEED_STEP - 1`
-        characters still hits it. Pieces seen more than `MAX_SEED_HITS` times say nothing
+        `seed_step` positions keeps it small; any exact run of `seed + seed_step - 1`
+        characters still hits it. Pieces seen more than `max_seed_hits` times say nothing
         about where a passage is and are left out.
         """
         if self._seeds is None:
             ftext = self.folded.text
             index: dict[str, list[int]] = {}
             setdefault = index.setdefault
-            for p in range(0, len(ftext) - SEED + 1, SEED_STEP):
-                setdefault(ftext[p : p + SEED], []).append(p)
-            self._seeds = {k: v for k, v in index.items() if len(v) <= MAX_SEED_HITS}
+            for p in range(0, len(ftext) - THRESHOLDS.seed + 1, THRESHOLDS.seed_step):
+                setdefault(ftext[p : p + THRESHOLDS.seed], []).append(p)
+            self._seeds = {k: v for k, v in index.items() if len(v) <= THRESHOLDS.max_seed_hits}
         return self._seeds
 
     # -- pages ---------------------------------------------------------------
@@ -703,7 +718,7 @@ class PreparedText:
         assert res.start is not None and res.end is not None
         qlen = len(fold(q))
         span = len(fold(self.text[res.start : res.end]))
-        if span <= MAX_SPAN_STRETCH * qlen + MAX_SPAN_EXTRA:
+        if span <= THRESHOLDS.max_span_stretch * qlen + THRESHOLDS.max_span_extra:
             return res
         return Resolution(
             NOT_FOUND,
@@ -733,7 +748,7 @@ class PreparedText:
         tail = [ch for ch in q[body:] if ch in _MARKUP]
         if tail:
             pos, want = end, 0
-            while pos < len(text) and want < len(tail) and pos - end <= EDGE_REACH:
+            while pos < len(text) and want < len(tail) and pos - end <= THRESHOLDS.edge_reach:
                 ch = text[pos]
                 if ch == tail[want]:
                     want += 1
@@ -745,7 +760,7 @@ class PreparedText:
         lead = [ch for ch in q[: len(q) - len(q.lstrip(_EDGE_CHARS))] if ch in _MARKUP]
         if lead:
             pos, want = start, len(lead)
-            while pos > 0 and want and start - pos <= EDGE_REACH:
+            while pos > 0 and want and start - pos <= THRESHOLDS.edge_reach:
                 ch = text[pos - 1]
                 if ch == lead[want - 1]:
                     want -= 1
@@ -807,7 +822,7 @@ class PreparedText:
             detail=(
                 f"no exact or normalised copy of the quote; at {len(qf)} characters "
                 f"(folded) it is too short to match approximately without risking a "
-                f"wrong span (fuzzy matching needs {FUZZY_MIN_LENGTH})"
+                f"wrong span (fuzzy matching needs {THRESHOLDS.fuzzy_min_length})"
             ),
         )
 
@@ -825,7 +840,7 @@ class PreparedText:
         adjusted (edge lines) and vetoed (ends the alignment guessed). Returns the
         resolution or None, the near-copies scored, the bound `_fuzzy_candidates` turned
         passages away at, and how many copies an out-of-range occurrence had."""
-        scored, bound = self._fuzzy_candidates(qf, need - FUZZY_MARGIN)
+        scored, bound = self._fuzzy_candidates(qf, need - THRESHOLDS.fuzzy_margin)
         accepted = [c for c in scored if c.score >= need and not self._splits_number(c, q, context)]
         if not accepted:
             return None, scored, bound, out_of_range
@@ -871,7 +886,7 @@ class PreparedText:
             return res
         best = max((c.score for c in scored), default=0.0)
         offer = max(scored, key=lambda c: c.score) if scored else None
-        if offer is not None and offer.score < OFFER_MIN_SCORE:
+        if offer is not None and offer.score < THRESHOLDS.offer_min_score:
             offer = None
         if scored:
             closest = f"the closest passage is {best:.0%} similar"
@@ -930,9 +945,9 @@ class PreparedText:
         k = max(range(len(pieces)), key=lambda i: len(pieces[i]))
         if pieces[k] not in ftext or not context.prefix or not context.suffix:
             return None
-        budget = MAX_SPAN_EXTRA + int(len(qf) * (MAX_SPAN_STRETCH - 1))
-        hits = find_all(ftext, pieces[k], limit=PIECES_MAX_HITS)
-        if len(hits) > PIECES_MAX_HITS:
+        budget = THRESHOLDS.max_span_extra + int(len(qf) * (THRESHOLDS.max_span_stretch - 1))
+        hits = find_all(ftext, pieces[k], limit=THRESHOLDS.pieces_max_hits)
+        if len(hits) > THRESHOLDS.pieces_max_hits:
             return None
         prefix, suffix = context.prefix, context.suffix
         fits: set[tuple[int, int]] = set()
@@ -947,7 +962,7 @@ class PreparedText:
             fb = min(lasts, key=lambda b: _anchored_distance(suffix, ftext, b, before=False))
             dp = _anchored_distance(prefix, ftext, fa, before=True)
             ds = _anchored_distance(suffix, ftext, fb, before=False)
-            if dp + ds <= (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK:
+            if dp + ds <= (len(prefix) + len(suffix)) // THRESHOLDS.pieces_context_slack:
                 fits.add((fa, fb))
         if len(fits) != 1:
             # none, or more than one where a line of digits could sit: the first and last
@@ -996,7 +1011,7 @@ class PreparedText:
         Another parse may put a line of the passage one line further (a contents entry's
         page number, a formula's "where", a command read before the sentence introducing
         it): no alignment passes the bar, and the lines are not in order. The first and last
-        lines (at least `MOVED_LINES_EDGE` characters folded) fix the ends, the prefix and
+        lines (at least `moved_lines_edge` characters folded) fix the ends, the prefix and
         suffix must fit them as for lines in order, and the span may stretch no more than
         a fuzzy span.
         """
@@ -1007,17 +1022,17 @@ class PreparedText:
         # a short edge line ("3", the start of "3.15 zbasis") is everywhere: it fixes its end
         # only with the recorded context on its side here exactly, long enough to tell, and
         # holding letters (beside more digits, a matrix's "0" fits every row)
-        short_first, short_last = (len(p) < MOVED_LINES_EDGE for p in (first, last))
+        short_first, short_last = (len(p) < THRESHOLDS.moved_lines_edge for p in (first, last))
         raw_prefix, raw_suffix = context.raw
         if (short_first and not _telling(prefix, raw_prefix)) or (
             short_last and not _telling(suffix, raw_suffix)
         ):
             return None
         ftext = self.folded.text
-        hits = find_all(ftext, first, limit=PIECES_MAX_HITS)
-        if len(hits) > PIECES_MAX_HITS:
+        hits = find_all(ftext, first, limit=THRESHOLDS.pieces_max_hits)
+        if len(hits) > THRESHOLDS.pieces_max_hits:
             return None
-        slack = (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK
+        slack = (len(prefix) + len(suffix)) // THRESHOLDS.pieces_context_slack
         inner = sorted(pieces[1:-1], key=len, reverse=True)
         fits = set()
         for fa in hits:
@@ -1094,24 +1109,27 @@ class PreparedText:
         "bigarray", "camlint", "compare") and by rows here interleaves the other column's
         cells: the cheapest alignment stops a row or two short and leaves the quote's last
         cells out ("compare" begins the row after the span). An edge line of at least
-        `MOVED_LINES_EDGE` characters folded that the span does not hold within
-        `EDGE_LINE_SLACK` characters of its edge, with a copy within `MAX_SPAN_EXTRA`
+        `moved_lines_edge` characters folded that the span does not hold within
+        `edge_line_slack` characters of its edge, with a copy within `max_span_extra`
         characters outside it, moves that end to the nearest copy.
         """
         lines = [line for line in _folded_lines(q) if line]
         first, last = lines[0], lines[-1]
         ftext = self.folded.text
         fa, fb = c.fa, c.fb
-        edge = EDGE_LINE_SLACK
-        if len(last) >= MOVED_LINES_EDGE and last not in ftext[max(fa, fb - len(last) - edge) : fb]:
-            at = ftext.find(last, fb, fb + MAX_SPAN_EXTRA + len(last))
+        edge = THRESHOLDS.edge_line_slack
+        if (
+            len(last) >= THRESHOLDS.moved_lines_edge
+            and last not in ftext[max(fa, fb - len(last) - edge) : fb]
+        ):
+            at = ftext.find(last, fb, fb + THRESHOLDS.max_span_extra + len(last))
             if at >= 0:
                 fb = at + len(last)
         if (
-            len(first) >= MOVED_LINES_EDGE
+            len(first) >= THRESHOLDS.moved_lines_edge
             and first not in ftext[fa : min(fb, fa + len(first) + edge)]
         ):
-            at = ftext.rfind(first, max(0, fa - MAX_SPAN_EXTRA - len(first)), fa)
+            at = ftext.rfind(first, max(0, fa - THRESHOLDS.max_span_extra - len(first)), fa)
             if at >= 0:
                 fa = at
         if (fa, fb) == (c.fa, c.fb):
@@ -1141,12 +1159,12 @@ class PreparedText:
 
     def _calibrated(self, q: str, res: Resolution) -> Resolution:
         """A fuzzy match, or -- when most of the quote's words are not in it -- `not_found`
-        with the span offered for a person to confirm (see `FUZZY_MIN_WORDS_KEPT`)."""
+        with the span offered for a person to confirm (see `fuzzy_min_words_kept`)."""
         assert res.start is not None and res.end is not None
         folded = self.folded
         fa, fb = folded.folded_index(res.start), folded.folded_index(res.end)
         kept = _words_kept(q, folded.text[fa:fb])
-        if kept >= FUZZY_MIN_WORDS_KEPT:
+        if kept >= THRESHOLDS.fuzzy_min_words_kept:
             return replace(res, kept=kept)
         return Resolution(
             NOT_FOUND,
@@ -1155,9 +1173,9 @@ class PreparedText:
             reason="mostly_absent",
             detail=(
                 f"the closest passage is {res.score:.0%} similar, but only {kept:.0%} of the "
-                f"quote's words are in it (a fuzzy match needs {FUZZY_MIN_WORDS_KEPT:.0%}): most "
-                "of the quote is not in this parse; the passage is offered for a person to "
-                "confirm or correct"
+                "quote's words are in it (a fuzzy match needs "
+                f"{THRESHOLDS.fuzzy_min_words_kept:.0%}): most of the quote is not in this "
+                "parse; the passage is offered for a person to confirm or correct"
             ),
             page=res.page,
             kept=kept,
@@ -1479,7 +1497,7 @@ class PreparedText:
     def _clear_lead(best: _Candidate, others: Iterable[_Candidate]) -> bool:
         for other in others:
             apart = other.end <= best.start or other.start >= best.end
-            if apart and best.score - other.score < FUZZY_MARGIN:
+            if apart and best.score - other.score < THRESHOLDS.fuzzy_margin:
                 return False
         return True
 
@@ -1551,12 +1569,12 @@ class PreparedText:
         pieces (see `_moved_pieces`) that is exactly a bound on its score -- its matched
         characters are such a subsequence -- so a window left out could neither have been
         accepted nor have stopped another from being picked (it would trail any accepted one
-        by more than `FUZZY_MARGIN`). Moved pieces can only lift the score of a window that
+        by more than `fuzzy_margin`). Moved pieces can only lift the score of a window that
         already holds `floor` of the quote in order: a passage read mostly out of order is
         never a candidate, which is the safe side, and most quotes that are not in the parse
         at all (evidence filed under the wrong document) are turned away here cheaply.
-        Since 1.3 a window that fails that bound but still holds `REORDER_GATE` of it in
-        order is looked at again: if pieces of `SEED` characters of the quote cover enough
+        Since 1.3 a window that fails that bound but still holds `reorder_gate` of it in
+        order is looked at again: if pieces of `seed` characters of the quote cover enough
         of it in any order (table cells or rows the parse reads in another order), it is
         aligned, and its moved pieces are scored as such.
         Also returns the highest such bound among the windows left out (0 if none).
@@ -1565,7 +1583,9 @@ class PreparedText:
         m = len(qf)
         index = self._seed_index()
         get = index.get
-        pieces = map(get, [qf[off : off + SEED] for off in range(m - SEED + 1)])
+        pieces = map(
+            get, [qf[off : off + THRESHOLDS.seed] for off in range(m - THRESHOLDS.seed + 1)]
+        )
         votes = [h - off for off, hits in enumerate(pieces) if hits for h in hits]
         if not votes:
             return [], 0.0
@@ -1589,12 +1609,12 @@ class PreparedText:
         fewest = max(2, clusters[0][0] // 4)
         clusters = [c for c in clusters if c[0] >= fewest] or clusters[:1]
 
-        pad = int(m * (MAX_SPAN_STRETCH - 1)) + MAX_SPAN_EXTRA
+        pad = int(m * (THRESHOLDS.max_span_stretch - 1)) + THRESHOLDS.max_span_extra
         need = math.ceil(floor * m - 1e-9)
         found: list[_Candidate] = []
         aligned: list[tuple[int, int]] = []
         bound = 0
-        for _count, lo, hi in clusters[:MAX_FUZZY_WINDOWS]:
+        for _count, lo, hi in clusters[: THRESHOLDS.max_fuzzy_windows]:
             if any(a <= lo and hi + m <= b for a, b in aligned):
                 continue  # the same passage, already inside a window aligned before
             w0 = max(0, lo - pad)
@@ -1604,7 +1624,8 @@ class PreparedText:
             if common >= need:
                 common = _span_bound(qf, ftext, w0, w1, need)
             if common < need and (
-                common < need * REORDER_GATE or not _covers(qf, ftext[w0:w1], SEED, need)
+                common < need * THRESHOLDS.reorder_gate
+                or not _covers(qf, ftext[w0:w1], THRESHOLDS.seed, need)
             ):
                 bound = max(bound, common)
                 continue
@@ -1627,7 +1648,7 @@ class PreparedText:
         run of inserted text (a link target, a running header and page number), so the
         alignment is built from a colinear chain of exact k-mer matches first; only the
         gaps between them, and the two ends, are aligned with edlib. Exact runs the parse
-        reads in another order inside the chain's span count as matched at `MOVE_COST` each
+        reads in another order inside the chain's span count as matched at `move_cost` each
         (`_moved_pieces`); they change the score, never where the span starts or ends.
         """
         ftext = self.folded.text
@@ -1643,12 +1664,12 @@ class PreparedText:
         p0, t0, _ = segments[0]
         start = t0
         if p0:
-            lo = max(0, t0 - p0 - p0 // 2 - END_SLACK)
+            lo = max(0, t0 - p0 - p0 // 2 - THRESHOLDS.end_slack)
             got, used, head_runs = _align_end(qf[:p0], window[lo:t0], at_end=True)
             matches += got
             runs += head_runs
             start = t0 - used
-        moves = _moved_pieces(segments, spare, max(k, MOVE_MIN))
+        moves = _moved_pieces(segments, spare, max(k, THRESHOLDS.move_min))
         cut_q: dict[int, list[tuple[int, int]]] = {}
         cut_t: dict[int, list[tuple[int, int]]] = {}
         for gq, qa, gt, ta, length in moves:
@@ -1669,15 +1690,15 @@ class PreparedText:
         end = t1 + l1
         rest = m - (p1 + l1)
         if rest:
-            seg = window[end : end + rest + rest // 2 + END_SLACK]
+            seg = window[end : end + rest + rest // 2 + THRESHOLDS.end_slack]
             got, used, tail_runs = _align_end(qf[p1 + l1 :], seg, at_end=False)
             matches += got
             runs += tail_runs
             end += used
         fa, fb = w0 + start, w0 + end
-        if fb <= fa or fb - fa > m * MAX_SPAN_STRETCH + MAX_SPAN_EXTRA:
+        if fb <= fa or fb - fa > m * THRESHOLDS.max_span_stretch + THRESHOLDS.max_span_extra:
             return None
-        score = matches / (m + _insert_cost(runs, m) + MOVE_COST * len(moves))
+        score = matches / (m + _insert_cost(runs, m) + THRESHOLDS.move_cost * len(moves))
         inserted = sum(runs)
         note = f", {inserted} inserted characters stepped over" if inserted >= 8 else ""
         if moves:
@@ -1688,9 +1709,9 @@ class PreparedText:
 
 def _insert_cost(runs: list[int], m: int) -> int:
     """What text inserted into a passage costs a quote of folded length `m`."""
-    long_runs = sorted((r for r in runs if r >= LONG_RUN), reverse=True)
-    allowed = 1 + m // LONG_RUN_EVERY
-    cost = sum(r for r in runs if r < LONG_RUN)
+    long_runs = sorted((r for r in runs if r >= THRESHOLDS.long_run), reverse=True)
+    allowed = 1 + m // THRESHOLDS.long_run_every
+    cost = sum(r for r in runs if r < THRESHOLDS.long_run)
     return cost + len(long_runs[:allowed]) + sum(long_runs[allowed:])
 
 
@@ -1749,12 +1770,12 @@ def _span_bound(qf: str, ftext: str, w0: int, w1: int, need: int) -> int:
     """How much of `qf` a span of `ftext[w0:w1]` as long as a match may be holds in order,
     at most (stopping once it reaches `need`).
 
-    A match spans at most `len(qf) * MAX_SPAN_STRETCH + MAX_SPAN_EXTRA` characters, so its
+    A match spans at most `len(qf) * max_span_stretch + max_span_extra` characters, so its
     matched characters are a common subsequence of `qf` and one of the overlapping pieces of
     that length plus `stride` taken every `stride`: the largest such LCS bounds its score as
     the whole window's does, only tighter (a long window holds much of any quote in order).
     """
-    span = int(len(qf) * MAX_SPAN_STRETCH) + MAX_SPAN_EXTRA
+    span = int(len(qf) * THRESHOLDS.max_span_stretch) + THRESHOLDS.max_span_extra
     stride = max(1, span // 2)
     best = 0
     for x in range(w0, w1, stride):
@@ -1862,8 +1883,8 @@ def _chain(
     segs = sorted((s for lst in runs.values() for s in lst), key=lambda s: (s[0], s[1]))
     if not segs:
         return [], []
-    if len(segs) > MAX_CHAIN_SEGMENTS:
-        segs = sorted(segs, key=lambda s: -s[2])[:MAX_CHAIN_SEGMENTS]
+    if len(segs) > THRESHOLDS.max_chain_segments:
+        segs = sorted(segs, key=lambda s: -s[2])[: THRESHOLDS.max_chain_segments]
         segs.sort(key=lambda s: (s[0], s[1]))
     # a run may overlap the one before it in the chain (both hold the same few characters,
     # "...global|in the..." read twice): it then joins with its start trimmed
@@ -2015,21 +2036,21 @@ _ALNUM = re.compile(r"[^\W_]")
 
 def _fixes_ends(first: str, last: str, context: _Context) -> bool:
     """Whether a quote's first and last lines may fix the ends of a span found line by line:
-    one holds letters, and the other letters, at least `MOVED_LINES_EDGE` characters folded
+    one holds letters, and the other letters, at least `moved_lines_edge` characters folded
     (a section number "2.1", not a matrix's "0", which every row has), or a recorded context
     on its side that can tell (`_telling`: a file's first row "2" after its name)."""
     lettered = [not _letterless(line) for line in (first, last)]
     sides = zip((context.prefix, context.suffix), context.raw, strict=True)
     return any(lettered) and all(
-        has or len(fold(line)) >= MOVED_LINES_EDGE or _telling(*side)
+        has or len(fold(line)) >= THRESHOLDS.moved_lines_edge or _telling(*side)
         for has, line, side in zip(lettered, (first, last), sides, strict=True)
     )
 
 
 def _telling(folded: str, raw: str) -> bool:
     """Whether a side of the recorded context can fix a short edge line by itself: at least
-    `REFIT_CONTEXT_MIN` characters folded (`folded`), with letters (`raw`)."""
-    return len(folded) >= REFIT_CONTEXT_MIN and not _letterless(raw)
+    `refit_context_min` characters folded (`folded`), with letters (`raw`)."""
+    return len(folded) >= THRESHOLDS.refit_context_min and not _letterless(raw)
 
 
 #: Characters a word may be broken at across a line's end: a context beginning (ending) with
@@ -2122,13 +2143,13 @@ def _holds_all(window: str, pieces: list[str]) -> bool:
 
 
 def _words_kept(quote: str, folded_span: str) -> float:
-    """The share of the quote's words (folded, at least `KEPT_WORD_MIN` long when it has
+    """The share of the quote's words (folded, at least `kept_word_min` long when it has
     such words) that occur in the folded span. A glyph placeholder ("(cid:19)", pdfminer's
     name for a glyph without a character) is not a word: folding drops it from the span."""
     if "(cid:" in quote:
         quote = _CID.sub(" ", quote)
     words = [w for w in map(fold, _WORD.findall(quote)) if w]
-    long_words = [w for w in words if len(w) >= KEPT_WORD_MIN] or words
+    long_words = [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
     if not long_words:
         return 0.0
     return sum(w in folded_span for w in long_words) / len(long_words)
