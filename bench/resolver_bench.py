@@ -15,7 +15,7 @@ left out and counted.
 
 Each suite runs on several random samples (`--seeds`); the fuzzy tier's precision (how many
 of its spans are right) is printed at the words-kept threshold the resolver uses and at its
-neighbours, which is what `FUZZY_MIN_WORDS_KEPT` is chosen from.
+neighbours, which is what `THRESHOLDS.fuzzy_min_words_kept` is chosen from.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ from resolver_corpus import SCALE_SOURCES, html_documents, pdf_documents
 from evalsets.pure.resolver import (
     CONTEXT_CHARS,
     FUZZY,
-    FUZZY_MIN_WORDS_KEPT,
     RESOLVER_VERSION,
+    THRESHOLDS,
     Resolution,
     occurrence_at,
     prepare,
@@ -463,7 +463,7 @@ def calibration_rows(outcomes: list[tuple[float, bool]]) -> list[str]:
     for t in KEPT_THRESHOLDS:
         kept = [ok for k, ok in outcomes if k >= t]
         good = sum(kept)
-        mark = "  <- used" if t == FUZZY_MIN_WORDS_KEPT else ""
+        mark = "  <- used" if t == THRESHOLDS.fuzzy_min_words_kept else ""
         rows.append(
             f"| {t:13.0%} | {len(kept):20} | {good:5} | {len(kept) - good:20} | "
             f"{good / max(1, len(kept)):9.2%} |{mark}"
@@ -604,7 +604,7 @@ def run_suite(
     gone = {s: n for (ok, s), n in sorted(statuses.items()) if not ok}
     print(f"ours + context, statuses on survivors: {surv}; on the false-alarm set: {gone}")
     outcomes = fuzzy_outcomes(cases, resolutions)
-    returned = [ok for k, ok in outcomes if k >= FUZZY_MIN_WORDS_KEPT]
+    returned = [ok for k, ok in outcomes if k >= THRESHOLDS.fuzzy_min_words_kept]
     print(
         f"fuzzy tier: {sum(returned)} of {len(returned)} spans right "
         f"(precision {sum(returned) / max(1, len(returned)):.2%}); "

@@ -52,7 +52,7 @@ SCALE_SOURCES = [
 SKIP_PAGES = {"index.html"}
 
 
-def _package_root(package: str) -> Path:
+def package_root(package: str) -> Path:
     root = CACHE / "pkg" / package
     if (root / ".done").exists():
         return root
@@ -97,7 +97,7 @@ def pdf_documents() -> list[dict]:
     """Each PDF read page by page by pypdf and by pdfminer.six, with real page starts."""
     docs = []
     for package, rel in PDF_SOURCES:
-        path = _package_root(package) / rel
+        path = package_root(package) / rel
 
         def build(path: Path = path) -> dict:
             from pdfminer.high_level import extract_pages
@@ -155,7 +155,7 @@ def html_documents(sources: list | None = None, converter: str = "html2text") ->
     convert = MARKDOWN_CONVERTERS[converter]
     docs = []
     for package, rels in sources or HTML_SOURCES:
-        root = _package_root(package)
+        root = package_root(package)
         paths = []
         for rel in rels:
             if "*" in rel:

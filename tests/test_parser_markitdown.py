@@ -23,6 +23,33 @@ def test_markitdown_reads_a_pdf_page_by_page_with_its_version_recorded():
     assert "Page two" in parsed.text[second : parsed.page_starts[2]]
 
 
+def _pdf_with_a_form_page() -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 8, "Page one is prose about the lighthouse keeper and her logbook.")
+    pdf.add_page()  # a borderless table: markitdown reads it as a form
+    for row in range(14):
+        for col, word in enumerate(["Name", "Qty", "Price", "Total"]):
+            pdf.set_xy(20 + col * 45, 20 + row * 9)
+            pdf.cell(40, 8, f"{word}{row}")
+    pdf.add_page()
+    pdf.add_page()
+    pdf.multi_cell(0, 8, "Page four ends the report with a summary of the corner bakery.")
+    return bytes(pdf.output())
+
+
+def test_markitdown_keeps_a_pdfs_pages_and_spaces_when_one_page_is_a_form():
+    parsed = MARKITDOWN.parse(_pdf_with_a_form_page(), max_pages=100, progress=None)
+    assert parsed.page_count == 4
+    assert "the lighthouse keeper and her logbook" in parsed.page_text(0)
+    assert "| Name0" in parsed.page_text(1) and "Total13" in parsed.page_text(1)
+    assert parsed.page_text(2) == ""
+    assert "the report with a summary of the corner bakery" in parsed.page_text(3)
+
+
 def test_markitdown_reads_a_word_document_as_markdown_with_its_table():
     parsed = MARKITDOWN.parse(make_docx(), max_pages=100, progress=None)
     assert parsed.text.startswith("# Quarterly")

@@ -42,11 +42,13 @@ __all__ = [
     "FoldedText",
     "PreparedText",
     "Resolution",
+    "Rules",
     "find_all",
     "fold",
     "fold_text",
     "min_fuzzy_score",
     "occurrence_at",
+    "passage_copies",
     "prepare",
     "resolve",
     "resolve_many",
@@ -54,7 +56,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "1.10"
+RESOLVER_VERSION = "2.0"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -69,93 +71,93 @@ CONTEXT_CHARS = 32
 #: ligature written out), so the cut leaves half as much again as a highlight records.
 FOLDED_CONTEXT_CHARS = CONTEXT_CHARS + CONTEXT_CHARS // 2
 
-#: Folded quotes shorter than this are never matched approximately: too many places in any
-#: real document are a couple of edits away from a short string.
-FUZZY_MIN_LENGTH = 16
-#: Required fuzzy score for long quotes, and for the shortest quote allowed to go fuzzy.
-FUZZY_SCORE_LONG = 0.85
-FUZZY_SCORE_SHORT = 0.95
-FUZZY_LONG_FROM = 150
-#: How far ahead of the runner-up the best fuzzy candidate must be to be picked on score.
-FUZZY_MARGIN = 0.05
-#: A run of at least this many characters inserted into a passage (a running header and page
-#: number, a link target) costs one character of score, however long it is -- for up to
-#: `1 + len // LONG_RUN_EVERY` such runs; shorter runs and further runs cost their length ...
-LONG_RUN = 3
-LONG_RUN_EVERY = 60
-#: ... but the found span may be at most this much longer than the quote (folded).
-MAX_SPAN_STRETCH = 1.6
-MAX_SPAN_EXTRA = 64
-#: Room for inserted text when aligning the ends of a quote next to its chain.
-END_SLACK = 24
-#: Pieces of the quote looked up to find where approximate copies may be, and how densely
-#: the text is indexed for them.
-SEED = 6
-SEED_STEP = 3
-#: Seeds indexed more often than this are too common to say where a passage is.
-MAX_SEED_HITS = 24
-#: Exact runs considered when chaining a quote through a window, longest first.
-MAX_CHAIN_SEGMENTS = 120
-#: Fuzzy windows aligned per quote, best-voted first.
-MAX_FUZZY_WINDOWS = 12
-#: A piece of the passage the parse reads in another order (inside the found span) counts
-#: as matched when it is an exact run of at least this many characters, at this cost.
-MOVE_MIN = 8
-MOVE_COST = 2
-#: A window holding less of the quote in order than the fuzzy bar needs is still aligned when
-#: it holds at least this share of that in order and exact runs cover enough in any order.
-REORDER_GATE = 0.75
-#: A fuzzy match is refused (``not_found``, the span offered for a person to confirm) when
-#: fewer than this share of the quote's words appear in it: a passage mostly absent from the
-#: parse whose remains happen to align. Calibrated on ``bench/resolver_bench.py``, which
-#: prints the fuzzy tier's precision at this and neighbouring thresholds.
-FUZZY_MIN_WORDS_KEPT = 0.5
-#: How far past a span's end (or before its start) the Markdown marks a quote ends (begins)
-#: with are looked for.
-EDGE_REACH = 16
-#: A quote found line by line (`PreparedText._by_pieces`) is looked for around at most this
-#: many copies of its longest line.
-PIECES_MAX_HITS = 64
-#: ... and the recorded prefix and suffix must fit its two ends within one edit per this
-#: many of their characters, in all.
-PIECES_CONTEXT_SLACK = 8
-#: When that context does not fit (a table whose other column this parse reads into the same
-#: rows: its cells sit inside the prefix and suffix too), the quote is still taken line by
-#: line if each of its lines after the first begins a line here (the other column read after
-#: it on the row, or a whole line between), at most this many characters are inserted per
-#: folded character of the quote, and ...
-PIECES_ROW_INSERT = 2.5
-#: ... the recorded prefix and suffix are here line by line too: the line next to the quote
-#: right at its end, each further one in order within `PIECES_ROW_REACH` characters of the
-#: last, together at least this share of each side's characters.
-PIECES_ROW_CONTEXT = 0.6
-PIECES_ROW_REACH = 48
-#: ... or, for a quote at least this long (folded), both sides' characters together
-#: (`_rows_context_fits`): a table read by columns puts its header row into the suffix.
-PIECES_ROW_POOLED_MIN = 32
-#: A fuzzy span's end moves to another copy of the quote's edge line nearby when the recorded
-#: context, at least this many characters folded, fits exactly there and not at the end
-#: the alignment found (`PreparedText._refit_ends`).
-REFIT_CONTEXT_MIN = 12
-#: ... or, when the recorded context fits exactly at no copy, the whole line recorded next to
-#: the quote (at least this many characters folded) is a whole line right there and not at
-#: the alignment's end (`_Context.rows`).
-REFIT_ROW_MIN = 4
-#: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
-#: its first and last lines at least this long, folded, to fix its two ends.
-MOVED_LINES_EDGE = 3
-#: A fuzzy span holds the quote's first (last) line when it is within this many folded
-#: characters of its start (end); otherwise a copy just outside widens it
-#: (`PreparedText._with_edge_lines`).
-EDGE_LINE_SLACK = 8
-#: Quotes not found for these reasons are tried again without their lines of symbols alone
-#: (`PreparedText._symbol_lines_moved`).
-SYMBOL_LINES_RETRY = frozenset({"not_present", "not_present_short", "ends_not_fixed"})
-#: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
-KEPT_WORD_MIN = 3
-#: A candidate below the fuzzy bar is still offered for confirmation when it is at least
-#: this similar: below it, it is noise, not a candidate anyone would want to look at.
-OFFER_MIN_SCORE = 0.6
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Every threshold of the resolver, in one place (`THRESHOLDS`). Each was chosen on the
+    in-house benchmark before 2.0; one changed here is weighed on the held-out corpus
+    (`bench/resolver_heldout.py`) before it is kept."""
+
+    #: Folded quotes shorter than this are never matched approximately: too many places in any
+    #: real document are a couple of edits away from a short string.
+    fuzzy_min_length: int = 16
+    #: Required fuzzy score for long quotes, and for the shortest quote allowed to go fuzzy.
+    fuzzy_score_long: float = 0.85
+    fuzzy_score_short: float = 0.95
+    fuzzy_long_from: int = 150
+    #: How far ahead of the runner-up the best fuzzy candidate must be to be picked on score.
+    fuzzy_margin: float = 0.05
+    #: A run of at least this many characters inserted into a passage (a running header and page
+    #: number, a link target) costs one character of score, however long it is -- for up to
+    #: `1 + len // LONG_RUN_EVERY` such runs; shorter runs and further runs cost their length ...
+    long_run: int = 3
+    long_run_every: int = 60
+    #: ... but the found span may be at most this much longer than the quote (folded).
+    max_span_stretch: float = 1.6
+    max_span_extra: int = 64
+    #: Room for inserted text when aligning the ends of a quote next to its chain.
+    end_slack: int = 24
+    #: Pieces of the quote looked up to find where approximate copies may be, and how densely
+    #: the text is indexed for them.
+    seed: int = 6
+    seed_step: int = 3
+    #: Seeds indexed more often than this are too common to say where a passage is.
+    max_seed_hits: int = 24
+    #: Exact runs considered when chaining a quote through a window, longest first.
+    max_chain_segments: int = 120
+    #: Fuzzy windows aligned per quote, best-voted first.
+    max_fuzzy_windows: int = 12
+    #: A piece of the passage the parse reads in another order (inside the found span) counts
+    #: as matched when it is an exact run of at least this many characters, at this cost.
+    move_min: int = 8
+    move_cost: int = 2
+    #: A window holding less of the quote in order than the fuzzy bar needs is still aligned when
+    #: it holds at least this share of that in order and exact runs cover enough in any order.
+    reorder_gate: float = 0.75
+    #: A fuzzy match is refused (``not_found``, the span offered for a person to confirm) when
+    #: fewer than this share of the quote's words appear in it: a passage mostly absent from the
+    #: parse whose remains happen to align. Calibrated on ``bench/resolver_bench.py``, which
+    #: prints the fuzzy tier's precision at this and neighbouring thresholds.
+    fuzzy_min_words_kept: float = 0.5
+    #: How far past a span's end (or before its start) the Markdown marks a quote ends (begins)
+    #: with are looked for.
+    edge_reach: int = 16
+    #: A quote found line by line (`PreparedText._by_pieces`) is looked for around at most this
+    #: many copies of its longest line.
+    pieces_max_hits: int = 64
+    #: ... and the recorded prefix and suffix must fit its two ends within one edit per this
+    #: many of their characters, in all.
+    pieces_context_slack: int = 8
+    #: A recorded side of context can tell where a line of a quote found line by line ends when
+    #: it holds at least this many characters folded, letters among them (`_telling`).
+    refit_context_min: int = 12
+    #: A quote found with some of its lines in another order (`PreparedText._moved_lines`) needs
+    #: its first and last lines at least this long, folded, to fix its two ends.
+    moved_lines_edge: int = 3
+    #: A fuzzy span holds the quote's first (last) line when it is within this many folded
+    #: characters of its start (end); otherwise a copy just outside widens it
+    #: (`PreparedText._with_edge_lines`).
+    edge_line_slack: int = 8
+    #: Words shorter than this (folded) are not counted: "a", "of" are inside any passage.
+    kept_word_min: int = 3
+    #: A candidate below the fuzzy bar is still offered for confirmation when it is at least
+    #: this similar: below it, it is noise, not a candidate anyone would want to look at.
+    offer_min_score: float = 0.6
+
+
+THRESHOLDS = Thresholds()
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """Switches for rules on trial. A rule comes with a switch here, and stays only while
+    `bench/resolver_heldout.py --ablate` finds it gains on the held-out half of the corpus and
+    turns nothing there worse (`bench/resolver_ledger.json` records what each earned). The
+    five rules of 1.7 to 1.10 weighed so (symbol lines, word cuts given up, context rows,
+    rewrapped copies, refitted ends) gained nothing held out and were deleted in 2.0."""
+
+
+RULES = Rules()
 
 
 # ---------------------------------------------------------------------------
@@ -297,6 +299,9 @@ _MARKDOWN_NOISE = re.compile(
 )
 #: The marker of a nested or definition list item at the start of a line (see above).
 _LIST_MARKER = re.compile(r"\n[ \t]*[+:][ \t]")
+#: Markdown's blockquote marks at the start of a line ("> ", "> > "): markitdown writes them
+#: where a plain-text parse of the same page has only the quoted lines.
+_BLOCKQUOTE = re.compile(r"(?:\A|(?<=\n))[ \t]*>[ \t>]*")
 #: A hyphen between two letters, possibly across a line break: "infor-\nmation",
 #: "well-known". Dropped on both sides, so all spellings of a hyphenated word compare equal.
 _JOINING_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\u2011](?=\s*[^\W\d_])")
@@ -310,6 +315,8 @@ def _cuts(text: str) -> list[tuple[int, int]]:
     cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)] if noise else []
     if "\n" in text and ("+" in text or ":" in text):
         cuts += [m.span() for m in _LIST_MARKER.finditer(text)]
+    if ">" in text:
+        cuts += [m.span() for m in _BLOCKQUOTE.finditer(text) if m.end() > m.start()]
     if "-" in text or "\u00ad" in text or "\u2010" in text or "\u2011" in text:
         cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
     return cuts
@@ -546,29 +553,99 @@ def find_all(haystack: str, needle: str, begin: int = 0, limit: int | None = Non
     return found
 
 
+#: What separates the words of a passage: ASCII whitespace only (a no-break space is a
+#: character of the passage, as in `_layout`).
+_WHITESPACE_RUN = re.compile(r"[ \t\n\r\f\v]+")
+
+
+def _flatten(text: str) -> tuple[str, array]:
+    """`text` with each run of whitespace one space, and where each character came from."""
+    parts: list[str] = []
+    positions = array("l")
+    at = 0
+    for m in _WHITESPACE_RUN.finditer(text):
+        parts += [text[at : m.start()], " "]
+        positions.extend(range(at, m.start() + 1))
+        at = m.end()
+    parts.append(text[at:])
+    positions.extend(range(at, len(text)))
+    return "".join(parts), positions
+
+
+def passage_copies(
+    text: str, quote: str, begin: int = 0, stop: int | None = None
+) -> list[tuple[int, int]]:
+    """Every copy of `quote` a reader would call the same passage, starting from `begin` up
+    to (not including) `stop`: the same characters, whitespace aside (a copy broken over
+    other lines, indented or with a blank line inside counts; one differing in case or in
+    any mark does not). Overlapping copies and copies inside longer words count, as
+    `find_all` counts them.
+
+    The one way an `occurrence` is counted: where a highlight records it
+    (`occurrence_at`) and where the resolver reads it back.
+    """
+    return _flat_copies(_flatten(text), quote, begin, stop)
+
+
+def _flat_copies(
+    flat: tuple[str, array], quote: str, begin: int = 0, stop: int | None = None
+) -> list[tuple[int, int]]:
+    ftext, positions = flat
+    needle = " ".join(_WHITESPACE_RUN.split(quote.strip(_ASCII_SPACE)))
+    k = len(needle)
+    spans = [
+        (positions[at], positions[at + k - 1] + 1)
+        for at in find_all(ftext, needle, bisect_left(positions, begin))
+    ]
+    return spans if stop is None else [span for span in spans if span[0] < stop]
+
+
 def occurrence_at(text: str, quote: str, start: int, begin: int = 0) -> int:
     """The `occurrence` of the copy of `quote` that starts at `start`, counted from `begin`.
 
     `begin` is where counting starts: the start of the page the anchor's `page_hint` names
-    (context-grid narrows candidates to the hinted page, then takes the `occurrence`-th), or
-    0 for an anchor without a page hint. Copies that start before `start` count, overlapping
-    ones included.
+    (a page hint means the copies that start on that page), or 0 for an anchor without a
+    page hint. Copies are counted as `passage_copies` counts them: those that start before
+    `start`, overlapping ones included.
     """
-    # A copy starting before `start` ends before `start + len(quote) - 1`.
-    return len(find_all(text[: start + len(quote) - 1], quote, begin))
+    return len(passage_copies(text, quote, begin, stop=start))
 
 
 def min_fuzzy_score(folded_length: int) -> float | None:
     """The fuzzy score a quote of this folded length needs, or None if it may not go fuzzy."""
-    if folded_length < FUZZY_MIN_LENGTH:
+    if folded_length < THRESHOLDS.fuzzy_min_length:
         return None
-    if folded_length >= FUZZY_LONG_FROM:
-        return FUZZY_SCORE_LONG
-    frac = (FUZZY_LONG_FROM - folded_length) / (FUZZY_LONG_FROM - FUZZY_MIN_LENGTH)
-    return FUZZY_SCORE_LONG + (FUZZY_SCORE_SHORT - FUZZY_SCORE_LONG) * frac
+    if folded_length >= THRESHOLDS.fuzzy_long_from:
+        return THRESHOLDS.fuzzy_score_long
+    frac = (THRESHOLDS.fuzzy_long_from - folded_length) / (
+        THRESHOLDS.fuzzy_long_from - THRESHOLDS.fuzzy_min_length
+    )
+    return (
+        THRESHOLDS.fuzzy_score_long
+        + (THRESHOLDS.fuzzy_score_short - THRESHOLDS.fuzzy_score_long) * frac
+    )
 
 
 _CIGAR = re.compile(r"(\d+)([=XID])")
+
+
+@dataclass(frozen=True, slots=True)
+class _Count:
+    """What counting copies for an occurrence needs to know, passed along the choice."""
+
+    tier: str
+    n: int  # every candidate, on any page
+    occurrence: int
+    qlen: int
+    quote: str
+    context: _Context
+    alike: bool
+    page_unused: bool
+    where: str
+
+    @property
+    def letterless(self) -> bool:
+        return bool(self.quote) and _letterless(self.quote)
 
 
 class PreparedText:
@@ -578,30 +655,31 @@ class PreparedText:
     in context-grid; page hints name pages that way.
     """
 
-    __slots__ = ("_seeds", "folded", "page_starts", "text")
+    __slots__ = ("_flat", "_seeds", "folded", "page_starts", "text")
 
     def __init__(self, text: str, page_starts: Sequence[int] | None = None) -> None:
         self.text = text
         self.page_starts = list(page_starts) if page_starts else None
         self.folded = fold_text(text)
         self._seeds: dict[str, list[int]] | None = None
+        self._flat: tuple[str, array] | None = None
 
     def _seed_index(self) -> dict[str, list[int]]:
-        """Where each `SEED`-character piece of the folded text starts, every `SEED_STEP`.
+        """Where each `seed`-character piece of the folded text starts, every `seed_step`.
 
         Built on the first quote that needs approximate matching, then shared by all: looking
         a quote's pieces up here replaces a scan of the whole text per piece. Sampling every
-        `SEED_STEP` positions keeps it small; any exact run of `SEED + SEED_STEP - 1`
-        characters still hits it. Pieces seen more than `MAX_SEED_HITS` times say nothing
+        `seed_step` positions keeps it small; any exact run of `seed + seed_step - 1`
+        characters still hits it. Pieces seen more than `max_seed_hits` times say nothing
         about where a passage is and are left out.
         """
         if self._seeds is None:
             ftext = self.folded.text
             index: dict[str, list[int]] = {}
             setdefault = index.setdefault
-            for p in range(0, len(ftext) - SEED + 1, SEED_STEP):
-                setdefault(ftext[p : p + SEED], []).append(p)
-            self._seeds = {k: v for k, v in index.items() if len(v) <= MAX_SEED_HITS}
+            for p in range(0, len(ftext) - THRESHOLDS.seed + 1, THRESHOLDS.seed_step):
+                setdefault(ftext[p : p + THRESHOLDS.seed], []).append(p)
+            self._seeds = {k: v for k, v in index.items() if len(v) <= THRESHOLDS.max_seed_hits}
         return self._seeds
 
     # -- pages ---------------------------------------------------------------
@@ -627,91 +705,34 @@ class PreparedText:
         """Find `quote` in this parse. See `resolve` for the meaning of the arguments."""
         occurrence = int(occurrence or 0)
         res = self._resolve(quote, occurrence, page_hint, prefix, suffix)
-        if res.reason in SYMBOL_LINES_RETRY or res.status == FUZZY:
-            res = self._symbol_lines_moved(quote, occurrence, page_hint, prefix, suffix) or res
         if res.start is None or res.end is None:
             return res
         q = quote.strip()
         start, end = self._with_edge_marks(q, res.start, res.end)
-        return res if (start, end) == (res.start, res.end) else replace(res, start=start, end=end)
+        res = res if (start, end) == (res.start, res.end) else replace(res, start=start, end=end)
+        return self._too_long(q, res) if res.status == FUZZY else res
 
-    def _symbol_lines_moved(
-        self, quote: str, occurrence: int, page_hint: int | None, prefix: str, suffix: str
-    ) -> Resolution | None:
-        """The quote found without its lines of symbols alone, when they are here nearby.
-
-        A line holding no letter or digit -- the box closing a proof, a matrix's bracket
-        pieces, a bullet -- may be read elsewhere by another parse: the highlighted parse
-        read "dif-", "□", "ferent algorithms" where this one reads "dif-\nferent
-        algorithms. □", and "written as", the brackets, "x" where this one reads "written
-        as\nx =" and then the brackets. The quote is found if, without those lines, it has
-        letters, an exact or normalised copy that the usual rules pick, and every symbol
-        within `MAX_SPAN_EXTRA` characters of that copy; the span is the copy. The copy may
-        hold the quote's own symbols between its lines (a matrix's left bracket pieces read
-        before its rows, the right ones after), if what it matches, symbols included, is at
-        least `FUZZY_MIN_LENGTH` characters folded.
-        """
-        q = quote.strip()
-        lines = _LINE_BREAK.split(q)
-        marked = [_symbol_line(line) for line in lines]
-        if not any(marked):
-            return None
-        symbols = [fold(line) for line, mark in zip(lines, marked, strict=True) if mark]
-        bare = "\n".join(line for line, mark in zip(lines, marked, strict=True) if not mark)
-        bf = fold(bare)
-        if _letterless(bare):
-            return None
-        context = _Context(prefix, suffix, bare)
-        res = None
-        if len(bf) >= FUZZY_MIN_LENGTH:
-            res, _ = self._by_copies(bare, bf, occurrence, page_hint, context)
-        if res is None or res.start is None:
-            # the symbols may be read between two of its other lines instead ("ferent
-            # algorithms. □" for "ferent algorithms." then "□" after the next line); what
-            # such a copy matches, symbols included, must be as long as a fuzzy match
-            cands = [
-                c
-                for c in self._with_symbols_between(bare, symbols)
-                if c.fb - c.fa >= FUZZY_MIN_LENGTH
-            ]
-            if not cands:
-                return None
-            res = self._choose(NORMALISED, cands, [], occurrence, page_hint, context, len(bf), bare)
-        if res is None or res.start is None or res.end is None:
-            return None
-        ftext = self.folded.text
-        fa, fb = self.folded.folded_index(res.start), self.folded.folded_index(res.end)
-        near = ftext[max(0, fa - MAX_SPAN_EXTRA) : fb + MAX_SPAN_EXTRA]
-        if not _holds_all(near, sorted(symbols, key=len, reverse=True)):
-            return None
-        n = len(symbols)
-        return replace(
-            res,
-            status=FUZZY,
-            score=len(bf) / len(fold(q)),
-            reason="symbol_lines_moved",
+    def _too_long(self, q: str, res: Resolution) -> Resolution:
+        """A fuzzy span far longer than the quote is refused, and offered: whatever path made
+        it, the passage was not found, only a stretch holding some of its words."""
+        assert res.start is not None and res.end is not None
+        qlen = len(fold(q))
+        span = len(fold(self.text[res.start : res.end]))
+        if span <= THRESHOLDS.max_span_stretch * qlen + THRESHOLDS.max_span_extra:
+            return res
+        return Resolution(
+            NOT_FOUND,
+            score=res.score,
+            reason="span_too_long",
             detail=(
-                f"found approximately: without its {n} line{'s' if n > 1 else ''} of symbols "
-                f"alone, read elsewhere nearby, the quote is here ({res.detail})"
+                f"the closest passage runs {span} characters (folded) for a {qlen}-character "
+                "quote, so it is not the quote; it is offered for a person to confirm or correct"
             ),
-            kept=_words_kept(q, ftext[fa:fb]),
+            page=res.page,
+            kept=res.kept,
+            offered_start=res.start,
+            offered_end=res.end,
         )
-
-    def _with_symbols_between(self, bare: str, symbols: list[str]) -> list[_Candidate]:
-        """Copies of `bare` (a quote without its lines of symbols alone, folded) with those
-        symbols between its lines, any number of them at one place or more; copies without
-        any are `_by_copies`' to find."""
-        lines = [line for line in _folded_lines(bare) if line]
-        between = "|".join(map(re.escape, sorted(set(symbols), key=len, reverse=True)))
-        pattern = re.compile(f"(?:{between})*".join(map(re.escape, lines)))
-        folded = self.folded
-        length = sum(map(len, lines))
-        cands = []
-        for m in pattern.finditer(folded.text):
-            fa, fb = m.span()
-            if fb - fa > length:
-                cands.append(_Candidate(*folded.original_span(fa, fb), 1.0, fa, fb))
-        return cands
 
     def _with_edge_marks(self, q: str, start: int, end: int) -> tuple[int, int]:
         """The span widened over the Markdown marks (`_`, `|`, `#`, ...) the quote begins or
@@ -727,7 +748,7 @@ class PreparedText:
         tail = [ch for ch in q[body:] if ch in _MARKUP]
         if tail:
             pos, want = end, 0
-            while pos < len(text) and want < len(tail) and pos - end <= EDGE_REACH:
+            while pos < len(text) and want < len(tail) and pos - end <= THRESHOLDS.edge_reach:
                 ch = text[pos]
                 if ch == tail[want]:
                     want += 1
@@ -739,7 +760,7 @@ class PreparedText:
         lead = [ch for ch in q[: len(q) - len(q.lstrip(_EDGE_CHARS))] if ch in _MARKUP]
         if lead:
             pos, want = start, len(lead)
-            while pos > 0 and want and start - pos <= EDGE_REACH:
+            while pos > 0 and want and start - pos <= THRESHOLDS.edge_reach:
                 ch = text[pos - 1]
                 if ch == lead[want - 1]:
                     want -= 1
@@ -770,59 +791,94 @@ class PreparedText:
                 detail="the parse has no text, so no quote can be found in it",
             )
         context = _Context(prefix, suffix, q)
+        # tiers 1 and 2: copies of the passage, then folded copies
         res, out_of_range = self._by_copies(q, qf, occurrence, page_hint, context)
         if res is not None:
             return res
-
         # tier 3: approximate
         need = min_fuzzy_score(len(qf))
         if need is None:
-            if out_of_range:
-                return self._out_of_range(out_of_range, occurrence)
-            res = self._by_pieces(q, qf, context)
-            if res is not None:
-                return res
-            return Resolution(
-                NOT_FOUND,
-                reason="not_present_short",
-                detail=(
-                    f"no exact or normalised copy of the quote; at {len(qf)} characters "
-                    f"(folded) it is too short to match approximately without risking a "
-                    f"wrong span (fuzzy matching needs {FUZZY_MIN_LENGTH})"
-                ),
-            )
-        scored, bound = self._fuzzy_candidates(qf, need - FUZZY_MARGIN)
+            return self._too_short(q, qf, occurrence, context, out_of_range)
+        res, scored, bound, out_of_range = self._by_fuzzy(
+            q, qf, need, occurrence, page_hint, context, out_of_range
+        )
+        if res is not None:
+            return res
+        return self._not_present(q, qf, need, occurrence, context, out_of_range, scored, bound)
+
+    def _too_short(
+        self, q: str, qf: str, occurrence: int, context: _Context, out_of_range: int
+    ) -> Resolution:
+        """A quote too short to match approximately: line by line with its context, or not
+        found."""
+        if out_of_range:
+            return self._out_of_range(out_of_range, occurrence)
+        res = self._by_pieces(q, qf, context)
+        if res is not None:
+            return res
+        return Resolution(
+            NOT_FOUND,
+            reason="not_present_short",
+            detail=(
+                f"no exact or normalised copy of the quote; at {len(qf)} characters "
+                f"(folded) it is too short to match approximately without risking a "
+                f"wrong span (fuzzy matching needs {THRESHOLDS.fuzzy_min_length})"
+            ),
+        )
+
+    def _by_fuzzy(
+        self,
+        q: str,
+        qf: str,
+        need: float,
+        occurrence: int,
+        page_hint: int | None,
+        context: _Context,
+        out_of_range: int,
+    ) -> tuple[Resolution | None, list[_Candidate], float, int]:
+        """Tier 3: near-copies scoring at least `need`, one chosen as copies are, its span
+        adjusted (edge lines) and vetoed (ends the alignment guessed). Returns the
+        resolution or None, the near-copies scored, the bound `_fuzzy_candidates` turned
+        passages away at, and how many copies an out-of-range occurrence had."""
+        scored, bound = self._fuzzy_candidates(qf, need - THRESHOLDS.fuzzy_margin)
         accepted = [c for c in scored if c.score >= need and not self._splits_number(c, q, context)]
-        if accepted:
-            rejected = [c for c in scored if c.score < need]
-            res = self._choose(
-                FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), q
-            )
-            if res is not None and res.found:
-                picked = _chosen(accepted, res)
-                refit = self._refit_ends(picked, q, context)
-                if refit is not picked:
-                    why = "an end moved to where the recorded context fits"
-                    picked, res = refit, self._moved_to(res, refit, why)
-                whole = self._with_edge_lines(picked, q)
-                if whole is not picked:
-                    why = "widened to the quote's edge line read just outside"
-                    picked, res = whole, self._moved_to(res, whole, why)
-                if not self._ends_fixed(picked, qf, q, context):
-                    # the alignment guessed an end; line by line, its edge lines may still
-                    # fix them if one holds letters and the other letters, a number of
-                    # several characters ("2.1") or a context with letters on its side: a
-                    # slice of a matrix never does
-                    edges = _LINE_BREAK.split(q)
-                    if _fixes_ends(edges[0], edges[-1], context):
-                        res = self._by_pieces(q, qf, context)
-                        if res is not None:
-                            return res
-                    return self._ends_not_fixed(q, picked)
-                return self._calibrated(q, res)
-            if res is not None:
-                return res
-            out_of_range = max(out_of_range, len(accepted))
+        if not accepted:
+            return None, scored, bound, out_of_range
+        rejected = [c for c in scored if c.score < need]
+        res = self._choose(FUZZY, accepted, rejected, occurrence, page_hint, context, len(qf), q)
+        if res is None:
+            return None, scored, bound, max(out_of_range, len(accepted))
+        if not res.found:
+            return res, scored, bound, out_of_range
+        picked = _chosen(accepted, res)
+        whole = self._with_edge_lines(picked, q)
+        if whole is not picked:
+            why = "widened to the quote's edge line read just outside"
+            picked, res = whole, self._moved_to(res, whole, why)
+        if self._ends_fixed(picked, qf, q, context):
+            return self._calibrated(q, res), scored, bound, out_of_range
+        # the alignment guessed an end; line by line, its edge lines may still fix them if
+        # one holds letters and the other letters, a number of several characters ("2.1")
+        # or a context with letters on its side: a slice of a matrix never does
+        edges = _LINE_BREAK.split(q)
+        by_lines = (
+            self._by_pieces(q, qf, context) if _fixes_ends(edges[0], edges[-1], context) else None
+        )
+        return by_lines or self._ends_not_fixed(q, picked), scored, bound, out_of_range
+
+    def _not_present(
+        self,
+        q: str,
+        qf: str,
+        need: float,
+        occurrence: int,
+        context: _Context,
+        out_of_range: int,
+        scored: list[_Candidate],
+        bound: float,
+    ) -> Resolution:
+        """No copy and no near-copy: line by line with its context, or not found with the
+        closest passage offered."""
         if out_of_range:
             return self._out_of_range(out_of_range, occurrence)
         res = self._by_pieces(q, qf, context)
@@ -830,7 +886,7 @@ class PreparedText:
             return res
         best = max((c.score for c in scored), default=0.0)
         offer = max(scored, key=lambda c: c.score) if scored else None
-        if offer is not None and offer.score < OFFER_MIN_SCORE:
+        if offer is not None and offer.score < THRESHOLDS.offer_min_score:
             offer = None
         if scored:
             closest = f"the closest passage is {best:.0%} similar"
@@ -871,8 +927,6 @@ class PreparedText:
 
         A two-column table read column by column where it was highlighted and row by row here
         interleaves the context as much as the quote, so the context cannot fit as a whole.
-        Such a placement is taken when it is laid out as rows (`_place_rows`) and the
-        context's lines are here around it in order (`_rows_context_fits`).
         Quotes without letters never are: a slice of a matrix has a copy in every row. When
         no single placement in order fits, the lines may be out of order (`_moved_lines`).
         """
@@ -891,14 +945,12 @@ class PreparedText:
         k = max(range(len(pieces)), key=lambda i: len(pieces[i]))
         if pieces[k] not in ftext or not context.prefix or not context.suffix:
             return None
-        budget = MAX_SPAN_EXTRA + int(len(qf) * (MAX_SPAN_STRETCH - 1))
-        hits = find_all(ftext, pieces[k], limit=PIECES_MAX_HITS)
-        if len(hits) > PIECES_MAX_HITS:
+        budget = THRESHOLDS.max_span_extra + int(len(qf) * (THRESHOLDS.max_span_stretch - 1))
+        hits = find_all(ftext, pieces[k], limit=THRESHOLDS.pieces_max_hits)
+        if len(hits) > THRESHOLDS.pieces_max_hits:
             return None
         prefix, suffix = context.prefix, context.suffix
-        prefix_lines, suffix_lines = context.lines
-        rows_budget = 0 if _letterless(q) else min(budget, int(len(qf) * PIECES_ROW_INSERT))
-        fits: dict[tuple[int, int], tuple[int, bool]] = {}
+        fits: set[tuple[int, int]] = set()
         for hit in hits:
             placed = _place_pieces(ftext, pieces, k, hit, budget)
             if placed is None:
@@ -910,19 +962,8 @@ class PreparedText:
             fb = min(lasts, key=lambda b: _anchored_distance(suffix, ftext, b, before=False))
             dp = _anchored_distance(prefix, ftext, fa, before=True)
             ds = _anchored_distance(suffix, ftext, fb, before=False)
-            if dp + ds <= (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK:
-                fits[(fa, fb)] = (inserted, False)
-                continue
-            rows = self._place_rows(pieces, k, hit, rows_budget) if rows_budget else None
-            if rows is None:
-                continue
-            fa, fb, inserted = rows
-            if _rows_context_fits(
-                len(qf),
-                _lines_fit(prefix_lines, ftext, fa, before=True),
-                _lines_fit(suffix_lines, ftext, fb, before=False),
-            ):
-                fits[(fa, fb)] = (inserted, True)
+            if dp + ds <= (len(prefix) + len(suffix)) // THRESHOLDS.pieces_context_slack:
+                fits.add((fa, fb))
         if len(fits) != 1:
             # none, or more than one where a line of digits could sit: the first and last
             # lines, with the context, may still fix both ends
@@ -936,14 +977,9 @@ class PreparedText:
                 "quote fit both ends"
             )
         else:
-            (fa, fb), (_inserted, as_rows) = next(iter(fits.items()))
-            in_order = True
+            (fa, fb), in_order = next(iter(fits)), True
             how = (
-                "its lines are all here in order, each beginning a line (a table's other "
-                "column read into its rows), and the lines of the prefix/suffix recorded with "
-                "the quote are here around it in order"
-                if as_rows
-                else "its lines are all here in order, and the prefix/suffix recorded with the "
+                "its lines are all here in order, and the prefix/suffix recorded with the "
                 "quote fit both ends"
             )
         span = fb - fa - len(qf)
@@ -975,7 +1011,7 @@ class PreparedText:
         Another parse may put a line of the passage one line further (a contents entry's
         page number, a formula's "where", a command read before the sentence introducing
         it): no alignment passes the bar, and the lines are not in order. The first and last
-        lines (at least `MOVED_LINES_EDGE` characters folded) fix the ends, the prefix and
+        lines (at least `moved_lines_edge` characters folded) fix the ends, the prefix and
         suffix must fit them as for lines in order, and the span may stretch no more than
         a fuzzy span.
         """
@@ -986,17 +1022,17 @@ class PreparedText:
         # a short edge line ("3", the start of "3.15 zbasis") is everywhere: it fixes its end
         # only with the recorded context on its side here exactly, long enough to tell, and
         # holding letters (beside more digits, a matrix's "0" fits every row)
-        short_first, short_last = (len(p) < MOVED_LINES_EDGE for p in (first, last))
+        short_first, short_last = (len(p) < THRESHOLDS.moved_lines_edge for p in (first, last))
         raw_prefix, raw_suffix = context.raw
         if (short_first and not _telling(prefix, raw_prefix)) or (
             short_last and not _telling(suffix, raw_suffix)
         ):
             return None
         ftext = self.folded.text
-        hits = find_all(ftext, first, limit=PIECES_MAX_HITS)
-        if len(hits) > PIECES_MAX_HITS:
+        hits = find_all(ftext, first, limit=THRESHOLDS.pieces_max_hits)
+        if len(hits) > THRESHOLDS.pieces_max_hits:
             return None
-        slack = (len(prefix) + len(suffix)) // PIECES_CONTEXT_SLACK
+        slack = (len(prefix) + len(suffix)) // THRESHOLDS.pieces_context_slack
         inner = sorted(pieces[1:-1], key=len, reverse=True)
         fits = set()
         for fa in hits:
@@ -1016,56 +1052,12 @@ class PreparedText:
                 at = ftext.find(last, at + 1, limit)
         return fits.pop() if len(fits) == 1 else None
 
-    def _row_at(self, at: int, row: str, *, before: bool) -> bool:
-        """Whether the folded line `row` is a whole line of the text right before (`before`)
-        or after folded offset `at`."""
-        ftext = self.folded.text
-        a, b = (at - len(row), at) if before else (at, at + len(row))
-        return (
-            a >= 0
-            and ftext[a:b] == row
-            and self._line_start(a)
-            and (b == len(ftext) or self._line_start(b))
-        )
-
     def _line_start(self, fa: int) -> bool:
         """Whether folded offset `fa` begins a line of the text (only whitespace or marks
         folding drops before it: `[string]` begins its line)."""
         text = self.text
         start = self.folded.original_span(fa, fa + 1)[0]
         return not fold(text[text.rfind("\n", 0, start) + 1 : start])
-
-    def _place_rows(
-        self, pieces: list[str], k: int, hit: int, budget: int
-    ) -> tuple[int, int, int] | None:
-        """Lay the pieces out in order around piece `k` found at `hit`, as rows of a table:
-        each piece after the first right after the one before it, or else beginning a line,
-        with at most `budget` characters between them in all. The span's folded start and
-        end and what was spent, or None."""
-        ftext = self.folded.text
-        spent = 0
-        pos = hit + len(pieces[k])
-        for piece in pieces[k + 1 :]:
-            limit = pos + budget - spent + len(piece)
-            at = ftext.find(piece, pos, limit)
-            while at > pos and not self._line_start(at):
-                at = ftext.find(piece, at + 1, limit)
-            if at < 0:
-                return None
-            spent += at - pos
-            pos = at + len(piece)
-        end = pos
-        pos = hit
-        for piece in reversed(pieces[:k]):
-            if self._line_start(pos):
-                at = ftext.rfind(piece, max(0, pos - (budget - spent) - len(piece)), pos)
-            else:
-                at = pos - len(piece) if ftext.startswith(piece, pos - len(piece)) else -1
-            if at < 0:
-                return None
-            spent += pos - (at + len(piece))
-            pos = at
-        return pos, end, spent
 
     def _ends_fixed(self, c: _Candidate, qf: str, q: str, context: _Context) -> bool:
         """Whether a fuzzy span begins with the quote's first character and ends with its
@@ -1103,64 +1095,6 @@ class PreparedText:
                 return False
         return True
 
-    def _refit_ends(self, c: _Candidate, q: str, context: _Context) -> _Candidate:
-        """The fuzzy span with an end moved to where the recorded context fits it exactly.
-
-        In a grammar or a list whose lines all begin or end alike ("| lexpr"), the alignment
-        may close the span on the wrong copy of the quote's last line, a line short of the
-        right one. When the recorded suffix (at least `REFIT_CONTEXT_MIN` characters folded)
-        does not fit at the span's end but fits exactly right after one -- and only one --
-        other copy of the quote's last line within `MAX_SPAN_EXTRA` characters, the end
-        moves there; the start likewise with the prefix and the first line.
-
-        A file listing read by columns where it was highlighted and by rows here puts part of
-        the suffix elsewhere ("4coins.cost" in the names' row), so it fits exactly nowhere.
-        When it does not pick one copy, the row recorded right after the quote (the highlight
-        ended its line; `_Context.rows`) does: if it is a whole line right after one other
-        copy, and not after the alignment's end, the end moves there; the start likewise.
-        """
-        ftext = self.folded.text
-        # only the edge lines count: fold from each end until one holds something
-        lines = _LINE_BREAK.split(q)
-        first = next((line for line in map(fold, lines) if line), "")
-        if not first:
-            return c
-        last = next(line for line in map(fold, reversed(lines)) if line)
-        fa, fb = c.fa, c.fb
-        prefix, suffix = context.prefix, context.suffix
-        if len(prefix) >= REFIT_CONTEXT_MIN and _anchored_distance(prefix, ftext, fa, before=True):
-            copies = [
-                a
-                for a in find_all(
-                    ftext[: fa + MAX_SPAN_EXTRA + len(first)], first, max(0, fa - MAX_SPAN_EXTRA)
-                )
-                if a != fa and a < fb
-            ]
-            starts = [a for a in copies if not _anchored_distance(prefix, ftext, a, before=True)]
-            row = context.rows[0] if len(starts) != 1 else ""
-            if row and not self._row_at(fa, row, before=True):
-                starts = [a for a in copies if self._row_at(a, row, before=True)]
-            if len(starts) == 1:
-                fa = starts[0]
-        if len(suffix) >= REFIT_CONTEXT_MIN and _anchored_distance(suffix, ftext, fb, before=False):
-            copies = [
-                a + len(last)
-                for a in find_all(
-                    ftext[: fb + MAX_SPAN_EXTRA], last, max(0, fb - MAX_SPAN_EXTRA - len(last))
-                )
-                if a + len(last) != fb and a + len(last) > fa
-            ]
-            ends = [b for b in copies if not _anchored_distance(suffix, ftext, b, before=False)]
-            row = context.rows[1] if len(ends) != 1 else ""
-            if row and not self._row_at(fb, row, before=False):
-                ends = [b for b in copies if self._row_at(b, row, before=False)]
-            if len(ends) == 1:
-                fb = ends[0]
-        if (fa, fb) == (c.fa, c.fb):
-            return c
-        start, end = self.folded.original_span(fa, fb)
-        return replace(c, start=start, end=end, fa=fa, fb=fb)
-
     def _moved_to(self, res: Resolution, c: _Candidate, why: str) -> Resolution:
         """`res` with its span moved to candidate `c`'s, and why."""
         return replace(
@@ -1175,24 +1109,27 @@ class PreparedText:
         "bigarray", "camlint", "compare") and by rows here interleaves the other column's
         cells: the cheapest alignment stops a row or two short and leaves the quote's last
         cells out ("compare" begins the row after the span). An edge line of at least
-        `MOVED_LINES_EDGE` characters folded that the span does not hold within
-        `EDGE_LINE_SLACK` characters of its edge, with a copy within `MAX_SPAN_EXTRA`
+        `moved_lines_edge` characters folded that the span does not hold within
+        `edge_line_slack` characters of its edge, with a copy within `max_span_extra`
         characters outside it, moves that end to the nearest copy.
         """
         lines = [line for line in _folded_lines(q) if line]
         first, last = lines[0], lines[-1]
         ftext = self.folded.text
         fa, fb = c.fa, c.fb
-        edge = EDGE_LINE_SLACK
-        if len(last) >= MOVED_LINES_EDGE and last not in ftext[max(fa, fb - len(last) - edge) : fb]:
-            at = ftext.find(last, fb, fb + MAX_SPAN_EXTRA + len(last))
+        edge = THRESHOLDS.edge_line_slack
+        if (
+            len(last) >= THRESHOLDS.moved_lines_edge
+            and last not in ftext[max(fa, fb - len(last) - edge) : fb]
+        ):
+            at = ftext.find(last, fb, fb + THRESHOLDS.max_span_extra + len(last))
             if at >= 0:
                 fb = at + len(last)
         if (
-            len(first) >= MOVED_LINES_EDGE
+            len(first) >= THRESHOLDS.moved_lines_edge
             and first not in ftext[fa : min(fb, fa + len(first) + edge)]
         ):
-            at = ftext.rfind(first, max(0, fa - MAX_SPAN_EXTRA - len(first)), fa)
+            at = ftext.rfind(first, max(0, fa - THRESHOLDS.max_span_extra - len(first)), fa)
             if at >= 0:
                 fa = at
         if (fa, fb) == (c.fa, c.fb):
@@ -1222,12 +1159,12 @@ class PreparedText:
 
     def _calibrated(self, q: str, res: Resolution) -> Resolution:
         """A fuzzy match, or -- when most of the quote's words are not in it -- `not_found`
-        with the span offered for a person to confirm (see `FUZZY_MIN_WORDS_KEPT`)."""
+        with the span offered for a person to confirm (see `fuzzy_min_words_kept`)."""
         assert res.start is not None and res.end is not None
         folded = self.folded
         fa, fb = folded.folded_index(res.start), folded.folded_index(res.end)
         kept = _words_kept(q, folded.text[fa:fb])
-        if kept >= FUZZY_MIN_WORDS_KEPT:
+        if kept >= THRESHOLDS.fuzzy_min_words_kept:
             return replace(res, kept=kept)
         return Resolution(
             NOT_FOUND,
@@ -1236,9 +1173,9 @@ class PreparedText:
             reason="mostly_absent",
             detail=(
                 f"the closest passage is {res.score:.0%} similar, but only {kept:.0%} of the "
-                f"quote's words are in it (a fuzzy match needs {FUZZY_MIN_WORDS_KEPT:.0%}): most "
-                "of the quote is not in this parse; the passage is offered for a person to "
-                "confirm or correct"
+                "quote's words are in it (a fuzzy match needs "
+                f"{THRESHOLDS.fuzzy_min_words_kept:.0%}): most of the quote is not in this "
+                "parse; the passage is offered for a person to confirm or correct"
             ),
             page=res.page,
             kept=kept,
@@ -1259,19 +1196,6 @@ class PreparedText:
             cut_after and not (suffix and suffix[0].isdigit())
         )
 
-    def _splits_word(self, c: _Candidate, q: str, context: _Context) -> bool:
-        """Whether the candidate starts or ends inside a word where the highlight did not.
-
-        "int" of "int32" is not the "int" highlighted before ", long with": the recorded
-        context shows where the highlight met a word's edge (it ends, or starts, with
-        something other than a letter or digit). A hyphen there may be a word broken at a
-        line's end, which folding joins, so it shows nothing; neither does a side with
-        nothing recorded.
-        """
-        prefix, suffix = context.raw
-        cut_before, cut_after = self._cut_edges(c, q, str.isalnum)
-        return (cut_before and _word_edge(prefix[-1:])) or (cut_after and _word_edge(suffix[:1]))
-
     def _cut_edges(self, c: _Candidate, q: str, part: Callable[[str], bool]) -> tuple[bool, bool]:
         """Whether the candidate's start, and its end, fall inside a run of characters that
         are all `part` (digits, letters and digits), the quote's own edge character included."""
@@ -1283,13 +1207,17 @@ class PreparedText:
     def _by_copies(
         self, q: str, qf: str, occurrence: int, page_hint: int | None, context: _Context
     ) -> tuple[Resolution | None, int]:
-        """Tiers 1 and 2: verbatim and folded copies, weighed together; the resolution, or
-        None and how many copies there are (0, or too few for `occurrence`).
+        """Tiers 1 and 2: copies of the passage, then folded copies; the resolution, or None
+        and how many copies there are (0, or too few for `occurrence`).
 
-        A verbatim copy is not taken on its own word while folding finds more copies: another
-        parse may have re-wrapped the true passage and kept a verbatim copy somewhere else (a
-        contents entry, a running header).
+        Copies of the passage (`passage_copies`: the quote's characters, whitespace aside)
+        are counted as the highlight counted them, so when those on the hinted page are
+        enough for the occurrence, the occurrence names one. Otherwise this parse reads the
+        passage differently (hyphenation, case, marks), and every folded copy is weighed.
         """
+        res = self._by_passage_copies(q, occurrence, page_hint, context)
+        if res is not None:
+            return res, 0
         cands = [
             c for c in self._literal_candidates(q, qf) if not self._splits_number(c, q, context)
         ]
@@ -1297,11 +1225,65 @@ class PreparedText:
             return None, 0
         tier = EXACT if all(c.verbatim for c in cands) else NORMALISED
         res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
-        # a copy cutting a word the highlight did not is no copy of it; the others still
-        # count for the occurrence, which numbers copies inside longer words too
-        if res is not None and res.found and self._splits_word(_chosen(cands, res), q, context):
-            return None, 0
         return res, 0 if res is not None else len(cands)
+
+    def _passage_candidates(self, q: str, begin: int = 0) -> list[_Candidate]:
+        folded = self.folded
+        out = []
+        if self._flat is None:
+            self._flat = _flatten(self.text)
+        for s, e in _flat_copies(self._flat, q, begin):
+            fa = folded.folded_index(s)
+            fb = max(fa + 1, folded.folded_index(e))
+            out.append(_Candidate(s, e, 1.0, fa, fb, verbatim=self.text[s:e] == q))
+        return out
+
+    def _by_passage_copies(
+        self, q: str, occurrence: int, page_hint: int | None, context: _Context
+    ) -> Resolution | None:
+        """The copy the page hint and occurrence name among the copies of the passage, or
+        None when they name none (too few start on the hinted page, or the one named cuts a
+        word or number the highlight did not). Occurrence 0 is also what a caller who gives
+        none sends: then the recorded context may choose among the (hinted page's) copies.
+        More than one copy and nothing recorded to count them by is `ambiguous`."""
+        paged = page_hint is not None and self.page_starts is not None
+        begin = self._page_begin(page_hint) if paged else 0
+        if begin is None or not (occurrence or paged or context):
+            return None  # nothing recorded to count copies by: every copy is weighed
+        pool = self._passage_candidates(q, begin)
+        if paged:
+            pool = [c for c in pool if self.page_at(c.start) == page_hint]
+        if occurrence >= len(pool):
+            return None
+        n, qlen = len(pool), len(fold(q))
+        where = f" on page {page_hint}" if paged else ""
+        how = "found as highlighted, whitespace aside"
+        picked = self._by_context(pool, context) if n > 1 and not occurrence and context else None
+        if picked is not None:
+            reason = "context"
+            detail = f"{how}; {n} copies{where}, the prefix/suffix recorded with it picked this one"
+        elif n == 1:
+            picked, reason = pool[0], "page_hint" if paged else "unique"
+            detail = f"{how}; the only copy{where}"
+        elif _letterless(q) and not any(c.verbatim for c in pool):
+            # numbers only, which another parse reads in another order, and no copy here
+            # as it was highlighted: the count may not line up
+            return self._ambiguous(NORMALISED, pool, qlen)
+        else:
+            picked, reason = pool[occurrence], "occurrence"
+            detail = f"{how}; copy {occurrence} (from 0) of {n}{where}, as the occurrence asks"
+        if self._splits_number(picked, q, context):
+            return None
+        if picked.verbatim:
+            detail = detail.replace(how, _TIER_WORDS[EXACT], 1)
+        return self._found(NORMALISED, picked, n, reason, detail, qlen)
+
+    def _page_begin(self, page_hint: int | None) -> int | None:
+        """Where the hinted page begins, or None for a page this parse does not have."""
+        starts = self.page_starts
+        if page_hint is None or not starts or not 1 <= page_hint <= len(starts):
+            return None
+        return starts[page_hint - 1]
 
     def _literal_candidates(self, q: str, qf: str) -> list[_Candidate]:
         """Verbatim copies of the quote, plus folded copies that overlap none of them."""
@@ -1347,166 +1329,138 @@ class PreparedText:
     ) -> Resolution | None:
         """Pick one candidate, declare ambiguity, or return None (occurrence out of range).
 
-        Order of evidence: the recorded prefix/suffix context when it clearly prefers one
-        copy; then the page hint; then the occurrence; then, for fuzzy matches only, a clear
-        lead in score. Copies nothing can tell apart are `ambiguous`, never the first.
+        Order of evidence: the page hint (the copies that start on that page); among them,
+        the recorded prefix/suffix context when it clearly prefers one copy; then the
+        occurrence; then, for fuzzy matches only, a clear lead in score. Copies nothing can
+        tell apart are `ambiguous`, never the first.
         """
         cands.sort(key=lambda c: c.start)
         n = len(cands)
         how = _TIER_WORDS[tier]
-
-        if n > 1 and context:
-            picked = self._by_context(cands, context)
-            if picked is not None:
-                return self._found(
-                    tier,
-                    picked,
-                    n,
-                    "context",
-                    f"{how}; {n} copies, the prefix/suffix recorded with the quote picked this one",
-                    qlen,
-                )
-
-        pool = cands
-        paged = False
-        if page_hint is not None and self.page_starts:
-            on_page = [c for c in cands if page_hint in self._pages_of(c.start, c.end)]
-            if on_page:
-                pool = on_page
-                paged = True
-            if len(on_page) == 1 and n > 1:
-                return self._found(
-                    tier,
-                    on_page[0],
-                    n,
-                    "page_hint",
-                    f"{how}; {n} copies, only one on page {page_hint}",
-                    qlen,
-                )
-
-        letterless = bool(quote) and _letterless(quote)
-        # copies laid out like the quote (the same words and line breaks, only indentation,
-        # spacing and Markdown marks differ): the parse set each of them the same way, so
-        # every one was a verbatim copy where it was highlighted, and counts as one
-        alike = False
-        if len(pool) > 1 and context and quote and tier != FUZZY:
-            layout = _layout(quote)
-            alike = all(c.verbatim or _layout(self.text[c.start : c.end]) == layout for c in pool)
-        # a highlight records its page and which copy on it: there, 0 is the first copy
-        occurrence_given = occurrence > 0 or (paged and len(pool) > 1)
-        # a highlight (it records its context) counted its occurrence among verbatim copies,
-        # 0 included; when every copy here is one too, the two counts line up
-        if len(pool) > 1 and context and alike:
-            occurrence_given = True
+        pool, paged = self._on_hinted_page(cands, page_hint)
+        if paged and len(pool) == 1 and n > 1:
+            detail = f"{how}; {n} copies, only one on page {page_hint}"
+            return self._found(tier, pool[0], n, "page_hint", detail, qlen)
+        # the context chooses only among the hinted page's copies
+        picked = self._by_context(pool, context) if len(pool) > 1 and context else None
+        if picked is not None:
+            detail = (
+                f"{how}; {len(pool)} copies, the prefix/suffix recorded with it picked this one"
+            )
+            return self._found(tier, picked, n, "context", detail, qlen)
         if len(pool) == 1 and occurrence == 0:
             if tier == FUZZY and not self._clear_lead(pool[0], rejected):
                 return self._ambiguous(tier, [pool[0], *rejected], qlen)
             reason = "unique" if n == 1 else "page_hint"
             return self._found(tier, pool[0], n, reason, f"{how}; the only copy", qlen)
-
-        page_unused = page_hint is not None and self.page_starts is not None and not paged
-        verbatim = [c for c in pool if c.verbatim]
-        where = f" on page {page_hint}" if paged else ""
-        if context and not alike and not letterless and not page_unused:
-            kept = self._by_kept_characters(quote, pool, occurrence, context)
-            if kept is not None:
-                return self._found(
-                    tier,
-                    kept,
-                    n,
-                    "occurrence",
-                    f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies{where} "
-                    "that keep the quote's own characters, as the occurrence asks",
-                    qlen,
-                )
-
-        if occurrence_given:
-            if letterless and len(pool) > 1 and not any(c.verbatim for c in pool):
-                # numbers and signs only (a slice of a matrix or a table of figures): another
-                # parse reads such tables in another order, so copies counted where it was
-                # highlighted do not line up with copies found here after folding
-                return self._ambiguous(tier, pool, qlen)
-            if page_unused:
-                # the occurrence counts copies on a page that holds none here: it means nothing
-                return self._ambiguous(tier, pool, qlen) if len(pool) > 1 else None
-            if occurrence >= len(pool):
-                return None
-            picked = pool[occurrence]
-            # the occurrence counted verbatim copies where it was highlighted; when here some
-            # copies are verbatim and some only folded, count both ways and insist they agree
-            mixed = bool(verbatim) and len(verbatim) < len(pool) and not alike
-            if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
-                if (
-                    occurrence < len(verbatim)
-                    and not letterless
-                    and self._rewrapped_only(quote, pool)
-                ):
-                    # the others only break their lines elsewhere: no copies there
-                    return self._found(
-                        tier,
-                        verbatim[occurrence],
-                        n,
-                        "occurrence",
-                        f"{how}; copy {occurrence} (from 0) of the {len(verbatim)} copies"
-                        f"{where} laid out like the quote, as the occurrence asks (the others "
-                        "break their lines elsewhere, so they were no copies where it was "
-                        "highlighted)",
-                        qlen,
-                    )
-                # the two counts name different copies: the recorded context may clearly
-                # prefer one of the two readings (a table row repeated on the page); else
-                # nothing says which is meant
-                chosen = None
-                if occurrence < len(verbatim) and context:
-                    chosen = self._by_context([verbatim[occurrence], picked], context)
-                if chosen is not None:
-                    # ... only when no copy fits the context better, and at most one other
-                    # fits it as well (with more, a count off by one lands on another copy
-                    # nothing tells from this one: measured, that is a coin toss)
-                    fit = [self._context_distance(c, context) for c in cands]
-                    best_fit = min(fit)
-                    if (
-                        self._context_distance(chosen, context) > best_fit
-                        or fit.count(best_fit) > 2
-                    ):
-                        chosen = None
-                if chosen is None:
-                    return self._ambiguous(tier, pool, qlen)
-                return self._found(
-                    tier,
-                    chosen,
-                    n,
-                    "occurrence",
-                    f"{how}; counting copies{where} verbatim and after folding name different "
-                    f"copies for occurrence {occurrence} (from 0), and the prefix/suffix "
-                    f"recorded with the quote picked this one of the two",
-                    qlen,
-                )
-            return self._found(
-                tier,
-                picked,
-                n,
-                "occurrence",
-                f"{how}; copy {occurrence} (from 0) of {len(pool)}{where}, as the occurrence asks",
-                qlen,
-            )
-
+        count = _Count(
+            tier,
+            n,
+            occurrence,
+            qlen,
+            quote,
+            context,
+            alike=self._laid_out_alike(tier, pool, quote, context),
+            page_unused=page_hint is not None and self.page_starts is not None and not paged,
+            where=f" on page {page_hint}" if paged else "",
+        )
+        kept = self._by_kept_characters(count, pool)
+        if kept is not None:
+            return kept
+        # a highlight records its page and which copy on it: there, 0 is the first copy; a
+        # highlight (it records its context) counted its occurrence among verbatim copies,
+        # 0 included, and when every copy here is laid out as it is, the two counts line up
+        if occurrence > 0 or (len(pool) > 1 and (paged or (context and count.alike))):
+            return self._by_occurrence(count, pool, cands)
         if tier == FUZZY:
             ranked = sorted(pool, key=lambda c: -c.score)
             if self._clear_lead(ranked[0], ranked[1:] + rejected):
-                return self._found(
-                    tier,
-                    ranked[0],
-                    n,
-                    "score_margin",
-                    f"{how}; {len(pool)} near-copies, this one clearly the closest",
-                    qlen,
-                )
+                detail = f"{how}; {len(pool)} near-copies, this one clearly the closest"
+                return self._found(tier, ranked[0], n, "score_margin", detail, qlen)
         return self._ambiguous(tier, pool, qlen)
 
-    def _by_kept_characters(
-        self, quote: str, pool: list[_Candidate], occurrence: int, context: _Context
-    ) -> _Candidate | None:
+    def _on_hinted_page(
+        self, cands: list[_Candidate], page_hint: int | None
+    ) -> tuple[list[_Candidate], bool]:
+        """The copies that start on the hinted page, and True; or all of them, and False,
+        when there is no hint or no copy starts there."""
+        if page_hint is None or not self.page_starts:
+            return cands, False
+        on_page = [c for c in cands if self.page_at(c.start) == page_hint]
+        return (on_page, True) if on_page else (cands, False)
+
+    def _laid_out_alike(
+        self, tier: str, pool: list[_Candidate], quote: str, context: _Context
+    ) -> bool:
+        """Whether every copy is laid out like the quote (the same words and line breaks,
+        only indentation, spacing and Markdown marks differ): the parse set each of them
+        the same way, so every one was a verbatim copy where it was highlighted."""
+        if len(pool) < 2 or not context or not quote or tier == FUZZY:
+            return False
+        layout = _layout(quote)
+        return all(c.verbatim or _layout(self.text[c.start : c.end]) == layout for c in pool)
+
+    def _by_occurrence(
+        self, count: _Count, pool: list[_Candidate], cands: list[_Candidate]
+    ) -> Resolution | None:
+        """The copy the occurrence names in `pool`, `ambiguous` when the counts cannot be
+        trusted, or None when the occurrence is out of range."""
+        tier, occurrence, qlen = count.tier, count.occurrence, count.qlen
+        if count.letterless and len(pool) > 1 and not any(c.verbatim for c in pool):
+            # numbers and signs only (a slice of a matrix or a table of figures): another
+            # parse reads such tables in another order, so copies counted where it was
+            # highlighted do not line up with copies found here after folding
+            return self._ambiguous(tier, pool, qlen)
+        if count.page_unused:
+            # the occurrence counts copies on a page that holds none here: it means nothing
+            return self._ambiguous(tier, pool, qlen) if len(pool) > 1 else None
+        if occurrence >= len(pool):
+            return None
+        picked = pool[occurrence]
+        verbatim = [c for c in pool if c.verbatim]
+        # the occurrence counted verbatim copies where it was highlighted; when here some
+        # copies are verbatim and some only folded, count both ways and insist they agree
+        mixed = bool(verbatim) and len(verbatim) < len(pool) and not count.alike
+        if mixed and (occurrence >= len(verbatim) or verbatim[occurrence] is not picked):
+            return self._settle_counts(count, pool, cands, verbatim, picked)
+        detail = (
+            f"{_TIER_WORDS[tier]}; copy {occurrence} (from 0) of {len(pool)}{count.where}, "
+            "as the occurrence asks"
+        )
+        return self._found(tier, picked, count.n, "occurrence", detail, qlen)
+
+    def _settle_counts(
+        self,
+        count: _Count,
+        pool: list[_Candidate],
+        cands: list[_Candidate],
+        verbatim: list[_Candidate],
+        picked: _Candidate,
+    ) -> Resolution:
+        """Counting verbatim copies and folded ones name different copies: the recorded
+        context may clearly prefer one of the two readings (a table row repeated on the
+        page), only when no copy fits it better and at most one other fits it as well (with
+        more, a count off by one lands on another copy nothing tells from this one:
+        measured, that is a coin toss); else nothing says which is meant."""
+        occurrence, context = count.occurrence, count.context
+        chosen = None
+        if occurrence < len(verbatim) and context:
+            chosen = self._by_context([verbatim[occurrence], picked], context)
+        if chosen is not None:
+            fit = [self._context_distance(c, context) for c in cands]
+            best_fit = min(fit)
+            if self._context_distance(chosen, context) > best_fit or fit.count(best_fit) > 2:
+                chosen = None
+        if chosen is None:
+            return self._ambiguous(count.tier, pool, count.qlen)
+        detail = (
+            f"{_TIER_WORDS[count.tier]}; counting copies{count.where} verbatim and after "
+            f"folding name different copies for occurrence {occurrence} (from 0), and the "
+            "prefix/suffix recorded with the quote picked this one of the two"
+        )
+        return self._found(count.tier, chosen, count.n, "occurrence", detail, count.qlen)
+
+    def _by_kept_characters(self, count: _Count, pool: list[_Candidate]) -> Resolution | None:
         """The copy the occurrence names among those keeping the quote's own characters.
 
         When the quote holds characters beyond ASCII (a no-break space, a typographic quote)
@@ -1515,6 +1469,9 @@ class PreparedText:
         copies, did not count those (a contents entry typed with a plain space, repeating a
         heading). None unless that is so and no copy fits the recorded context better.
         """
+        quote, occurrence, context = count.quote, count.occurrence, count.context
+        if not context or count.alike or count.letterless or count.page_unused:
+            return None
         special = {ch for ch in quote if not ch.isascii()}
         verbatim = [c for c in pool if c.verbatim]
         if not special or not 0 < len(verbatim) < len(pool) or occurrence >= len(verbatim):
@@ -1523,37 +1480,13 @@ class PreparedText:
         if any(special <= set(text[c.start : c.end]) for c in pool if not c.verbatim):
             return None
         picked = verbatim[occurrence]
-        return picked if self._fits_best(picked, pool, context) else None
-
-    def _rewrapped_only(self, quote: str, pool: list[_Candidate]) -> bool:
-        """Whether every copy in `pool` that is not verbatim differs from the quote only in
-        where its lines break: as many breaks as the quote has, not all in the same places.
-
-        A highlight that holds a line break counted its occurrence among verbatim copies, line
-        breaks included; a parse of a PDF breaks its lines where the page does, as the parse
-        it was highlighted in did. A copy here that breaks the same words at another place
-        ("or a\nDNA" for "or\na DNA") sat on other lines of the page, so it was no copy
-        there, and counting verbatim copies here names the one the highlight counted.
-
-        Not for a copy with more or fewer breaks than the quote (so never for a quote without
-        one): a converter wrapping Markdown lines adds breaks of its own (measured on the HTML
-        suites without this restriction, counting verbatim copies turned 8 right answers and
-        3 misses wrong). Nor for a copy laid out as the quote is, its breaks in the same
-        places (only spacing or marks differ): the parse set it as it set the others, so it
-        was a verbatim copy where it was highlighted, and counts. Nor for other differences,
-        which either parse may have made.
-        """
-        layout = _layout(quote)
-        breaks = layout.count("\n")
-        words = layout.replace("\n", " ")
-        for c in pool:
-            if c.verbatim:
-                continue
-            other = _layout(self.text[c.start : c.end])
-            moved = other != layout and other.count("\n") == breaks
-            if not moved or other.replace("\n", " ") != words:
-                return False
-        return True
+        if not self._fits_best(picked, pool, context):
+            return None
+        detail = (
+            f"{_TIER_WORDS[count.tier]}; copy {occurrence} (from 0) of the {len(verbatim)} "
+            f"copies{count.where} that keep the quote's own characters, as the occurrence asks"
+        )
+        return self._found(count.tier, picked, count.n, "occurrence", detail, count.qlen)
 
     def _fits_best(self, c: _Candidate, others: list[_Candidate], context: _Context) -> bool:
         """Whether no copy in `others` fits the recorded prefix/suffix better than `c`."""
@@ -1564,7 +1497,7 @@ class PreparedText:
     def _clear_lead(best: _Candidate, others: Iterable[_Candidate]) -> bool:
         for other in others:
             apart = other.end <= best.start or other.start >= best.end
-            if apart and best.score - other.score < FUZZY_MARGIN:
+            if apart and best.score - other.score < THRESHOLDS.fuzzy_margin:
                 return False
         return True
 
@@ -1636,12 +1569,12 @@ class PreparedText:
         pieces (see `_moved_pieces`) that is exactly a bound on its score -- its matched
         characters are such a subsequence -- so a window left out could neither have been
         accepted nor have stopped another from being picked (it would trail any accepted one
-        by more than `FUZZY_MARGIN`). Moved pieces can only lift the score of a window that
+        by more than `fuzzy_margin`). Moved pieces can only lift the score of a window that
         already holds `floor` of the quote in order: a passage read mostly out of order is
         never a candidate, which is the safe side, and most quotes that are not in the parse
         at all (evidence filed under the wrong document) are turned away here cheaply.
-        Since 1.3 a window that fails that bound but still holds `REORDER_GATE` of it in
-        order is looked at again: if pieces of `SEED` characters of the quote cover enough
+        Since 1.3 a window that fails that bound but still holds `reorder_gate` of it in
+        order is looked at again: if pieces of `seed` characters of the quote cover enough
         of it in any order (table cells or rows the parse reads in another order), it is
         aligned, and its moved pieces are scored as such.
         Also returns the highest such bound among the windows left out (0 if none).
@@ -1650,7 +1583,9 @@ class PreparedText:
         m = len(qf)
         index = self._seed_index()
         get = index.get
-        pieces = map(get, [qf[off : off + SEED] for off in range(m - SEED + 1)])
+        pieces = map(
+            get, [qf[off : off + THRESHOLDS.seed] for off in range(m - THRESHOLDS.seed + 1)]
+        )
         votes = [h - off for off, hits in enumerate(pieces) if hits for h in hits]
         if not votes:
             return [], 0.0
@@ -1674,12 +1609,12 @@ class PreparedText:
         fewest = max(2, clusters[0][0] // 4)
         clusters = [c for c in clusters if c[0] >= fewest] or clusters[:1]
 
-        pad = int(m * (MAX_SPAN_STRETCH - 1)) + MAX_SPAN_EXTRA
+        pad = int(m * (THRESHOLDS.max_span_stretch - 1)) + THRESHOLDS.max_span_extra
         need = math.ceil(floor * m - 1e-9)
         found: list[_Candidate] = []
         aligned: list[tuple[int, int]] = []
         bound = 0
-        for _count, lo, hi in clusters[:MAX_FUZZY_WINDOWS]:
+        for _count, lo, hi in clusters[: THRESHOLDS.max_fuzzy_windows]:
             if any(a <= lo and hi + m <= b for a, b in aligned):
                 continue  # the same passage, already inside a window aligned before
             w0 = max(0, lo - pad)
@@ -1689,7 +1624,8 @@ class PreparedText:
             if common >= need:
                 common = _span_bound(qf, ftext, w0, w1, need)
             if common < need and (
-                common < need * REORDER_GATE or not _covers(qf, ftext[w0:w1], SEED, need)
+                common < need * THRESHOLDS.reorder_gate
+                or not _covers(qf, ftext[w0:w1], THRESHOLDS.seed, need)
             ):
                 bound = max(bound, common)
                 continue
@@ -1712,7 +1648,7 @@ class PreparedText:
         run of inserted text (a link target, a running header and page number), so the
         alignment is built from a colinear chain of exact k-mer matches first; only the
         gaps between them, and the two ends, are aligned with edlib. Exact runs the parse
-        reads in another order inside the chain's span count as matched at `MOVE_COST` each
+        reads in another order inside the chain's span count as matched at `move_cost` each
         (`_moved_pieces`); they change the score, never where the span starts or ends.
         """
         ftext = self.folded.text
@@ -1728,12 +1664,12 @@ class PreparedText:
         p0, t0, _ = segments[0]
         start = t0
         if p0:
-            lo = max(0, t0 - p0 - p0 // 2 - END_SLACK)
+            lo = max(0, t0 - p0 - p0 // 2 - THRESHOLDS.end_slack)
             got, used, head_runs = _align_end(qf[:p0], window[lo:t0], at_end=True)
             matches += got
             runs += head_runs
             start = t0 - used
-        moves = _moved_pieces(segments, spare, max(k, MOVE_MIN))
+        moves = _moved_pieces(segments, spare, max(k, THRESHOLDS.move_min))
         cut_q: dict[int, list[tuple[int, int]]] = {}
         cut_t: dict[int, list[tuple[int, int]]] = {}
         for gq, qa, gt, ta, length in moves:
@@ -1754,15 +1690,15 @@ class PreparedText:
         end = t1 + l1
         rest = m - (p1 + l1)
         if rest:
-            seg = window[end : end + rest + rest // 2 + END_SLACK]
+            seg = window[end : end + rest + rest // 2 + THRESHOLDS.end_slack]
             got, used, tail_runs = _align_end(qf[p1 + l1 :], seg, at_end=False)
             matches += got
             runs += tail_runs
             end += used
         fa, fb = w0 + start, w0 + end
-        if fb <= fa or fb - fa > m * MAX_SPAN_STRETCH + MAX_SPAN_EXTRA:
+        if fb <= fa or fb - fa > m * THRESHOLDS.max_span_stretch + THRESHOLDS.max_span_extra:
             return None
-        score = matches / (m + _insert_cost(runs, m) + MOVE_COST * len(moves))
+        score = matches / (m + _insert_cost(runs, m) + THRESHOLDS.move_cost * len(moves))
         inserted = sum(runs)
         note = f", {inserted} inserted characters stepped over" if inserted >= 8 else ""
         if moves:
@@ -1773,9 +1709,9 @@ class PreparedText:
 
 def _insert_cost(runs: list[int], m: int) -> int:
     """What text inserted into a passage costs a quote of folded length `m`."""
-    long_runs = sorted((r for r in runs if r >= LONG_RUN), reverse=True)
-    allowed = 1 + m // LONG_RUN_EVERY
-    cost = sum(r for r in runs if r < LONG_RUN)
+    long_runs = sorted((r for r in runs if r >= THRESHOLDS.long_run), reverse=True)
+    allowed = 1 + m // THRESHOLDS.long_run_every
+    cost = sum(r for r in runs if r < THRESHOLDS.long_run)
     return cost + len(long_runs[:allowed]) + sum(long_runs[allowed:])
 
 
@@ -1834,12 +1770,12 @@ def _span_bound(qf: str, ftext: str, w0: int, w1: int, need: int) -> int:
     """How much of `qf` a span of `ftext[w0:w1]` as long as a match may be holds in order,
     at most (stopping once it reaches `need`).
 
-    A match spans at most `len(qf) * MAX_SPAN_STRETCH + MAX_SPAN_EXTRA` characters, so its
+    A match spans at most `len(qf) * max_span_stretch + max_span_extra` characters, so its
     matched characters are a common subsequence of `qf` and one of the overlapping pieces of
     that length plus `stride` taken every `stride`: the largest such LCS bounds its score as
     the whole window's does, only tighter (a long window holds much of any quote in order).
     """
-    span = int(len(qf) * MAX_SPAN_STRETCH) + MAX_SPAN_EXTRA
+    span = int(len(qf) * THRESHOLDS.max_span_stretch) + THRESHOLDS.max_span_extra
     stride = max(1, span // 2)
     best = 0
     for x in range(w0, w1, stride):
@@ -1947,8 +1883,8 @@ def _chain(
     segs = sorted((s for lst in runs.values() for s in lst), key=lambda s: (s[0], s[1]))
     if not segs:
         return [], []
-    if len(segs) > MAX_CHAIN_SEGMENTS:
-        segs = sorted(segs, key=lambda s: -s[2])[:MAX_CHAIN_SEGMENTS]
+    if len(segs) > THRESHOLDS.max_chain_segments:
+        segs = sorted(segs, key=lambda s: -s[2])[: THRESHOLDS.max_chain_segments]
         segs.sort(key=lambda s: (s[0], s[1]))
     # a run may overlap the one before it in the chain (both hold the same few characters,
     # "...global|in the..." read twice): it then joins with its start trimmed
@@ -2045,20 +1981,6 @@ class _Context:
         return self._lines
 
     @property
-    def rows(self) -> tuple[str, str]:
-        """The whole line of the text that came right before the quote (when the highlight
-        began a line), and right after it (when it ended one), folded, if at least
-        `REFIT_ROW_MIN` characters: a row of a table or matrix, which another parse may read
-        beside other rows but keeps whole. Empty otherwise."""
-        before, after = self.lines
-        row_before = before[-2] if len(before) > 1 and not before[-1] else ""
-        row_after = after[1] if len(after) > 1 and not after[0] else ""
-        return (
-            row_before if len(row_before) >= REFIT_ROW_MIN else "",
-            row_after if len(row_after) >= REFIT_ROW_MIN else "",
-        )
-
-    @property
     def prefix(self) -> str:
         return self._fold()[0]
 
@@ -2112,29 +2034,23 @@ def _word_at(text: str, i: int) -> str:
 _ALNUM = re.compile(r"[^\W_]")
 
 
-def _symbol_line(line: str) -> bool:
-    """Whether a line holds something other than whitespace and Markdown marks, but no
-    letter or digit: "□", a matrix's bracket piece, a bullet."""
-    return not _ALNUM.search(line) and bool(fold(line))
-
-
 def _fixes_ends(first: str, last: str, context: _Context) -> bool:
     """Whether a quote's first and last lines may fix the ends of a span found line by line:
-    one holds letters, and the other letters, at least `MOVED_LINES_EDGE` characters folded
+    one holds letters, and the other letters, at least `moved_lines_edge` characters folded
     (a section number "2.1", not a matrix's "0", which every row has), or a recorded context
     on its side that can tell (`_telling`: a file's first row "2" after its name)."""
     lettered = [not _letterless(line) for line in (first, last)]
     sides = zip((context.prefix, context.suffix), context.raw, strict=True)
     return any(lettered) and all(
-        has or len(fold(line)) >= MOVED_LINES_EDGE or _telling(*side)
+        has or len(fold(line)) >= THRESHOLDS.moved_lines_edge or _telling(*side)
         for has, line, side in zip(lettered, (first, last), sides, strict=True)
     )
 
 
 def _telling(folded: str, raw: str) -> bool:
     """Whether a side of the recorded context can fix a short edge line by itself: at least
-    `REFIT_CONTEXT_MIN` characters folded (`folded`), with letters (`raw`)."""
-    return len(folded) >= REFIT_CONTEXT_MIN and not _letterless(raw)
+    `refit_context_min` characters folded (`folded`), with letters (`raw`)."""
+    return len(folded) >= THRESHOLDS.refit_context_min and not _letterless(raw)
 
 
 #: Characters a word may be broken at across a line's end: a context beginning (ending) with
@@ -2215,55 +2131,6 @@ def _anchored_distance(context: str, ftext: str, at: int, *, before: bool) -> in
     return int(edlib.align(context, seg, mode="SHW", task="distance")["editDistance"])
 
 
-def _lines_fit(lines: list[str], ftext: str, at: int, *, before: bool) -> tuple[int, int]:
-    """How many of the recorded prefix's (`before`) or suffix's folded characters are found
-    line by line at `at`, and how many it has: its line next to the quote right there
-    (within one edit in eight characters), each further line the nearest copy in order
-    within `PIECES_ROW_REACH` characters of the one before (none found if the line next to
-    the quote is not there). `lines` are the side's folded lines (`_Context.lines`)."""
-    if before:
-        lines = lines[::-1]
-    total = sum(map(len, lines))
-    matched = 0
-    pos = at
-    for i, line in enumerate(lines):
-        if not line:
-            continue
-        if i == 0:
-            if _anchored_distance(line, ftext, pos, before=before) > len(line) // 8:
-                return 0, total
-            found = pos - len(line) if before else pos
-        elif before:
-            found = ftext.rfind(line, max(0, pos - PIECES_ROW_REACH - len(line)), pos)
-        else:
-            found = ftext.find(line, pos, pos + PIECES_ROW_REACH + len(line))
-        if found >= 0:
-            matched += len(line)
-            pos = found if before else found + len(line)
-    return matched, total
-
-
-def _rows_context_fits(quote_length: int, prefix: tuple[int, int], suffix: tuple[int, int]) -> bool:
-    """Whether the recorded context's lines found around a quote laid out as rows
-    (`_lines_fit`: found, of all, for each side) are enough to take it.
-
-    Each side's share must reach `PIECES_ROW_CONTEXT`; or, for a quote of at least
-    `PIECES_ROW_POOLED_MIN` folded characters, both sides' characters together, with
-    something found on each side. A table read by columns where it was highlighted puts the
-    other column's cells into the context, and its header row (read before the rows) into
-    the suffix: the suffix then fits only in part, and the prefix all the more.
-    """
-    shares = [found / total if total else 1.0 for found, total in (prefix, suffix)]
-    if min(shares) >= PIECES_ROW_CONTEXT:
-        return True
-    found, total = prefix[0] + suffix[0], prefix[1] + suffix[1]
-    return (
-        quote_length >= PIECES_ROW_POOLED_MIN
-        and min(shares) > 0
-        and found >= PIECES_ROW_CONTEXT * total
-    )
-
-
 def _holds_all(window: str, pieces: list[str]) -> bool:
     """Whether `window` holds every piece, each at its own place (longest first), in any
     order."""
@@ -2276,13 +2143,13 @@ def _holds_all(window: str, pieces: list[str]) -> bool:
 
 
 def _words_kept(quote: str, folded_span: str) -> float:
-    """The share of the quote's words (folded, at least `KEPT_WORD_MIN` long when it has
+    """The share of the quote's words (folded, at least `kept_word_min` long when it has
     such words) that occur in the folded span. A glyph placeholder ("(cid:19)", pdfminer's
     name for a glyph without a character) is not a word: folding drops it from the span."""
     if "(cid:" in quote:
         quote = _CID.sub(" ", quote)
     words = [w for w in map(fold, _WORD.findall(quote)) if w]
-    long_words = [w for w in words if len(w) >= KEPT_WORD_MIN] or words
+    long_words = [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
     if not long_words:
         return 0.0
     return sum(w in folded_span for w in long_words) / len(long_words)

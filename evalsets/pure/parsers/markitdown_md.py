@@ -6,14 +6,17 @@ become ``#`` lines, tables become pipe tables, links keep their targets. The res
 that markup away when it re-locates a quote (see ``evalsets.pure.resolver``).
 
 One parser for three kinds: the same name and version on a PDF, a .docx and a web page, so a
-team compares "markitdown" as one parser across its documents. markitdown separates a PDF's
-pages with form feeds; those become real ``page_starts``. It runs only where a workspace
-chooses it (``parser_settings``); it is not a default.
+team compares "markitdown" as one parser across its documents. A PDF is read page by page
+as markitdown reads each page (a form or borderless table as a Markdown table, prose with
+pdfminer), so its pages become real ``page_starts`` even when markitdown, reading the whole
+file, would drop them. It runs only where a workspace chooses it (``parser_settings``); it
+is not a default.
 """
 
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 
 from .base import (
     ParsedText,
@@ -51,20 +54,17 @@ class MarkItDownParser:
         if kind == "pdf":
             require_pdf_magic(data)
             check_streams(data)  # a decompression bomb is refused before pdfminer unpacks it
-        from markitdown import MarkItDown
-
         try:
-            result = MarkItDown(enable_plugins=False).convert_stream(
-                io.BytesIO(data), file_extension=_EXTENSIONS[kind]
-            )
+            if kind == "pdf":
+                pages = _pdf_pages(data)
+            else:
+                text = _converted(data, kind)
         except Exception as exc:  # markitdown wraps each converter's many failure types
             raise ParseError("corrupt", _CORRUPT, error_detail(exc)) from None
-        text = clean_text(result.text_content or "")
         starts = [0]
         if kind == "pdf":
-            pages = [tidy_page(page) for page in text.split("\f")]
             check_page_count(len(pages), max_pages)
-            text, starts = join_pages(pages)
+            text, starts = join_pages([tidy_page(clean_text(page)) for page in pages])
         text = text.strip() if len(starts) == 1 else text
         report(progress, 1, 1)
         if not text.strip():
@@ -78,6 +78,49 @@ class MarkItDownParser:
             parser_version=self.version,
             meta={"format": "markdown", "source_kind": kind},
         )
+
+
+def _converted(data: bytes, kind: str) -> str:
+    from markitdown import MarkItDown
+
+    result = MarkItDown(enable_plugins=False).convert_stream(
+        io.BytesIO(data), file_extension=_EXTENSIONS[kind]
+    )
+    return clean_text(result.text_content or "")
+
+
+def _pdf_pages(data: bytes) -> list[str]:
+    """markitdown's reading of a PDF, one entry per page, empty pages included.
+
+    markitdown reads a page that looks like a form or a borderless table as a Markdown
+    table, and the others with pdfminer, but as soon as one page is a form it joins every
+    page with blank lines (no page breaks) and reads the prose pages with pdfplumber, which
+    glues words together. Here each page is read as markitdown reads it alone: its form
+    reading when it is one, else pdfminer's text of that page.
+    """
+    import pdfminer.high_level
+    import pdfplumber
+    from markitdown.converters._pdf_converter import (
+        _extract_form_content_from_words,
+        _merge_partial_numbering_lines,
+    )
+
+    forms: list[str | None] = []
+    with pdfplumber.open(io.BytesIO(data)) as pdf:
+        for page in pdf.pages:
+            forms.append(_extract_form_content_from_words(page))
+            page.close()  # as markitdown does: each page's cached objects freed at once
+    plain = [k for k, form in enumerate(forms) if form is None]
+    prose: Iterator[str] = iter(())
+    if plain:
+        # pdfminer ends each page it reads with a form feed
+        prose = iter(
+            pdfminer.high_level.extract_text(io.BytesIO(data), page_numbers=plain).split("\f")
+        )
+    return [
+        _merge_partial_numbering_lines(form if form is not None else next(prose, ""))
+        for form in forms
+    ]
 
 
 def _guess_kind(data: bytes) -> str:

@@ -1,0 +1,290 @@
+"""The frozen corpus of the held-out resolver benchmark: real documents, every shipped parser.
+
+Sources are Debian documentation packages (fetched with `apt-get download` by
+`resolver_corpus.package_root`, unpacked under the git-ignored `bench/.cache/`), chosen to
+differ from the three manuals the in-house benchmark was tuned on: LaTeX manuals in six
+languages and scripts (debmake-doc de/en/ja/ru/zh-cn/zh-tw, developers-reference fr), R
+vignettes (journal-style papers with code, tables and references), GLPK's manuals (math,
+tables, Spanish and Portuguese translations), HTML chapters in German, Spanish, French and
+Japanese, and Word documents made from other real HTML pages.
+
+Each PDF is cut to a fixed range of its pages (a real run of pages of a real document, so the
+parsers' set-up does not dominate and five parsers stay affordable on a shared machine). A
+Word document is built with python-docx from a real HTML page's headings, paragraphs, list
+items and preformatted blocks, in order, since no Debian package ships .docx files.
+
+Every parse comes from the product's own parsers (`evalsets.pure.parsers.registry`: the
+defaults of each kind plus every other parser registered for it) and is cached as JSON under
+`bench/.cache/heldout/`. `bench/resolver_heldout_manifest.json` (checked in) records the
+sha256 of each source file, of each derived document, and of each parse's text and page
+starts: a parse that differs from the manifest (pdfminer can read a PDF differently between
+processes and versions) is reported, so numbers are only compared over the same texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from resolver_corpus import CACHE, package_root
+
+from evalsets.pure.parsers.registry import DEFAULT_REFERENCE, kinds_of, parsers_for
+
+HELDOUT_CACHE = CACHE / "heldout"
+MANIFEST = Path(__file__).resolve().parent / "resolver_heldout_manifest.json"
+
+_DEBMAKE = "usr/share/doc/debmake-doc/debmake-doc.{}.pdf"
+_GLPK = "usr/share/doc/glpk-doc/{}.pdf"
+_ZOO = "usr/lib/R/site-library/zoo/doc/{}.pdf"
+_SANDWICH = "usr/lib/R/site-library/sandwich/doc/{}.pdf"
+
+#: (package, path inside it, first page (0-based), number of pages).
+PDF_SOURCES: list[tuple[str, str, int, int]] = [
+    *[("debmake-doc", _DEBMAKE.format(lang), 8, 6) for lang in ("en", "de", "ja", "ru")],
+    *[("debmake-doc", _DEBMAKE.format(lang), 20, 6) for lang in ("zh-cn", "zh-tw")],
+    (
+        "developers-reference-fr",
+        "usr/share/developers-reference/fr/developers-reference.pdf",
+        12,
+        6,
+    ),
+    ("glpk-doc", _GLPK.format("glpk"), 10, 6),
+    ("glpk-doc", _GLPK.format("gmpl"), 6, 6),
+    ("glpk-doc", _GLPK.format("gmpl_es"), 6, 6),
+    ("glpk-doc", _GLPK.format("gmpl_pt-BR"), 6, 6),
+    ("glpk-doc", _GLPK.format("graphs"), 4, 6),
+    ("glpk-doc", _GLPK.format("cnfsat"), 0, 6),
+    *[
+        ("r-cran-zoo", _ZOO.format(name), 0, 6)
+        for name in ("zoo", "zoo-design", "zoo-faq", "zoo-quickref", "zoo-read")
+    ],
+    *[
+        ("r-cran-sandwich", _SANDWICH.format(name), 0, 6)
+        for name in ("sandwich", "sandwich-CL", "sandwich-OOP")
+    ],
+]
+
+_REFERENCE = "usr/share/debian-reference/ch{:02d}.{}.html"
+_MAINT = "usr/share/doc/maint-guide-{0}/html/{1}.{0}.html"
+_DEVREF = "usr/share/developers-reference/fr/{}.html"
+_POLICY = "usr/share/doc/debian-policy/{}.html"
+
+#: (package, path inside it) of the HTML pages.
+HTML_SOURCES: list[tuple[str, str]] = [
+    *[(f"debian-reference-{lang}", _REFERENCE.format(3, lang)) for lang in ("de", "es", "fr")],
+    ("debian-reference-ja", _REFERENCE.format(4, "ja")),
+    *[(f"maint-guide-{lang}", _MAINT.format(lang, "first")) for lang in ("de", "fr")],
+    *[(f"maint-guide-{lang}", _MAINT.format(lang, "build")) for lang in ("es", "ja")],
+    ("developers-reference-fr", _DEVREF.format("new-maintainer")),
+    ("developers-reference-fr", _DEVREF.format("l10n")),
+    ("debian-policy", _POLICY.format("README")),
+    ("debian-policy", _POLICY.format("autopkgtest")),
+    ("debian-policy", _POLICY.format("menu-policy-1")),
+    ("camlidl-doc", "usr/share/doc/camlidl/html/main002.html"),
+]
+
+#: (package, path inside it) of the HTML pages each Word document is made from.
+DOCX_SOURCES: list[tuple[str, str]] = [
+    *[(f"maint-guide-{lang}", _MAINT.format(lang, "checkit")) for lang in ("de", "es", "fr")],
+    ("maint-guide-ja", _MAINT.format("ja", "modify")),
+    ("developers-reference-fr", _DEVREF.format("developer-duties")),
+    ("debian-policy", _POLICY.format("debconf_specification")),
+    ("debian-reference-es", _REFERENCE.format(5, "es")),
+    ("debian-reference-fr", _REFERENCE.format(4, "fr")),
+]
+
+
+def sha256(data: bytes | str) -> str:
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    return hashlib.sha256(raw).hexdigest()
+
+
+def parse_digest(parse: dict) -> str:
+    """The checksum of one parse: its text and its page starts."""
+    return sha256(json.dumps([parse["text"], parse["page_starts"]]))
+
+
+def shipped_parsers(kind: str) -> list[str]:
+    """Every parser the product runs or offers for a kind, the reference first."""
+    names = [p.name for p in parsers_for(kind) if kind in kinds_of(p)]
+    reference = DEFAULT_REFERENCE[kind]
+    return [reference, *(n for n in names if n != reference)]
+
+
+def pairs() -> list[tuple[str, str, str]]:
+    """Every (kind, source parser, target parser) a user meets: the reference parse to each
+    other parse, and the PDF view's pdfium parse back to the reference."""
+    out = []
+    for kind in ("pdf", "html", "docx"):
+        reference, *others = shipped_parsers(kind)
+        out += [(kind, reference, other) for other in others]
+    out.append(("pdf", "pdfium", DEFAULT_REFERENCE["pdf"]))
+    return out
+
+
+def _pdf_excerpt(path: Path, first: int, count: int) -> bytes:
+    from io import BytesIO
+
+    from pypdf import PdfReader, PdfWriter
+
+    reader = PdfReader(str(path))
+    writer = PdfWriter()
+    for page in reader.pages[first : first + count]:
+        writer.add_page(page)
+    writer.add_metadata({"/Producer": "groundwork heldout corpus"})
+    out = BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+_BLOCKS = "h1,h2,h3,h4,h5,p,li,pre,dt,dd,td,th"
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5}
+
+
+def _innermost_blocks(html: str) -> list[tuple[str, str]]:
+    """The text blocks of a page in order, (tag, text): a block holding another is skipped,
+    so a list item's paragraph is read once."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(html)
+    for node in tree.css("script,style,head"):
+        node.decompose()
+    out = []
+    for node in tree.css(_BLOCKS):
+        if any(child.mem_id != node.mem_id for child in node.css(_BLOCKS)):
+            continue
+        text = " ".join(node.text().split()) if node.tag != "pre" else node.text().strip()
+        if text:
+            out.append((node.tag, text))
+    return out
+
+
+def _docx_from_html(html: str) -> bytes:
+    from io import BytesIO
+
+    import docx
+
+    document = docx.Document()
+    document.core_properties.title = "groundwork heldout corpus"
+    for tag, text in _innermost_blocks(html):
+        if tag in _HEADINGS:
+            document.add_heading(text, level=_HEADINGS[tag])
+        elif tag == "li":
+            document.add_paragraph(text, style="List Bullet")
+        else:
+            document.add_paragraph(text)
+    out = BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def _doc_id(package: str, rel: str, first: int | None = None) -> str:
+    stem = Path(rel).name
+    return f"{package}/{stem}" + (f"@p{first + 1}" if first is not None else "")
+
+
+def source_specs() -> list[dict]:
+    """Every document of the corpus as a spec: id, kind, package, path, how it is derived."""
+    specs = [
+        {
+            "id": _doc_id(p, rel, first),
+            "kind": "pdf",
+            "package": p,
+            "path": rel,
+            "pages": [first, n],
+        }
+        for p, rel, first, n in PDF_SOURCES
+    ]
+    specs += [
+        {"id": _doc_id(p, rel), "kind": "html", "package": p, "path": rel}
+        for p, rel in HTML_SOURCES
+    ]
+    specs += [
+        {"id": _doc_id(p, rel) + ".docx", "kind": "docx", "package": p, "path": rel}
+        for p, rel in DOCX_SOURCES
+    ]
+    return specs
+
+
+def _derive(spec: dict, raw: bytes, path: Path) -> bytes:
+    if spec["kind"] == "pdf":
+        return _pdf_excerpt(path, *spec["pages"])
+    if spec["kind"] == "docx":
+        return _docx_from_html(raw.decode("utf-8", errors="replace"))
+    return raw
+
+
+def _cache_path(doc_id: str, name: str) -> Path:
+    return HELDOUT_CACHE / f"{doc_id.replace('/', '__')}.{name}"
+
+
+def _document_bytes(spec: dict) -> tuple[bytes, dict]:
+    """The document's bytes (derived once, then cached) and its provenance."""
+    path = package_root(spec["package"]) / spec["path"]
+    raw = path.read_bytes()
+    cached = _cache_path(spec["id"], "source")
+    if not cached.exists():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_bytes(_derive(spec, raw, path))
+    data = cached.read_bytes()
+    return data, {"source_sha256": sha256(raw), "document_sha256": sha256(data)}
+
+
+def _parse(parser_name: str, data: bytes) -> dict:
+    from evalsets.pure.parsers.registry import get_parser
+
+    parsed = get_parser(parser_name).parse(data, max_pages=2000)
+    return {"text": parsed.text, "page_starts": list(parsed.page_starts)}
+
+
+def _cached_parse(doc_id: str, parser_name: str, data: bytes) -> dict:
+    path = _cache_path(doc_id, f"{parser_name}.json")
+    if path.exists():
+        return json.loads(path.read_text())
+    parse = _parse(parser_name, data)
+    path.write_text(json.dumps(parse))
+    return parse
+
+
+def load_manifest() -> dict:
+    return json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
+
+
+def load(freeze: bool = False, log: Callable[[str], None] = print) -> tuple[list[dict], list[str]]:
+    """Every document with every shipped parser's parse: (documents, drift).
+
+    `drift` names each source or parse whose checksum differs from the manifest. With
+    `freeze`, the manifest is (re)written from what was read instead.
+    """
+    manifest = load_manifest()
+    docs, drift, frozen = [], [], {}
+    for spec in source_specs():
+        data, provenance = _document_bytes(spec)
+        parses = {
+            name: _cached_parse(spec["id"], name, data) for name in shipped_parsers(spec["kind"])
+        }
+        digests = {name: parse_digest(p) for name, p in parses.items()}
+        record = {**{k: v for k, v in spec.items() if k != "id"}, **provenance, "parses": digests}
+        frozen[spec["id"]] = record
+        drift += _differences(spec["id"], manifest.get(spec["id"]), record) if not freeze else []
+        docs.append({"id": spec["id"], "kind": spec["kind"], "parses": parses})
+    if freeze:
+        MANIFEST.write_text(json.dumps(frozen, indent=1, sort_keys=True) + "\n")
+        log(f"manifest written: {len(frozen)} documents")
+    return docs, drift
+
+
+def _differences(doc_id: str, expected: dict | None, record: dict) -> list[str]:
+    if expected is None:
+        return [f"{doc_id}: not in the manifest"]
+    out = [f"{doc_id}: source differs" for k in ("source_sha256",) if expected[k] != record[k]]
+    for name, digest in record["parses"].items():
+        if expected["parses"].get(name) != digest:
+            out.append(f"{doc_id}: {name} parse differs")
+    return out
