@@ -416,6 +416,7 @@ GROUNDWORK_RATE_RELEASES = env_rate("GROUNDWORK_RATE_RELEASES", "20/hour")
 GROUNDWORK_RATE_RESOLVE = env_rate("GROUNDWORK_RATE_RESOLVE", "10/hour")  # a whole workspace
 GROUNDWORK_RATE_WORKSPACES = env_rate("GROUNDWORK_RATE_WORKSPACES", "10/hour")
 GROUNDWORK_RATE_SEARCH = env_rate("GROUNDWORK_RATE_SEARCH", "120/min")  # the search box
+GROUNDWORK_RATE_EXPERIMENTS = env_rate("GROUNDWORK_RATE_EXPERIMENTS", "30/hour")  # grids, runs
 
 # Log-in limits (django-axes, for the log-in page and the API's token endpoint alike, see
 # labelling.login_limit): this many failures for one user (by canonical name) from one

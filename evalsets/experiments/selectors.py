@@ -7,6 +7,8 @@ import csv
 import io
 import json
 
+from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from evalsets.errors import Conflict, InvalidInput
@@ -57,6 +59,18 @@ def cell_of(experiment: Experiment, position) -> ExperimentCell:
     if cell.status != CellStatus.DONE:
         raise Conflict(f"cell {position} is {cell.status}; only scored cells compare", field="cell")
     return cell
+
+
+def cell_by_ref(evalset: EvalSet, ref: str | None, field: str) -> ExperimentCell:
+    """``<experiment id>[:<cell>]`` (cell 0 by default) to that scored cell of the set."""
+    if not ref:
+        raise InvalidInput(f"name the {field} row as <experiment id>:<cell>", field=field)
+    experiment_id, _, position = ref.partition(":")
+    try:
+        experiment = experiment_in(evalset, experiment_id)
+    except (Http404, ValidationError):  # a malformed id is as unknown as a missing one
+        raise InvalidInput(f"no experiment {experiment_id!r} in this set", field=field) from None
+    return cell_of(experiment, position or 0)
 
 
 def _metric(metric: str | None) -> str:

@@ -28,12 +28,9 @@ from evalsets.models import (
     ParseVersion,
     Release,
     ReleaseStatus,
-    Role,
 )
 from evalsets.pure.scoring import grid, judging, runfile
 
-#: Who may start, cancel and upload: the API's table says the same (``access.ROLES``).
-RUN_EXPERIMENTS = Role.REVIEWER
 #: The most cells one experiment may hold, and the deepest k: a grid is CPU on shared workers.
 MAX_CELLS = 36
 MAX_K = 50
@@ -110,7 +107,7 @@ def experiment_start(
     access.check_user(
         user=user,
         workspace=evalset.workspace,
-        needed=RUN_EXPERIMENTS,
+        needed=access.RUN_EXPERIMENTS,
         what="starting an experiment",
         field="release",
     )
@@ -164,7 +161,7 @@ def experiment_cancel(*, experiment: Experiment, user) -> Experiment:
     access.check_user(
         user=user,
         workspace=experiment.evalset.workspace,
-        needed=RUN_EXPERIMENTS,
+        needed=access.RUN_EXPERIMENTS,
         what="cancelling an experiment",
         field="status",
     )
@@ -268,7 +265,7 @@ def run_preview(
     access.check_user(
         user=user,
         workspace=evalset.workspace,
-        needed=RUN_EXPERIMENTS,
+        needed=access.RUN_EXPERIMENTS,
         what="uploading a run",
         field="file",
     )
