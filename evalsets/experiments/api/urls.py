@@ -10,13 +10,13 @@ experiment = f"{experiments}/<uuid:experiment>"
 
 urlpatterns = [
     path(f"{experiments}/", v.ExperimentListView.as_view(), name="experiment-list"),
-    path(f"{experiments}/gate/", v.GateView.as_view(), name="experiment-gate"),
     path(f"{experiments}/runs/preview/", v.RunPreviewView.as_view(), name="run-preview"),
     path(f"{experiments}/runs/", v.RunCommitView.as_view(), name="run-commit"),
     path(f"{experiment}/", v.ExperimentDetailView.as_view(), name="experiment-detail"),
     path(f"{experiment}/cancel/", v.ExperimentCancelView.as_view(), name="experiment-cancel"),
     path(f"{experiment}/misses/", v.ExperimentMissesView.as_view(), name="experiment-misses"),
     path(f"{experiment}/compare/", v.ExperimentCompareView.as_view(), name="experiment-compare"),
+    path(f"{experiment}/gate/", v.ExperimentGateView.as_view(), name="experiment-gate"),
     path(
         f"{experiment}/results/<slug:fmt>",
         v.ExperimentResultsView.as_view(),

@@ -93,26 +93,31 @@ class ExperimentMissesView(_Base):
         return Response({"results": selectors.misses(self.experiment())})
 
 
+def _row(view, ref: str | None, field: str):
+    """A row named by ``<experiment id>:<cell>``, or by a cell of the experiment in the path."""
+    if ref and ":" in ref:
+        return selectors.cell_by_ref(view.evalset, ref, field)
+    return selectors.cell_of(view.experiment(), ref or 0)
+
+
 class ExperimentCompareView(_Base):
     @extend_schema(responses={200: dict})
     def get(self, request, *args, **kwargs):
-        experiment = self.experiment()
-        left = selectors.cell_of(experiment, request.query_params.get("left"))
-        right_ref = request.query_params.get("right", "")
-        right = (
-            selectors.cell_by_ref(self.evalset, right_ref, "right")
-            if ":" in right_ref
-            else selectors.cell_of(experiment, right_ref)
-        )
-        return Response(selectors.compare(left, right, request.query_params.get("metric")))
+        params = request.query_params
+        left = _row(self, params.get("left"), "left")
+        right = _row(self, params.get("right"), "right")
+        return Response(selectors.compare(left, right, params.get("metric")))
 
 
-class GateView(_Base):
+class ExperimentGateView(_Base):
+    """The candidate is a row of the experiment in the path (``?cell=``, 0 by default), the
+    baseline any row of the set (``?baseline=<experiment id>:<cell>``)."""
+
     @extend_schema(responses={200: dict})
     def get(self, request, *args, **kwargs):
         params = request.query_params
-        baseline = selectors.cell_by_ref(self.evalset, params.get("baseline"), "baseline")
-        candidate = selectors.cell_by_ref(self.evalset, params.get("candidate"), "candidate")
+        candidate = _row(self, params.get("cell"), "cell")
+        baseline = _row(self, params.get("baseline"), "baseline")
         try:
             tolerance = float(params.get("tolerance", 0))
         except ValueError:
