@@ -201,6 +201,8 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "settings-page": {"GET": PAGE},
     "assignments-page": {"GET": PAGE},
     "evalset-import": {"GET": PAGE},
+    "evalset-experiments": {"GET": PAGE},
+    "experiment": {"GET": PAGE},
     # -- API: auth and workspaces --------------------------------------------------------------
     "api-token": {
         "POST": Rule(public(200), body=lambda w: {"username": "olive", "password": PASSWORD})
