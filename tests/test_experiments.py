@@ -88,7 +88,8 @@ def test_each_cell_is_queued_on_the_experiments_queue(
     release, evalset, reviewer, sent, django_capture_on_commit_callbacks
 ):
     experiment = start(evalset, reviewer, django_capture_on_commit_callbacks)
-    ids = list(experiment.cells.values_list("pk", flat=True))
+    cells_in_order = experiment.cells.order_by("retriever", "position")
+    ids = [c.pk for r in ("bm25", "tfidf", "hybrid") for c in cells_in_order if c.retriever == r]
     assert [(name, pks[0]) for name, pks in sent] == [("run_experiment_cell", pk) for pk in ids]
     route = queue.route("evalsets.tasks.run_experiment_cell", (), {}, {})
     assert route == {"queue": queue.queue_name(queue.EXPERIMENTS)}

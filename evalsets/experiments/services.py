@@ -150,7 +150,9 @@ def experiment_start(
                 (p, c, r) for p in parsers for c in chunkers for r in retrievers
             )
         )
-        for cell in grid_cells:
+        # Queued retriever by retriever, so workers starting together take cells of different
+        # parsers and chunkers and none waits to chunk what another is chunking already.
+        for cell in sorted(grid_cells, key=lambda c: (retrievers.index(c.retriever), c.position)):
             queue.after_commit("run_experiment_cell", cell.pk)
     return experiment
 
