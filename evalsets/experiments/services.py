@@ -275,11 +275,11 @@ def run_preview(
     run = _read_run(data, chunks, fmt)
     plan = RunPlan(release=release, problems=list(run.problems))
     plan.questions, plan.chunks = len(run.questions), run.chunk_count()
-    if plan.problems:
-        return plan
+    # The lines that were read are checked too, so one preview names every problem.
     questions = frozen.questions(frozen.released_items(chosen))
     plan.corpus, plan.parses = _run_corpus(chosen, run, questions)
-    plan.problems = runfile.check(run, plan.corpus)
+    plan.problems += runfile.check(run, plan.corpus)
+    plan.problems.sort(key=lambda p: (p.line or 0, p.field))
     if not plan.problems:
         plan.placed, plan.unplaced = runfile.place(run, plan.corpus)
     return plan
