@@ -132,6 +132,7 @@ def _hostile_cases():
         (b"\xff\xfe\x00garbage", None, "file", "not UTF-8"),
         (changed(0, retrieved=[{**half, "start": 3}]), 1, "retrieved[0]", "both start and end"),
         (changed(0, retrieved=[{**half, "parser": "ocr"}]), 1, "retrieved[0].parser", "no ready"),
+        (changed(1, retrieved=[{**half, "text": "x" * 20_001}]), 2, "retrieved[0].text", "at most"),
     ]
 
 

@@ -25,6 +25,9 @@ from evalsets.pure import resolver
 
 #: Most chunks one question may list; deeper rankings are not read.
 MAX_CHUNKS = 100
+#: Longest chunk text read: placing a text in its parse costs in proportion to its length,
+#: and no retriever's chunk is a whole book.
+MAX_CHUNK_CHARS = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +127,9 @@ def _chunk(data: Any, where: str, number: int, problems: list[Problem]) -> RunCh
     before = len(problems)
     source_id = _text_field(data, "source_id", where, number, problems)
     text = _text_field(data, "text", where, number, problems)
+    if text is not None and len(text) > MAX_CHUNK_CHARS:
+        message = f"text has {len(text):,} characters; at most {MAX_CHUNK_CHARS:,} are read"
+        problems.append(Problem(number, f"{where}.text", message))
     parser = data.get("parser")
     if parser is not None and (not isinstance(parser, str) or not parser):
         problems.append(Problem(number, f"{where}.parser", "parser must be a non-empty string"))
