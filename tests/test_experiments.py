@@ -273,3 +273,20 @@ def test_bootstrap_intervals_are_seeded_and_hold_the_mean():
     assert one == two
     recall = one["recall"]
     assert recall["low"] < recall["mean"] < recall["high"]
+
+
+def test_a_cell_the_engine_cannot_run_fails_alone_saying_why(
+    release, evalset, reviewer, sent, django_capture_on_commit_callbacks, monkeypatch
+):
+    experiment = start(evalset, reviewer, django_capture_on_commit_callbacks)
+    first, second = experiment.cells.all()[:2]
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("out of disk for the cache")
+
+    monkeypatch.setattr(cells.grid, "run_cell", broken)
+    cells.run_cell(cells.claim_cell(first.pk))
+    first.refresh_from_db()
+    assert first.status == CellStatus.FAILED
+    assert first.error == "the cell crashed: RuntimeError('out of disk for the cache')"
+    assert ExperimentCell.objects.get(pk=second.pk).status == CellStatus.QUEUED

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import contextgrid as cg
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -127,8 +127,11 @@ def run_cell(lease: CellLease) -> None:
     except LeaseLost:
         log.info("cell %s was cancelled or taken over; its work is dropped", cell.pk)
         return
-    except (cg.ContextGridError, ValueError) as exc:
-        _held(lease).update(status=CellStatus.FAILED, error=str(exc)[:2000], claimed_by="")
+    except DatabaseError:
+        raise  # the task is retried (GroundworkTask); the lease keeps the cell meanwhile
+    except Exception as exc:  # the engine failing on this cell's input fails this cell alone
+        log.warning("experiment cell %s failed: %r", cell.pk, exc)
+        _held(lease).update(status=CellStatus.FAILED, error=_why_failed(exc), claimed_by="")
         _finish_experiment(experiment.pk)
         return
     summary = cell_summary(result.questions, experiment.k, experiment.seed)
@@ -142,6 +145,14 @@ def run_cell(lease: CellLease) -> None:
         claimed_by="",
     )
     _finish_experiment(experiment.pk)
+
+
+def _why_failed(exc: Exception) -> str:
+    """The reason a person reads: context-grid's own words for its errors (a chunker spec it
+    cannot build, an empty corpus), the exception's type and words otherwise."""
+    if isinstance(exc, (cg.ContextGridError, ValueError)):
+        return str(exc)[:2000]
+    return f"the cell crashed: {exc!r}"[:2000]
 
 
 def cell_summary(per_question: dict, k: int, seed: int) -> dict:
