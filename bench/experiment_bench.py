@@ -270,7 +270,7 @@ def run_scoring(args) -> None:
     rows.append(
         [
             "peer: ir-measures on the same judgements (with offsets)",
-            ir_measures_peer(texts, questions, with_offsets),
+            f"{ir_measures_peer(texts, questions, with_offsets):.3f}",
         ]
     )
     same = one["judged"] == two["judged"]
