@@ -123,18 +123,43 @@ def _leaderboard(experiment) -> list[dict]:
     return rows
 
 
+def _row(experiment, ref: str, field: str):
+    """A cell of this experiment, or ``<experiment id>:<cell>`` of another one of the set."""
+    if ":" in ref:
+        return selectors.cell_by_ref(experiment.evalset, ref, field)
+    return selectors.cell_of(experiment, ref)
+
+
 def _comparison(request, experiment) -> tuple[dict | None, str]:
     left, right = request.GET.get("left"), request.GET.get("right")
     if left is None or right is None:
         return None, ""
     try:
         return selectors.compare(
-            selectors.cell_of(experiment, left),
-            selectors.cell_of(experiment, right),
+            _row(experiment, left, "left"),
+            _row(experiment, right, "right"),
             request.GET.get("metric"),
         ), ""
     except GroundworkError as exc:
         return None, exc.message
+
+
+def _other_rows(experiment) -> list[dict]:
+    """Scored rows of the set's other experiments a row here can be compared with (same
+    release and k, so the same questions and cut-off)."""
+    others = (
+        selectors.experiments(experiment.evalset)
+        .filter(release=experiment.release, k=experiment.k)
+        .exclude(pk=experiment.pk)
+    )
+    return [
+        {
+            "ref": f"{other.public_id}:{row['cell']}",
+            "name": f"{other.name or 'grid'}: {row['name']}",
+        }
+        for other in others
+        for row in selectors.leaderboard(other)
+    ]
 
 
 @require_safe
@@ -164,6 +189,7 @@ def experiment_page(request: HttpRequest, ws: str, set_slug: str, experiment) ->
             "policy": judging.describe_policy(found.policy),
             "misses": _misses(request, found) if board else [],
             "comparison": comparison,
+            "other_rows": _other_rows(found) if board else [],
             "compare_error": compare_error,
             "metrics": metrics.METRICS,
             "downloads": [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -70,3 +72,19 @@ def test_two_rows_compare_on_the_page(client, experiment, viewer):
     assert 'id="comparison"' in shown and "not distinguishable" in shown
     shown = client.get(page(experiment, left=0, right=9)).content.decode()
     assert "has no cell" in shown
+
+
+def test_a_row_compares_with_a_row_of_another_experiment_on_the_same_release(
+    client, experiment, evalset, reviewer, viewer
+):
+    chunk = {"source_id": "safety.txt", "text": "Fire doors must be kept closed at all times."}
+    lines = json.dumps({"question_id": "s2", "retrieved": [chunk]}).encode()
+    uploaded = services.run_commit(
+        evalset=evalset, user=reviewer, release=1, data=lines, filename="ours.jsonl", k=3
+    )
+    client.force_login(viewer)
+    shown = client.get(page(experiment)).content.decode()
+    ref = f"{uploaded.public_id}:0"
+    assert f'<option value="{ref}">ours.jsonl: ours.jsonl</option>' in shown
+    shown = client.get(page(experiment, left=0, right=ref)).content.decode()
+    assert 'id="comparison"' in shown and "ours.jsonl" in shown
