@@ -198,6 +198,7 @@ def experiment_page(request: HttpRequest, ws: str, set_slug: str, experiment) ->
             ],
             "api_detail": reverse("experiment-detail", kwargs=kwargs),
             "api_cancel": reverse("experiment-cancel", kwargs=kwargs),
+            "api_rerun": reverse("experiment-rerun", kwargs=kwargs),
             "list_url": reverse("evalset-experiments", kwargs={"ws": ws, "set_slug": set_slug}),
         },
     )

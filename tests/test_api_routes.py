@@ -537,6 +537,13 @@ ROUTES = [
         (),
     ),
     (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/<uuid:experiment>/rerun/",
+        "experiment-rerun",
+        "evalsets.experiments.api.views.ExperimentRerunView",
+        None,
+        (),
+    ),
+    (
         "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/<uuid:experiment>/misses/",
         "experiment-misses",
         "evalsets.experiments.api.views.ExperimentMissesView",
@@ -925,6 +932,15 @@ RESOLVED = [
     (
         "/workspaces/s-ws/evalsets/s-set_slug/experiments/00000000-0000-4000-8000-000000000001/cancel/",
         "experiment-cancel",
+        (
+            ("experiment", UUID("00000000-0000-4000-8000-000000000001")),
+            ("set_slug", "s-set_slug"),
+            ("ws", "s-ws"),
+        ),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/00000000-0000-4000-8000-000000000001/rerun/",
+        "experiment-rerun",
         (
             ("experiment", UUID("00000000-0000-4000-8000-000000000001")),
             ("set_slug", "s-set_slug"),

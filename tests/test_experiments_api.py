@@ -120,3 +120,18 @@ def test_another_workspaces_experiment_is_a_404_even_to_a_member_of_both(
     other = f"/api/workspaces/{elsewhere.slug}/evalsets/quiz/experiments/{started['id']}/"
     for suffix in ("", "misses/", "results/json", "compare/?left=0&right=1"):
         assert client.get(other + suffix).status_code == 404, suffix
+
+
+def test_run_again_starts_the_same_grid_and_reproduces_its_numbers(
+    release, client_for, reviewer, django_capture_on_commit_callbacks
+):
+    client = client_for(reviewer)
+    with django_capture_on_commit_callbacks(execute=True):
+        first = client.post(BASE, GRID, format="json").json()
+    with django_capture_on_commit_callbacks(execute=True):
+        again = client.post(f"{BASE}{first['id']}/rerun/")
+    assert again.status_code == 202 and again.json()["id"] != first["id"]
+    one, two = (
+        client.get(f"{BASE}{e}/results/md").content for e in (first["id"], again.json()["id"])
+    )
+    assert one.split(b"\n", 1)[1] == two.split(b"\n", 1)[1]  # all but the title naming the id

@@ -399,6 +399,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
     },
     "experiment-detail": {"GET": READ},
     "experiment-cancel": {"POST": Rule(members(REVIEWER, 409))},  # an uploaded run is complete
+    "experiment-rerun": {"POST": Rule(members(REVIEWER, 409))},  # and is scored once
     "experiment-misses": {"GET": READ},
     "experiment-compare": {"GET": Rule(members(VIEWER, 200), query="?left=0&right=0")},
     "experiment-gate": {"GET": Rule(members(VIEWER, 200), query="?baseline=0")},

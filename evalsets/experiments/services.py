@@ -157,6 +157,26 @@ def experiment_start(
     return experiment
 
 
+def experiment_rerun(*, experiment: Experiment, user) -> Experiment:
+    """The same grid started again on the same release: its numbers are the original's
+    unless the release's evidence was placed differently since (a resolution confirmed)."""
+    if experiment.kind != ExperimentKind.GRID:
+        raise Conflict(
+            "an uploaded run is scored once; upload it again to score it again", field="kind"
+        )
+    return experiment_start(
+        evalset=experiment.evalset,
+        user=user,
+        release=experiment.release.version,
+        parsers=experiment.parsers,
+        chunkers=experiment.chunkers,
+        retrievers=experiment.retrievers,
+        k=experiment.k,
+        policy=experiment.policy,
+        name=experiment.name,
+    )
+
+
 def experiment_cancel(*, experiment: Experiment, user) -> Experiment:
     """Stop an experiment: its queued and running cells are cancelled (a running one's
     results are dropped when it ends). A finished experiment never changes."""

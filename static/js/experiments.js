@@ -118,6 +118,17 @@ function experimentPage(root) {
       }
     });
   }
+  const rerun = document.getElementById("rerun-experiment");
+  if (rerun) {
+    rerun.addEventListener("click", async function () {
+      try {
+        const made = await request("POST", rerun.dataset.rerun);
+        window.location.assign(window.location.pathname.replace(/[^/]+\/$/, made.id + "/"));
+      } catch (err) {
+        say("cancel-error", problemText(err));
+      }
+    });
+  }
   if (root.dataset.finished === "1") return;
   poll(async function () {
     const experiment = await request("GET", root.dataset.api);

@@ -14,6 +14,7 @@ urlpatterns = [
     path(f"{experiments}/runs/", v.RunCommitView.as_view(), name="run-commit"),
     path(f"{experiment}/", v.ExperimentDetailView.as_view(), name="experiment-detail"),
     path(f"{experiment}/cancel/", v.ExperimentCancelView.as_view(), name="experiment-cancel"),
+    path(f"{experiment}/rerun/", v.ExperimentRerunView.as_view(), name="experiment-rerun"),
     path(f"{experiment}/misses/", v.ExperimentMissesView.as_view(), name="experiment-misses"),
     path(f"{experiment}/compare/", v.ExperimentCompareView.as_view(), name="experiment-compare"),
     path(f"{experiment}/gate/", v.ExperimentGateView.as_view(), name="experiment-gate"),

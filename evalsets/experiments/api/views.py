@@ -72,6 +72,14 @@ class ExperimentCancelView(_Base):
         return Response(s.ExperimentSerializer(found).data)
 
 
+class ExperimentRerunView(_Base):
+    @extend_schema(request=None, responses={202: s.ExperimentSerializer})
+    def post(self, request, *args, **kwargs):
+        experiment = services.experiment_rerun(experiment=self.experiment(), user=request.user)
+        found = selectors.experiment_in(self.evalset, experiment.public_id)
+        return Response(s.ExperimentSerializer(found).data, status=status.HTTP_202_ACCEPTED)
+
+
 class ExperimentResultsView(_Base):
     @extend_schema(responses={(200, "application/octet-stream"): bytes})
     def get(self, request, *args, **kwargs):
