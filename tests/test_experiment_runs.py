@@ -6,9 +6,10 @@ import json
 
 import pytest
 
+from evalsets.documents import services as documents_services
 from evalsets.errors import InvalidInput
 from evalsets.experiments import selectors, services
-from evalsets.models import Experiment
+from evalsets.models import Document, Experiment
 from evalsets.pure.scoring import judging
 from tests import experiments_world
 from tests.experiments_world import ITEMS, POLICY_TEXT, SAFETY_TEXT
@@ -190,3 +191,15 @@ def test_an_uploaded_run_compares_with_a_grid_row_on_the_same_questions(
     theirs = selectors.cell_by_ref(evalset, f"{uploaded.public_id}:0", "candidate")
     comparison = selectors.compare(theirs, ours)
     assert comparison["n"] == 5 and comparison["left_mean"] == pytest.approx(0.2)
+
+
+def test_a_run_is_read_against_the_parse_the_release_files_read_not_a_newer_one(
+    release, evalset, reviewer
+):
+    policy = Document.objects.get(source_id="policy.txt")
+    documents_services.parse_version_add(
+        document=policy, parser="plaintext", parser_version="2", text="Preface.\n" + POLICY_TEXT
+    )
+    experiment = commit(evalset, reviewer, jsonl(run_lines(offsets=True)))
+    assert experiment.cells.get().results["s1"]["why"] == judging.HIT
+    assert experiment.cells.get().results["t1"]["why"] == judging.RANKED_TOO_LOW

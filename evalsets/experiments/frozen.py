@@ -39,6 +39,17 @@ def ready_parses(workspace, parsers: Iterable[str]) -> dict[str, dict[str, Parse
     return found
 
 
+def run_parses(release: Release, parsers: Iterable[str]) -> dict[str, dict[str, ParseVersion]]:
+    """``ready_parses``, except that a document's parse by the parser the release's files
+    read is the very parse they read (a team computing offsets reads those files)."""
+    found = ready_parses(release.evalset.workspace, parsers)
+    chosen = ParseVersion.objects.filter(pk__in=list((release.texts or {}).values()))
+    for parse in chosen.select_related("document").defer("text"):
+        if parse.parser in found:
+            found[parse.parser][parse.document.source_id] = parse
+    return found
+
+
 def parsers_available(workspace) -> list[str]:
     return sorted(
         set(

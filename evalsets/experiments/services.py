@@ -259,7 +259,7 @@ def _run_corpus(
         for q in run.questions.values()
         for c in q
     }
-    by_parser = frozen.ready_parses(release.evalset.workspace, {p for _, p in wanted if p})
+    by_parser = frozen.run_parses(release, {p for _, p in wanted if p})
     parses = {(s, p): by_parser[p][s] for s, p in wanted if p and s in by_parser.get(p, {})}
     texts = dict(
         ParseVersion.objects.filter(pk__in=[v.pk for v in parses.values()]).values_list(
@@ -335,7 +335,7 @@ def run_commit(
     questions = frozen.questions(items)
     policy = dict(DEFAULT_POLICY)
     parser_names = sorted({p for _, p in plan.parses} | set(plan.corpus.default_parser.values()))
-    by_parser = frozen.ready_parses(evalset.workspace, parser_names)
+    by_parser = frozen.run_parses(chosen, parser_names)
     gold = {p: frozen.gold_in(chosen, items, by_parser[p]) for p in parser_names}
     judged = judging.judge_run(
         plan.placed, gold, list(questions), plan.corpus.default_parser, policy, k
