@@ -27,6 +27,8 @@ SIGNED_IN = None
 CHOOSE_REFERENCE = Role.OWNER
 #: Giving people work: the assignments endpoints and an item's ``assignee``.
 ASSIGN = Role.OWNER
+#: Starting or cancelling an experiment and uploading a run: it spends shared worker CPU.
+RUN_EXPERIMENTS = Role.REVIEWER
 #: The role each kind of work needs: who may be assigned it, who may ask for the next item.
 WORK = {AssignmentKind.ANNOTATE: Role.ANNOTATOR, AssignmentKind.REVIEW: Role.REVIEWER}
 
@@ -111,6 +113,9 @@ ROLES: dict[str, dict[str, Role | None]] = {
         "compare": Role.VIEWER,
     },
     "similar-questions": {"post": Role.VIEWER},
+    # Every member reads an experiment's numbers (as they read releases); starting one,
+    # cancelling it or uploading a run spends worker CPU, which a reviewer may decide.
+    "experiment": {"get": Role.VIEWER, "post": RUN_EXPERIMENTS},
 }
 
 

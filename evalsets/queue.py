@@ -35,9 +35,9 @@ logger = logging.getLogger(__name__)
 #: Every Groundwork task is registered as ``evalsets.tasks.<name>``.
 TASK_PREFIX = "evalsets.tasks."
 
-PARSE, RESOLVE, RELEASE = "parse", "resolve", "release"
+PARSE, RESOLVE, RELEASE, EXPERIMENTS = "parse", "resolve", "release", "experiments"
 #: The queues a worker consumes (after the default one, for anything not routed here).
-KINDS = (PARSE, RESOLVE, RELEASE)
+KINDS = (PARSE, RESOLVE, RELEASE, EXPERIMENTS)
 #: Which queue each task goes to. Sweeps and attaching imported labels are short and belong
 #: with ingest: behind a resolution backlog they would be late for no reason.
 QUEUE_OF: dict[str, str] = {
@@ -52,6 +52,9 @@ QUEUE_OF: dict[str, str] = {
     "resolve_parse": RESOLVE,
     "resolve_workspace": RESOLVE,
     "build_release": RELEASE,
+    # Scoring a grid cell can take minutes of CPU: on its own queue, so it never delays
+    # a parse or a resolution, and any number of workers on any host can share the cells.
+    "run_experiment_cell": EXPERIMENTS,
 }
 
 

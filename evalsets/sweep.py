@@ -29,9 +29,12 @@ from kombu.transport import resolve_transport
 from evalsets import idempotency, queue
 from evalsets.anchoring import resolution
 from evalsets.documents import ingest
+from evalsets.experiments import cells as experiment_cells
 from evalsets.models import (
     AnchorResolution,
+    CellStatus,
     Document,
+    ExperimentCell,
     GoldAnchor,
     ParseRange,
     ParseStatus,
@@ -171,6 +174,13 @@ def stale_releases(older_than: timedelta | None = None) -> list[int]:
     )
 
 
+def stale_experiment_cells(older_than: timedelta | None = None) -> list[int]:
+    """Experiment cells still queued past the stale limit (their message was lost), and
+    running ones whose worker died."""
+    queued = Q(status=CellStatus.QUEUED, updated_at__lt=_cutoff(older_than))
+    return _ids(ExperimentCell, queued | experiment_cells.abandoned())
+
+
 def documents_with_labels_to_attach(older_than: timedelta | None = None) -> list[int]:
     """Documents whose reference parse is ready while imported spans still wait for it
     (their ``attach_pending_labels`` message was lost, or never sent: the broker was down)."""
@@ -272,12 +282,16 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
     labelled = documents_with_labels_to_attach(older_than)
     for pk in labelled:
         queue.send("attach_pending_labels", pk)
+    cells = stale_experiment_cells(older_than)
+    for pk in cells:
+        queue.send("run_experiment_cell", pk)
     return {
         "parses": len(parses),
         "ranges": len(ranges),
         "resolutions": len(unresolved),
         "releases": len(releases_services),
         "labels": len(labelled),
+        "experiment_cells": len(cells),
         "files": 0 if periodic else remove_orphan_files(),
         "broker_parts": remove_broker_parts(),
         "idempotency_keys": idempotency.forget_expired(),
@@ -318,6 +332,7 @@ def sweep_leases() -> dict[str, int]:
         "parse_range": _ids(ParseRange, _abandoned_ranges()),
         "resolve_document": documents_with_dead_resolvers(),
         "build_release": _ids(Release, releases_services.abandoned_builds()),
+        "run_experiment_cell": experiment_cells.abandoned_cells(),
     }
     for task_name, ids in found.items():
         for pk in ids:

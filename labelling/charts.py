@@ -120,3 +120,43 @@ def charts(data: dict) -> dict[str, str]:
             title="Anchors found per parse, by tier",
         ),
     }
+
+
+#: Line colours for the recall@k curves, cycled by row.
+CURVE_COLOURS = ("#2f5bd3", "#c2410c", "#15803d", "#7c3aed", "#b91c1c", "#0e7490", "#a16207")
+
+
+def curve_chart(series: list[tuple[str, list[float]]], *, title: str) -> str:
+    """Recall at 1..k, one line per ``(name, values)``, with a legend beside it."""
+    width, height, left, bottom, legend_w = 620, 240, 40, 28, 240
+    plot_w, plot_h = width - left - legend_w - 10, height - bottom - 10
+    k = max([len(values) for _, values in series] + [1])
+
+    def point(cut: int, value: float) -> str:
+        x = left + (plot_w * (cut / max(1, k - 1)) if k > 1 else plot_w / 2)
+        return f"{x:.1f},{10 + plot_h * (1 - value):.1f}"
+
+    parts = [
+        f'<svg class="chart" role="img" aria-label="{escape(title)}" viewBox="0 0 {width} '
+        f'{height}" width="{width}" height="{height}"><title>{escape(title)}</title>',
+        f'<line x1="{left}" y1="{10 + plot_h}" x2="{left + plot_w}" y2="{10 + plot_h}" '
+        'stroke="#888"/>',
+        f'<line x1="{left}" y1="10" x2="{left}" y2="{10 + plot_h}" stroke="#888"/>',
+        f'<text x="{left - 4}" y="14" text-anchor="end">1</text>',
+        f'<text x="{left - 4}" y="{10 + plot_h}" text-anchor="end">0</text>',
+    ]
+    for cut in range(k):
+        x = point(cut, 0).split(",")[0]
+        parts.append(f'<text x="{x}" y="{height - 8}" text-anchor="middle">{cut + 1}</text>')
+    for index, (name, values) in enumerate(series):
+        colour = CURVE_COLOURS[index % len(CURVE_COLOURS)]
+        points = " ".join(point(cut, value) for cut, value in enumerate(values))
+        y = 16 + index * 18
+        parts.append(
+            f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{points}">'
+            f"<title>{escape(name)}</title></polyline>"
+            f'<rect x="{width - legend_w}" y="{y - 9}" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{width - legend_w + 14}" y="{y}">{escape(name)}</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)

@@ -340,6 +340,13 @@ GROUNDWORK_LEASE_S = env_int("GROUNDWORK_LEASE_S", 20)
 # A release build whose files storage refused (a full disk) cleans up what it wrote and is
 # queued again, built once more after the stale limit; this many refusals fail it, saying so.
 GROUNDWORK_RELEASE_STORAGE_TRIES = env_int("GROUNDWORK_RELEASE_STORAGE_TRIES", 10)
+# Where experiment cells keep context-grid's chunk sets and vectors, shared by every worker
+# on the host, so the cells of one parser and chunker chunk and embed its texts once.
+GROUNDWORK_EXPERIMENT_CACHE_DIR = Path(
+    env_str("GROUNDWORK_EXPERIMENT_CACHE_DIR", str(VAR_DIR / "experiment-cache"))
+)
+# Largest uploaded retrieval run (and chunk file) read, in megabytes.
+GROUNDWORK_MAX_RUN_BYTES = env_int("GROUNDWORK_MAX_RUN_MB", 20) * 1024 * 1024
 # At least the parse-upload limit, so that endpoint's own 413 (which names its setting) is
 # what a too-large parse gets, not Django's wordless 400.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(10 * 1024 * 1024, GROUNDWORK_MAX_PARSE_UPLOAD_BYTES)
@@ -409,6 +416,7 @@ GROUNDWORK_RATE_RELEASES = env_rate("GROUNDWORK_RATE_RELEASES", "20/hour")
 GROUNDWORK_RATE_RESOLVE = env_rate("GROUNDWORK_RATE_RESOLVE", "10/hour")  # a whole workspace
 GROUNDWORK_RATE_WORKSPACES = env_rate("GROUNDWORK_RATE_WORKSPACES", "10/hour")
 GROUNDWORK_RATE_SEARCH = env_rate("GROUNDWORK_RATE_SEARCH", "120/min")  # the search box
+GROUNDWORK_RATE_EXPERIMENTS = env_rate("GROUNDWORK_RATE_EXPERIMENTS", "30/hour")  # grids, runs
 
 # Log-in limits (django-axes, for the log-in page and the API's token endpoint alike, see
 # labelling.login_limit): this many failures for one user (by canonical name) from one
@@ -495,13 +503,17 @@ else:
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 # The queues' prefix; each test session uses one of its own. Tasks go to
-# "<prefix>.parse", "<prefix>.resolve" or "<prefix>.release" (evalsets.queue.QUEUE_OF), and a
+# "<prefix>.parse", "<prefix>.resolve", "<prefix>.release" or "<prefix>.experiments"
+# (evalsets.queue.QUEUE_OF), and a
 # worker started without -Q consumes all of them and the default queue "<prefix>".
 CELERY_TASK_DEFAULT_QUEUE = env_str("GROUNDWORK_TASK_QUEUE", "celery")
 CELERY_TASK_QUEUES = [
     Queue(name, Exchange(name), routing_key=name)
     for name in [CELERY_TASK_DEFAULT_QUEUE]
-    + [f"{CELERY_TASK_DEFAULT_QUEUE}.{kind}" for kind in ("parse", "resolve", "release")]
+    + [
+        f"{CELERY_TASK_DEFAULT_QUEUE}.{kind}"
+        for kind in ("parse", "resolve", "release", "experiments")
+    ]
 ]
 CELERY_TASK_ROUTES = ("evalsets.queue.route",)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)

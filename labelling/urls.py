@@ -28,6 +28,7 @@ urlpatterns = [
     path(f"{evalset}/items/<str:item_id>/", views.item_page, name="item"),
     path("", include("labelling.review_urls")),
     path("", include("labelling.release_urls")),
+    path("", include("labelling.experiment_urls")),
     path("", include("labelling.owner_urls")),
     path("api/", include("evalsets.api.urls")),
     path("admin/", admin.site.urls),

@@ -500,6 +500,77 @@ ROUTES = [
         None,
         (),
     ),
+    # Added with the experiments domain, after the recording.
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/",
+        "experiment-list",
+        "evalsets.experiments.api.views.ExperimentListView",
+        None,
+        (),
+    ),
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/runs/preview/",
+        "run-preview",
+        "evalsets.experiments.api.views.RunPreviewView",
+        None,
+        (),
+    ),
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/runs/",
+        "run-commit",
+        "evalsets.experiments.api.views.RunCommitView",
+        None,
+        (),
+    ),
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/<uuid:experiment>/",
+        "experiment-detail",
+        "evalsets.experiments.api.views.ExperimentDetailView",
+        None,
+        (),
+    ),
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/<uuid:experiment>/cancel/",
+        "experiment-cancel",
+        "evalsets.experiments.api.views.ExperimentCancelView",
+        None,
+        (),
+    ),
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/<uuid:experiment>/rerun/",
+        "experiment-rerun",
+        "evalsets.experiments.api.views.ExperimentRerunView",
+        None,
+        (),
+    ),
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/<uuid:experiment>/misses/",
+        "experiment-misses",
+        "evalsets.experiments.api.views.ExperimentMissesView",
+        None,
+        (),
+    ),
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/<uuid:experiment>/compare/",
+        "experiment-compare",
+        "evalsets.experiments.api.views.ExperimentCompareView",
+        None,
+        (),
+    ),
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/<uuid:experiment>/gate/",
+        "experiment-gate",
+        "evalsets.experiments.api.views.ExperimentGateView",
+        None,
+        (),
+    ),
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/experiments/<uuid:experiment>/results/<slug:fmt>",
+        "experiment-results",
+        "evalsets.experiments.api.views.ExperimentResultsView",
+        None,
+        (),
+    ),
 ]
 
 #: Recorded from the URL conf before the move; see the module docstring.
@@ -833,4 +904,84 @@ RESOLVED = [
     ),
     ("/workspaces/s-ws/imports/preview/", "new-import-preview", (("ws", "s-ws"),)),
     ("/workspaces/s-ws/imports/", "new-import-commit", (("ws", "s-ws"),)),
+    # Added with the experiments domain, after the recording.
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/",
+        "experiment-list",
+        (("set_slug", "s-set_slug"), ("ws", "s-ws")),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/runs/preview/",
+        "run-preview",
+        (("set_slug", "s-set_slug"), ("ws", "s-ws")),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/runs/",
+        "run-commit",
+        (("set_slug", "s-set_slug"), ("ws", "s-ws")),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/00000000-0000-4000-8000-000000000001/",
+        "experiment-detail",
+        (
+            ("experiment", UUID("00000000-0000-4000-8000-000000000001")),
+            ("set_slug", "s-set_slug"),
+            ("ws", "s-ws"),
+        ),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/00000000-0000-4000-8000-000000000001/cancel/",
+        "experiment-cancel",
+        (
+            ("experiment", UUID("00000000-0000-4000-8000-000000000001")),
+            ("set_slug", "s-set_slug"),
+            ("ws", "s-ws"),
+        ),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/00000000-0000-4000-8000-000000000001/rerun/",
+        "experiment-rerun",
+        (
+            ("experiment", UUID("00000000-0000-4000-8000-000000000001")),
+            ("set_slug", "s-set_slug"),
+            ("ws", "s-ws"),
+        ),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/00000000-0000-4000-8000-000000000001/misses/",
+        "experiment-misses",
+        (
+            ("experiment", UUID("00000000-0000-4000-8000-000000000001")),
+            ("set_slug", "s-set_slug"),
+            ("ws", "s-ws"),
+        ),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/00000000-0000-4000-8000-000000000001/compare/",
+        "experiment-compare",
+        (
+            ("experiment", UUID("00000000-0000-4000-8000-000000000001")),
+            ("set_slug", "s-set_slug"),
+            ("ws", "s-ws"),
+        ),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/00000000-0000-4000-8000-000000000001/gate/",
+        "experiment-gate",
+        (
+            ("experiment", UUID("00000000-0000-4000-8000-000000000001")),
+            ("set_slug", "s-set_slug"),
+            ("ws", "s-ws"),
+        ),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/experiments/00000000-0000-4000-8000-000000000001/results/s-fmt",
+        "experiment-results",
+        (
+            ("experiment", UUID("00000000-0000-4000-8000-000000000001")),
+            ("fmt", "s-fmt"),
+            ("set_slug", "s-set_slug"),
+            ("ws", "s-ws"),
+        ),
+    ),
 ]

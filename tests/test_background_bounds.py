@@ -312,6 +312,7 @@ def test_the_lease_sweep_queues_only_the_work_whose_holder_died(
         "parse_range": 0,
         "resolve_document": 1,
         "build_release": 1,
+        "run_experiment_cell": 0,
     }
     assert sorted(sent) == sorted(
         [

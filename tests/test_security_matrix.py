@@ -36,7 +36,7 @@ from evalsets.models import Document
 from evalsets.review import workflow
 from evalsets.workspaces import services as workspaces_services
 from tests.conftest import PASSWORD
-from tests.world import PDF_SOURCE_ID, World, import_file, upload
+from tests.world import PDF_SOURCE_ID, RUN_FILE, World, import_file, upload
 
 OWNER, REVIEWER, ANNOTATOR, VIEWER = "owner", "reviewer", "annotator", "viewer"
 ROLES = (OWNER, REVIEWER, ANNOTATOR, VIEWER)  # highest first
@@ -201,6 +201,8 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "settings-page": {"GET": PAGE},
     "assignments-page": {"GET": PAGE},
     "evalset-import": {"GET": PAGE},
+    "evalset-experiments": {"GET": PAGE},
+    "experiment": {"GET": PAGE},
     # -- API: auth and workspaces --------------------------------------------------------------
     "api-token": {
         "POST": Rule(public(200), body=lambda w: {"username": "olive", "password": PASSWORD})
@@ -379,6 +381,40 @@ MATRIX: dict[str, dict[str, Rule]] = {
         "POST": Rule(
             members(OWNER, 201),
             body=lambda w: {"file": upload("set.jsonl", import_file()), "evalset": "fresh"},
+            multipart=True,
+        )
+    },
+    # -- experiments and uploaded runs -------------------------------------------------------
+    "experiment-list": {
+        "GET": READ,
+        "POST": Rule(
+            members(REVIEWER, 202),
+            body=lambda w: {
+                "release": 1,
+                "parsers": ["plaintext"],
+                "chunkers": ["recursive:64"],
+                "retrievers": ["bm25"],
+            },
+        ),
+    },
+    "experiment-detail": {"GET": READ},
+    "experiment-cancel": {"POST": Rule(members(REVIEWER, 409))},  # an uploaded run is complete
+    "experiment-rerun": {"POST": Rule(members(REVIEWER, 409))},  # and is scored once
+    "experiment-misses": {"GET": READ},
+    "experiment-compare": {"GET": Rule(members(VIEWER, 200), query="?left=0&right=0")},
+    "experiment-gate": {"GET": Rule(members(VIEWER, 200), query="?baseline=0")},
+    "experiment-results": {"GET": Rule(members(VIEWER, 200), kwargs={"fmt": "csv"})},
+    "run-preview": {
+        "POST": Rule(
+            members(REVIEWER, 200),
+            body=lambda w: {"release": 1, "file": upload("run.jsonl", RUN_FILE)},
+            multipart=True,
+        )
+    },
+    "run-commit": {
+        "POST": Rule(
+            members(REVIEWER, 201),
+            body=lambda w: {"release": 1, "file": upload("run.jsonl", RUN_FILE)},
             multipart=True,
         )
     },

@@ -25,6 +25,7 @@ from rest_framework.authtoken.models import Token
 
 from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import services as documents_services
+from evalsets.experiments import services as experiments_services
 from evalsets.models import Document, EvalItem, ItemAssignment, ItemState, Membership, Role
 from evalsets.pure.formats import get_format
 from evalsets.pure.parsers import PARSERS
@@ -34,6 +35,11 @@ from evalsets.workspaces import services as workspaces_services
 from tests.documents import make_pdf
 
 RELEASE_FORMAT = "contextgrid-jsonl"
+#: A team's retrieval run for the released item q2, its chunk placed by its text alone.
+RUN_FILE = (
+    b'{"question_id": "q2", "retrieved": [{"source_id": "handbook.txt", '
+    b'"text": "Remote work is limited to 30 days a year."}]}\n'
+)
 
 PASSWORD = "correct horse battery"
 
@@ -114,6 +120,7 @@ class World:
     anchor: object
     comment: object
     assignment: object
+    experiment: object = None  # an uploaded run scored on release 1
     kwargs: dict = field(default_factory=dict)
 
 
@@ -207,6 +214,9 @@ def build_world(
         releases_services.release_create(evalset=evalset, user=owner, formats=[RELEASE_FORMAT])
     with capture(execute=True):
         releases_services.release_create(evalset=evalset, user=owner, formats=[RELEASE_FORMAT])
+    experiment = experiments_services.run_commit(
+        evalset=evalset, user=owner, release=1, data=RUN_FILE, filename="run.jsonl", k=1
+    )
     users = {
         "owner": owner,
         "reviewer": reviewer,
@@ -232,6 +242,7 @@ def build_world(
         "version": 1,
         "other": 2,
         "fmt": RELEASE_FORMAT,
+        "experiment": str(experiment.public_id),
     }
     return World(
         users=users,
@@ -246,6 +257,7 @@ def build_world(
         anchor=anchor,
         comment=comment,
         assignment=assignment,
+        experiment=experiment,
         kwargs=kwargs,
     )
 

@@ -100,6 +100,15 @@ class ReleaseThrottle(ScopedThrottle):
     what = "releases"
 
 
+class ExperimentThrottle(ScopedThrottle):
+    """Experiments started and runs uploaded: a grid is minutes of worker CPU, a run's
+    placement a resolver pass over every chunk it names."""
+
+    scope = "experiments"
+    actions = frozenset({"post"})
+    what = "experiments and uploaded runs"
+
+
 class ResolveThrottle(ScopedThrottle):
     """Re-resolving a whole workspace: every anchor against every parse."""
 

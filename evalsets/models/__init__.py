@@ -20,6 +20,13 @@ from evalsets.models.documents import (
     document_upload_to,
     parse_boxes_upload_to,
 )
+from evalsets.models.experiments import (
+    CellStatus,
+    Experiment,
+    ExperimentCell,
+    ExperimentKind,
+    ExperimentStatus,
+)
 from evalsets.models.idempotency import IdempotencyKey
 from evalsets.models.inbox import Notification, NotificationKind
 from evalsets.models.releases import (
@@ -52,11 +59,16 @@ __all__ = [
     "AnchorResolution",
     "AssignmentKind",
     "AuditTrailIsAppendOnly",
+    "CellStatus",
     "Comment",
     "Document",
     "EvalItem",
     "EvalSet",
     "EventKind",
+    "Experiment",
+    "ExperimentCell",
+    "ExperimentKind",
+    "ExperimentStatus",
     "GoldAnchor",
     "IdempotencyKey",
     "ImportRecord",

@@ -69,8 +69,8 @@ def worker_command(name: str, queues: list[str], concurrency: int) -> list[str]:
 
 
 def worker_commands(parse_concurrency: int, resolve_concurrency: int) -> list[list[str]]:
-    """rundev's workers: parsing and releases in one, resolution in the other; together
-    they consume every queue."""
+    """rundev's workers: parsing, releases and experiment cells in one, resolution in the
+    other; together they consume every queue."""
     prefix = settings.CELERY_TASK_DEFAULT_QUEUE
     return [
         worker_command(
@@ -79,6 +79,7 @@ def worker_commands(parse_concurrency: int, resolve_concurrency: int) -> list[li
                 prefix,
                 queue.queue_name(queue.PARSE, prefix),
                 queue.queue_name(queue.RELEASE, prefix),
+                queue.queue_name(queue.EXPERIMENTS, prefix),
             ],
             parse_concurrency,
         ),

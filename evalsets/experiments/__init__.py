@@ -1,0 +1,1 @@
+"""Experiments: score retrieval configurations and teams' own runs on a frozen release."""
