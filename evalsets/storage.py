@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from botocore.exceptions import ClientError
 from django.core.files.base import ContentFile, File
 from django.core.files.storage import Storage, default_storage
 from storages.backends.s3 import S3Storage
@@ -84,12 +85,30 @@ def open_ranged(name: str, store: Storage | None = None) -> BinaryIO:
     if isinstance(store, S3Storage):
         try:
             raw = _S3Range(store, name)
-        except store.connection.meta.client.exceptions.ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound"):
+        except ClientError as exc:
+            if _missing(exc):
                 raise FileNotFoundError(name) from None
             raise
         return io.BufferedReader(raw, buffer_size=RANGE_CHUNK)
     return store.open(name, "rb")
+
+
+def _missing(exc: ClientError) -> bool:
+    """Whether S3 answered that the object is not there."""
+    return exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound")
+
+
+def modified_at(name: str, store: Storage | None = None) -> float | None:
+    """When ``name`` was last stored (a timestamp), or None when it is not."""
+    store = store or storage()
+    try:
+        return store.get_modified_time(name).timestamp()
+    except FileNotFoundError:
+        return None
+    except ClientError as exc:
+        if _missing(exc):
+            return None
+        raise
 
 
 def read_bytes(name: str, store: Storage | None = None) -> bytes:

@@ -242,36 +242,34 @@ MEDIA_ROOT = Path(env_str("DJANGO_MEDIA_ROOT", str(VAR_DIR / "media")))
 # goes through this storage, so hosts that share nothing but it, PostgreSQL and Redis serve
 # the same files. Set GROUNDWORK_S3_BUCKET for S3-compatible object storage; unset, files
 # live under MEDIA_ROOT, which then must be one folder every host shares.
+# GROUNDWORK_S3_ENDPOINT_URL (any S3-compatible server; unset: AWS), GROUNDWORK_S3_REGION,
+# GROUNDWORK_S3_ACCESS_KEY_ID and GROUNDWORK_S3_SECRET_ACCESS_KEY (unset: boto3's own
+# environment or instance credentials), GROUNDWORK_S3_PREFIX (a key prefix inside the bucket,
+# so several deployments or test runs can share one).
 GROUNDWORK_S3_BUCKET = env_str("GROUNDWORK_S3_BUCKET", "")
-GROUNDWORK_S3_ENDPOINT_URL = env_str("GROUNDWORK_S3_ENDPOINT_URL", "")
-GROUNDWORK_S3_REGION = env_str("GROUNDWORK_S3_REGION", "")
-GROUNDWORK_S3_ACCESS_KEY_ID = env_str("GROUNDWORK_S3_ACCESS_KEY_ID", "")
-GROUNDWORK_S3_SECRET_ACCESS_KEY = env_str("GROUNDWORK_S3_SECRET_ACCESS_KEY", "")
-# A key prefix inside the bucket, so several deployments (or test runs) can share one bucket.
-GROUNDWORK_S3_PREFIX = env_str("GROUNDWORK_S3_PREFIX", "")
+_S3_OPTIONS = {
+    "bucket_name": "GROUNDWORK_S3_BUCKET",
+    "endpoint_url": "GROUNDWORK_S3_ENDPOINT_URL",
+    "region_name": "GROUNDWORK_S3_REGION",
+    "access_key": "GROUNDWORK_S3_ACCESS_KEY_ID",
+    "secret_key": "GROUNDWORK_S3_SECRET_ACCESS_KEY",
+    "location": "GROUNDWORK_S3_PREFIX",
+}
 
 
-def s3_storage_options() -> dict:
-    """django-storages' S3 options from the GROUNDWORK_S3_* settings (empty ones left out,
-    so boto3 falls back to its own environment and instance credentials)."""
-    options = {
-        "bucket_name": GROUNDWORK_S3_BUCKET,
-        "endpoint_url": GROUNDWORK_S3_ENDPOINT_URL,
-        "region_name": GROUNDWORK_S3_REGION,
-        "access_key": GROUNDWORK_S3_ACCESS_KEY_ID,
-        "secret_key": GROUNDWORK_S3_SECRET_ACCESS_KEY,
-        "location": GROUNDWORK_S3_PREFIX,
-    }
-    options = {key: value for key, value in options.items() if value}
+def s3_storage(environ) -> dict:
+    """``STORAGES["default"]`` for django-storages' S3 backend from the GROUNDWORK_S3_*
+    variables in ``environ`` (unset ones left out, so boto3 falls back to its own)."""
+    options = {key: environ[name] for key, name in _S3_OPTIONS.items() if environ.get(name)}
     # stored files are served through the app's own views (roles checked), never by URL;
-    # an uploaded name that exists already gets a new name, as on the file system
+    # a name stored already gets a new one, as on the file system
     options.update(querystring_auth=True, file_overwrite=False, default_acl=None)
-    return options
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
 
 
 STORAGES = {
     "default": (
-        {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": s3_storage_options()}
+        s3_storage(os.environ)
         if GROUNDWORK_S3_BUCKET
         else {"BACKEND": "django.core.files.storage.FileSystemStorage"}
     ),

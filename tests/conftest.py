@@ -36,7 +36,7 @@ from tests.world import (
     create_quiz,
 )
 
-pytest_plugins = ["tests.browser", "tests.services"]
+pytest_plugins = ["tests.browser", "tests.services", "tests.s3"]
 
 REQUIRE_SERVICES = os.environ.get("GROUNDWORK_REQUIRE_SERVICES") == "1"
 

@@ -139,10 +139,8 @@ def rendition_request(*, parse: ParseVersion) -> None:
 
 def _age(name: str) -> float | None:
     """Seconds since ``name`` was stored, or None when it is not."""
-    try:
-        return time.time() - stored.storage().get_modified_time(name).timestamp()
-    except (FileNotFoundError, OSError):
-        return None
+    modified = stored.modified_at(name)
+    return None if modified is None else time.time() - modified
 
 
 def _ask(folder: str, parse: ParseVersion) -> None:
