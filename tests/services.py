@@ -72,6 +72,9 @@ def start_worker(
         **os.environ,
         "DATABASE_URL": database_url(),
         "DJANGO_MEDIA_ROOT": str(media_root),
+        # the worker's own page cache, beside its media (never the checkout's var/, which
+        # would outlive the session and its budgets)
+        "GROUNDWORK_PAGE_CACHE_DIR": f"{media_root}-page-cache",
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "GROUNDWORK_TASK_QUEUE": SESSION_QUEUE,
         **extra_env,
