@@ -45,9 +45,10 @@ HTML = (
     + "".join(f"<p>Paragraph {n} of the long policy text.</p>" for n in range(2000))
     + "</body></html>"
 ).encode()
-# As in test_parse_ranges: 60-page ranges of dense text take pdfminer 1-2 s each, long enough
-# to see one range read and another part-way before a worker is killed.
-BIG_PAGES, RANGE_PAGES = 240, "60"
+# 40-page ranges of dense text take pdfminer a second or more each (its progress is written
+# every 0.5 s), long enough to see one range read and another part-way before a worker is
+# killed.
+BIG_PAGES, RANGE_PAGES = 160, "40"
 BIG = [
     f"Page {n}. " + "Dense words about leave and remote work policy. " * 40
     for n in range(BIG_PAGES)
@@ -106,14 +107,20 @@ class Host:
             settings.CELERY_BROKER_URL, time.time(), self.env["GROUNDWORK_TASK_QUEUE"]
         )
 
-    def stop(self) -> None:
+    def terminate(self) -> None:
         if self.process is not None and self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
-            try:  # the test is over: no need to wait for a warm shutdown
-                self.process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
+
+    def wait_or_kill(self, deadline: float) -> None:
+        """Wait for the host to stop until ``deadline`` (``time.monotonic()``), then kill it:
+        the test is over, no need for a warm shutdown."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        try:
+            self.process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
 
     def wrote_media(self) -> bool:
         return (self.folder / "media").exists()
@@ -192,7 +199,10 @@ def hosts(s3_server, django_db_setup, tmp_path_factory):
             yield started
         finally:
             for host in started.values():
-                host.stop()
+                host.terminate()
+            deadline = time.monotonic() + 5
+            for host in started.values():
+                host.wait_or_kill(deadline)
 
 
 @pytest.fixture

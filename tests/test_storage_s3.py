@@ -18,6 +18,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
+from evalsets import storage as stored
 from evalsets.anchoring import services as anchoring_services
 from evalsets.models import EvalItem, ParseStatus, ParseVersion, Release, ReleaseStatus
 from tests import services as svc
@@ -171,3 +172,30 @@ def test_on_s3_every_file_is_in_the_bucket_and_no_process_wrote_a_media_folder(
     folders = {key.split("/")[1] for key in s3_server.keys(on_s3)}
     assert {"documents", "parses", "renditions", "page-images"} <= folders
     assert not (tmp_path / "web-media").exists() and not (tmp_path / "worker-media").exists()
+
+
+def test_the_storage_helpers_behave_alike_on_s3_and_the_file_system(request, settings, tmp_path):
+    for backend in ("filesystem", "s3"):
+        if backend == "s3":
+            request.getfixturevalue("s3_prefix")  # this test's files on the S3 server
+        else:
+            settings.MEDIA_ROOT = tmp_path / "media"
+        data = bytes(range(256)) * 4096  # 1 MiB: a ranged read past the first chunk
+        assert stored.save_new("t/a/blob.bin", data) is True
+        assert stored.save_new("t/a/blob.bin", b"second") is False  # the first one stands
+        with stored.open_ranged("t/a/blob.bin") as handle:
+            handle.seek(300_000)
+            assert handle.read(10) == data[300_000:300_010]
+            ranged = isinstance(getattr(handle, "raw", None), stored._S3Range)
+            assert ranged == (backend == "s3")  # S3 fetched by range, never whole
+        stored.replace("t/b/marker", b"1")
+        stored.replace("t/b/marker", b"2")
+        assert stored.read_bytes("t/b/marker") == b"2"
+        listed = {name: size for name, size, _ in stored.listing("t")}
+        assert listed == {"t/a/blob.bin": len(data), "t/b/marker": 1}, backend
+        assert stored.modified_at("t/b/marker") is not None
+        assert stored.modified_at("t/none") is None
+        with pytest.raises(FileNotFoundError):
+            stored.open_ranged("t/none")
+        assert stored.delete_folder("t") == 2
+        assert list(stored.stored_names("t")) == []
