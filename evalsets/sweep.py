@@ -17,7 +17,6 @@ the same way.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 from django.conf import settings
@@ -45,6 +44,7 @@ from evalsets.models import (
     ReleaseStatus,
 )
 from evalsets.releases import services as releases_services
+from evalsets.storage import stored_names
 
 
 def stale_after() -> timedelta:
@@ -205,17 +205,6 @@ def documents_with_labels_to_attach(older_than: timedelta | None = None) -> list
 ORPHAN_GRACE = timedelta(hours=1)
 
 
-def _stored_names(storage, folder: str) -> Iterator[str]:
-    try:
-        folders, files = storage.listdir(folder)
-    except (FileNotFoundError, NotImplementedError):
-        return
-    for name in files:
-        yield f"{folder}/{name}"
-    for name in folders:
-        yield from _stored_names(storage, f"{folder}/{name}")
-
-
 def orphan_files(older_than: timedelta | None = None) -> list[str]:
     """Uploaded files that no document points at, and parses' character-box files that no
     parse points at, untouched for ``older_than`` (default ``ORPHAN_GRACE``): left by an
@@ -235,7 +224,7 @@ def orphan_files(older_than: timedelta | None = None) -> list[str]:
 
 def _unreferenced(storage, folder: str, referenced: set[str], cutoff: datetime) -> list[str]:
     found = []
-    for name in _stored_names(storage, folder):
+    for name in stored_names(folder, storage):
         if name in referenced:
             continue
         try:

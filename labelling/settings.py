@@ -238,8 +238,41 @@ if DEBUG:
     STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(env_str("DJANGO_MEDIA_ROOT", str(VAR_DIR / "media")))
+# Every stored file (uploads, character boxes, rendered views, page images, release files)
+# goes through this storage, so hosts that share nothing but it, PostgreSQL and Redis serve
+# the same files. Set GROUNDWORK_S3_BUCKET for S3-compatible object storage; unset, files
+# live under MEDIA_ROOT, which then must be one folder every host shares.
+# GROUNDWORK_S3_ENDPOINT_URL (any S3-compatible server; unset: AWS), GROUNDWORK_S3_REGION,
+# GROUNDWORK_S3_ACCESS_KEY_ID and GROUNDWORK_S3_SECRET_ACCESS_KEY (unset: boto3's own
+# environment or instance credentials), GROUNDWORK_S3_PREFIX (a key prefix inside the bucket,
+# so several deployments or test runs can share one).
+GROUNDWORK_S3_BUCKET = env_str("GROUNDWORK_S3_BUCKET", "")
+_S3_OPTIONS = {
+    "bucket_name": "GROUNDWORK_S3_BUCKET",
+    "endpoint_url": "GROUNDWORK_S3_ENDPOINT_URL",
+    "region_name": "GROUNDWORK_S3_REGION",
+    "access_key": "GROUNDWORK_S3_ACCESS_KEY_ID",
+    "secret_key": "GROUNDWORK_S3_SECRET_ACCESS_KEY",
+    "location": "GROUNDWORK_S3_PREFIX",
+}
+
+
+def s3_storage(environ) -> dict:
+    """``STORAGES["default"]`` for django-storages' S3 backend from the GROUNDWORK_S3_*
+    variables in ``environ`` (unset ones left out, so boto3 falls back to its own)."""
+    options = {key: environ[name] for key, name in _S3_OPTIONS.items() if environ.get(name)}
+    # stored files are served through the app's own views (roles checked), never by URL;
+    # a name stored already gets a new one, as on the file system
+    options.update(querystring_auth=True, file_overwrite=False, default_acl=None)
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
+
+
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": (
+        s3_storage(os.environ)
+        if GROUNDWORK_S3_BUCKET
+        else {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    ),
     "staticfiles": {
         "BACKEND": (
             "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -290,9 +323,11 @@ GROUNDWORK_PARSE_RANGE_PAGES = (
 # (15-20 bytes a character in memory), so a new anchor does not fold its parses again.
 GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 8_000_000)
 # The PDF view's page images: drawn once, shared by every reader, kept on disk up to this size
-# (least recently read go first). Empty dir: MEDIA_ROOT/page-cache. Workers draw the first
-# pages of each PDF as soon as its pdfium parse is ready.
-GROUNDWORK_PAGE_CACHE_DIR = env_str("GROUNDWORK_PAGE_CACHE_DIR", "")
+# (least recently read go first). The shared copy of each image is in the storage; this is
+# each host's own disk cache in front of it (and of the PDFs it draws from), never shared.
+# Empty: VAR_DIR/page-cache. Workers draw the first pages of each PDF as soon as its pdfium
+# parse is ready.
+GROUNDWORK_PAGE_CACHE_DIR = env_str("GROUNDWORK_PAGE_CACHE_DIR", "") or str(VAR_DIR / "page-cache")
 GROUNDWORK_PAGE_CACHE_MB = env_int("GROUNDWORK_PAGE_CACHE_MB", 1024)
 GROUNDWORK_PRERENDER_PAGES = env_int("GROUNDWORK_PRERENDER_PAGES", 3)
 # One page image costs what the file asks for, so each is drawn in a limited child process:
@@ -303,7 +338,7 @@ GROUNDWORK_PAGE_MAX_PIXELS = env_int("GROUNDWORK_PAGE_MAX_PIXELS", 12_000_000)
 GROUNDWORK_PAGE_DRAW_CPU_S = env_int("GROUNDWORK_PAGE_DRAW_CPU_S", 20)
 GROUNDWORK_PAGE_DRAW_TIMEOUT_S = env_int("GROUNDWORK_PAGE_DRAW_TIMEOUT_S", 30)
 GROUNDWORK_PAGE_DRAW_MEMORY_MB = env_int("GROUNDWORK_PAGE_DRAW_MEMORY_MB", 1024)
-# The rendered views of HTML, Markdown and Word documents (MEDIA_ROOT/renditions), kept up to
+# The rendered views of HTML, Markdown and Word documents (renditions/ in the storage), kept up to
 # this size: past it the least recently read go, and a reader of one gone waits (202) while a
 # worker builds it again.
 GROUNDWORK_RENDITIONS_MB = env_int("GROUNDWORK_RENDITIONS_MB", 4096)

@@ -36,7 +36,7 @@ from tests.world import (
     create_quiz,
 )
 
-pytest_plugins = ["tests.browser", "tests.services"]
+pytest_plugins = ["tests.browser", "tests.services", "tests.s3"]
 
 REQUIRE_SERVICES = os.environ.get("GROUNDWORK_REQUIRE_SERVICES") == "1"
 
@@ -96,6 +96,7 @@ def _no_rate_counted_yet():
 @pytest.fixture(autouse=True)
 def _eager_tasks(request, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.GROUNDWORK_PAGE_CACHE_DIR = str(tmp_path / "page-cache")
     settings.PASSWORD_HASHERS = FAST_PASSWORD_HASHERS
     # Each test starts with no parse prepared in this process (ids repeat across tests).
     from evalsets.anchoring.resolution import prepared_parses

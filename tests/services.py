@@ -72,6 +72,9 @@ def start_worker(
         **os.environ,
         "DATABASE_URL": database_url(),
         "DJANGO_MEDIA_ROOT": str(media_root),
+        # the worker's own page cache, beside its media (never the checkout's var/, which
+        # would outlive the session and its budgets)
+        "GROUNDWORK_PAGE_CACHE_DIR": f"{media_root}-page-cache",
         "CELERY_TASK_ALWAYS_EAGER": "false",
         "GROUNDWORK_TASK_QUEUE": SESSION_QUEUE,
         **extra_env,
@@ -106,23 +109,39 @@ def start_worker(
     raise RuntimeError("the Celery worker did not answer a ping within 60 s")
 
 
-def clear_redis(url: str) -> None:
-    """Empty this session's queues and forget its unacknowledged messages on ``url``.
+def clear_redis(url: str, prefix: str = SESSION_QUEUE) -> None:
+    """Empty this session's queues (or those named after ``prefix``) and forget their
+    unacknowledged messages on ``url``.
 
     Another test session, or the app itself, may share this Redis: its queues and its
     unacknowledged messages (which a worker that dies leaves to be delivered again) stay."""
     client = redis.Redis.from_url(url)
-    names = queue.all_queue_names(SESSION_QUEUE)
+    names = queue.all_queue_names(prefix)
     bindings = [f"_kombu.binding{kind}.{name}" for name in names for kind in ("", "_permanent")]
     client.delete(*names, *bindings)
-    forget_deliveries_before(url, float("inf"))
+    forget_deliveries_before(url, float("inf"), prefix)
 
 
-def forget_deliveries_before(url: str, moment: float) -> int:
-    """Drop this session's unacknowledged messages delivered before ``moment``
-    (``time.time()``): the ones a worker killed then was holding. Returns how many."""
+@contextmanager
+def own_queues():
+    """Send this process's tasks to queues of their own (yields their prefix, the
+    ``GROUNDWORK_TASK_QUEUE`` of the workers that are to read them), so the session's
+    shared worker never takes them; emptied afterwards."""
+    prefix = f"{SESSION_QUEUE}-{uuid.uuid4().hex[:6]}"
+    previous = celery_app.conf.task_default_queue
+    celery_app.conf.task_default_queue = prefix
+    try:
+        yield prefix
+    finally:
+        celery_app.conf.task_default_queue = previous
+        clear_redis(settings.CELERY_BROKER_URL, prefix)
+
+
+def forget_deliveries_before(url: str, moment: float, prefix: str = SESSION_QUEUE) -> int:
+    """Drop this session's (or ``prefix``'s) unacknowledged messages delivered before
+    ``moment`` (``time.time()``): the ones a worker killed then was holding. How many."""
     client = redis.Redis.from_url(url)
-    ours = set(queue.all_queue_names(SESSION_QUEUE))
+    ours = set(queue.all_queue_names(prefix))
     delivered = client.zrangebyscore(UNACKED_INDEX, "-inf", moment)
     held = client.hmget(UNACKED, delivered) if delivered else []
     tags = [tag for tag, raw in zip(delivered, held, strict=True) if _queue_of(raw) in ours]

@@ -125,7 +125,7 @@ def docs(workspace, annotator, owner, background, django_capture_on_commit_callb
             )
             if renditions.has_rendered_view(document):
                 folder = renditions.parse_dir(document, document.parses.get(is_reference=True))
-                svc.wait_for((folder / "index.json").exists, what=f"the view of {name}")
+                svc.wait_for(lambda: renditions.is_stored(folder), what=f"the view of {name}")
         return document
 
     upload.item = item
@@ -252,7 +252,7 @@ def test_a_view_still_being_prepared_says_so_then_loads_once_the_worker_stored_i
     document = docs("leave.html", HTML_DOC)
     reference = document.parses.get(is_reference=True)
     folder = renditions.parse_dir(document, reference)
-    svc.wait_for(lambda: (folder / "index.json").exists(), what="the stored rendition")
+    svc.wait_for(lambda: renditions.is_stored(folder), what="the stored rendition")
     renditions.forget(folder)  # as if the worker had not got to it yet
     asked = []
     monkeypatch.setattr(renditions, "_ask", lambda folder, parse: asked.append(parse.pk))

@@ -15,6 +15,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
+from evalsets import storage as stored
 from evalsets.documents import pdfview
 from evalsets.documents import services as documents_services
 from evalsets.models import GoldAnchor, ParseStatus
@@ -104,9 +105,8 @@ def test_the_cache_is_bounded_least_recently_read_first(client_for, viewer, pdf_
     for age, path in zip((30, 10, 20), paths, strict=True):
         os.utime(path, (path.stat().st_mtime - age, path.stat().st_mtime - age))
     sizes = [p.stat().st_size for p in paths]
-    others = sum(
-        p.stat().st_size for p in pdfview.document_dir(pdf_doc).glob("*.jpg") if p not in paths
-    )
+    cached = [*pdfview.cache_root().glob("*/*.jpg"), *pdfview.cache_root().glob("*/*.pdf")]
+    others = sum(p.stat().st_size for p in cached if p not in paths)
     pdfview.prune(budget_bytes=int((sizes[1] + others) / 0.9) + 1)
     assert [p.exists() for p in paths] == [False, True, False]
 
@@ -229,11 +229,13 @@ def test_deleting_the_document_removes_its_boxes_and_page_images(
 ):
     boxes = _parse(pdf_doc, "pdfium").char_boxes.path
     folder = pdfview.document_dir(pdf_doc)
-    assert folder.exists()
+    shared = f"{pdfview.ROOT}/{pdfview.document_key(pdf_doc)}"
+    assert folder.exists() and list(stored.stored_names(shared))
     with django_capture_on_commit_callbacks(execute=True):
         documents_services.document_delete(document=pdf_doc)
     assert not os.path.exists(boxes)
     assert not folder.exists()
+    assert list(stored.stored_names(shared)) == []
 
 
 def test_the_document_page_offers_the_view_switch(client, annotator, pdf_doc):

@@ -22,6 +22,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from selectolax.lexbor import LexborHTMLParser
 
+from evalsets import storage as stored
 from evalsets.documents import renditions
 from evalsets.documents import services as documents_services
 from evalsets.documents import tasks as documents_tasks
@@ -148,7 +149,7 @@ PAGE = (
 @pytest.mark.django_db
 def test_the_view_is_built_in_a_limited_child_with_the_configured_budget(upload, builds):
     document = upload("leave.html", PAGE)
-    assert (renditions.parse_dir(document, _reference(document)) / "index.json").exists()
+    assert renditions.is_stored(renditions.parse_dir(document, _reference(document)))
     assert builds == [{"kind": "html", "max_image_bytes": 8 * MB}]
 
 
@@ -235,8 +236,8 @@ def test_a_worker_killed_once_does_not_stop_the_next_from_drawing_the_view(
 
     assert len(builds) == 1
     assert _get(client_for(viewer), "leave.html").status_code == 200
-    folder = renditions.parse_dir(document, reference)
-    assert not any(entry.name.endswith(".attempts") for entry in folder.parent.iterdir())
+    parent = renditions.document_dir(document)
+    assert not any(name.endswith(".attempts") for name in stored.stored_names(parent))
 
 
 # -- work in proportion to the page -------------------------------------------------------------

@@ -12,9 +12,11 @@ import json
 import os
 
 import pytest
+from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from evalsets import queue
+from evalsets import storage as stored
 from evalsets.documents import renditions
 from evalsets.documents import services as documents_services
 from evalsets.documents import tasks as documents_tasks
@@ -86,12 +88,22 @@ def _reference(document) -> ParseVersion:
     return document.parses.get(is_reference=True)
 
 
+def _stored(folder: str) -> list[str]:
+    """The names stored under a rendition folder."""
+    return list(stored.stored_names(folder))
+
+
+def _sections(folder: str) -> bytes:
+    index = json.loads(stored.read_bytes(f"{folder}/index.json"))
+    return stored.read_bytes(f"{folder}/{index['sections']}")
+
+
 def test_a_ready_reference_parse_of_an_html_document_ends_with_a_stored_rendition(upload):
     document = upload()
     folder = renditions.parse_dir(document, _reference(document))
-    index = json.loads((folder / "index.json").read_text())
+    index = json.loads(stored.read_bytes(f"{folder}/index.json"))
     assert index["section_count"] > 1  # a long page: several sections, one line each
-    lines = (folder / "sections.jsonl").read_bytes().splitlines()
+    lines = _sections(folder).splitlines()
     assert len(lines) == index["section_count"]
     assert "Leave policy" in json.loads(lines[0])["html"]
 
@@ -157,16 +169,16 @@ def test_making_another_parse_the_reference_stores_a_rendition_aligned_to_it(
             make_reference=True,
             user=owner,
         )
-    assert not renditions.parse_dir(document, old).exists()  # the old reference's went
-    assert (renditions.parse_dir(document, new) / "index.json").exists()
+    assert _stored(renditions.parse_dir(document, old)) == []  # the old reference's went
+    assert renditions.is_stored(renditions.parse_dir(document, new))
     body = _get(client_for(viewer), query="?from=1&to=1").json()
     assert body["parse"] == str(new.public_id)
     assert body["sections"][0]["parse_text"].startswith("Leave policy")
 
     with django_capture_on_commit_callbacks(execute=True):
         documents_services.parse_make_reference(parse=old)
-    assert (renditions.parse_dir(document, old) / "index.json").exists()
-    assert not renditions.parse_dir(document, new).exists()
+    assert renditions.is_stored(renditions.parse_dir(document, old))
+    assert _stored(renditions.parse_dir(document, new)) == []
 
 
 def test_running_the_task_twice_builds_once(upload, builds):
@@ -178,7 +190,7 @@ def test_running_the_task_twice_builds_once(upload, builds):
 def test_a_text_document_gets_no_rendition(upload):
     document = upload("notes.txt", b"Plain words.\fPage two.")
     assert documents_tasks.render_document(_reference(document).pk) == 0
-    assert not renditions.document_dir(document).exists()
+    assert _stored(renditions.document_dir(document)) == []
 
 
 def test_a_document_that_cannot_be_drawn_is_told_at_once_without_building_again(
@@ -200,10 +212,10 @@ def test_a_document_that_cannot_be_drawn_is_told_at_once_without_building_again(
 def test_deleting_the_document_removes_its_rendition(upload, django_capture_on_commit_callbacks):
     document = upload()
     folder = renditions.document_dir(document)
-    assert folder.exists()
+    assert _stored(folder)
     with django_capture_on_commit_callbacks(execute=True):
         documents_services.document_delete(document=document)
-    assert not folder.exists()
+    assert _stored(folder) == []
 
 
 def test_deleting_the_reference_parse_removes_its_rendition(
@@ -212,12 +224,12 @@ def test_deleting_the_reference_parse_removes_its_rendition(
     document = upload()
     reference = _reference(document)
     folder = renditions.parse_dir(document, reference)
-    assert folder.exists()
+    assert _stored(folder)
     with django_capture_on_commit_callbacks(execute=True):
         for other in document.parses.exclude(pk=reference.pk):
             documents_services.parse_delete(parse=other)
         documents_services.parse_delete(parse=reference)  # the last parse may go
-    assert not folder.exists()
+    assert _stored(folder) == []
 
 
 def test_permissions_are_unchanged_while_preparing_and_once_stored(
@@ -251,7 +263,7 @@ def test_an_uploaded_html_document_ends_with_a_rendition_stored_by_a_real_worker
         what="the worker to parse leave.html",
     )
     folder = renditions.parse_dir(reference.document, reference)
-    svc.wait_for(lambda: (folder / "index.json").exists(), what="the worker to store the view")
+    svc.wait_for(lambda: renditions.is_stored(folder), what="the worker to store the view")
     served = _get(client_for(viewer), query="?from=1&to=1")
     assert served.status_code == 200, served.content
     assert "Leave policy" in served.json()["sections"][0]["html"]
@@ -262,11 +274,13 @@ def test_a_rendition_removed_while_a_request_reads_it_is_a_202_not_a_500(
 ):
     document = upload()
 
-    def gone_meanwhile(path, *args, **kwargs):  # the index was read; then a worker dropped it
-        renditions.forget(renditions.document_dir(document))
-        return open(path, *args, **kwargs)
+    real = stored.open_ranged
 
-    monkeypatch.setattr(renditions, "open", gone_meanwhile, raising=False)
+    def gone_meanwhile(name, *args, **kwargs):  # the index was read; then a worker dropped it
+        renditions.forget(renditions.document_dir(document))
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(renditions.stored, "open_ranged", gone_meanwhile)
     assert _get(client_for(viewer)).status_code == 202
 
 
@@ -282,23 +296,24 @@ def test_a_reference_parse_still_being_read_is_a_202_that_asks_no_worker(
     assert queued == []  # its end queues the build
 
 
-def test_a_new_rendition_removes_a_build_a_dead_worker_left_but_not_one_in_progress(upload):
+def test_a_new_rendition_removes_an_abandoned_build_marker_but_not_one_in_progress(upload):
     document = upload()
     folder = renditions.parse_dir(document, _reference(document))
-    abandoned, running = folder.parent / ".build-dead", folder.parent / ".build-live"
-    abandoned.mkdir()
-    running.mkdir()
-    os.utime(abandoned, (0, 0))
+    parent = renditions.document_dir(document)
+    abandoned, running = f"{parent}/.1-1.attempts", f"{parent}/.2-2.attempts"
+    stored.replace(abandoned, b"1")
+    stored.replace(running, b"1")
+    os.utime(default_storage.path(abandoned), (0, 0))  # test-only: age it on the disk
     renditions.forget(folder)
     documents_tasks.render_document(_reference(document).pk)
-    assert not abandoned.exists() and running.exists()
+    assert not default_storage.exists(abandoned) and default_storage.exists(running)
 
 
 # -- the folder's budget -------------------------------------------------------------------------
 
 
-def _index(document):
-    return renditions.parse_dir(document, _reference(document)) / "index.json"
+def _index(document) -> str:
+    return f"{renditions.parse_dir(document, _reference(document))}/index.json"
 
 
 def test_past_the_budget_a_new_rendition_pushes_out_the_others_and_their_readers_wait(
@@ -308,7 +323,7 @@ def test_past_the_budget_a_new_rendition_pushes_out_the_others_and_their_readers
     settings.GROUNDWORK_RENDITIONS_MB = 0  # room for the newest alone
     second = upload("second.html", HTML + b"<!-- second -->")
 
-    assert _index(second).exists() and not _index(first).exists()
+    assert default_storage.exists(_index(second)) and not default_storage.exists(_index(first))
     queued = intercept()
     client = client_for(viewer)
     assert _get(client, "second.html").status_code == 200
@@ -324,15 +339,17 @@ def test_the_least_recently_read_renditions_go_first_and_reading_one_keeps_it(
 ):
     documents = [upload(f"{name}.html", HTML + name.encode()) for name in ("a", "b", "c")]
     for age, document in enumerate(documents):  # built in turn, read in that order since
-        os.utime(_index(document), (1000 + age, 1000 + age))
+        os.utime(default_storage.path(_index(document)), (1000 + age, 1000 + age))
     assert _get(client_for(viewer), "a.html").status_code == 200  # a is read now
     sizes = {
-        d.source_id: sum(f.stat().st_size for f in _index(d).parent.iterdir()) for d in documents
+        d.source_id: sum(size for _, size, _ in stored.listing(_index(d).rpartition("/")[0]))
+        for d in documents
     }
 
     freed = renditions.prune(budget_bytes=sizes["a.html"] + sizes["c.html"])
 
     assert freed == sizes["b.html"]
-    assert [_index(d).exists() for d in documents] == [True, False, True]
-    assert renditions.prune(budget_bytes=0, keep=_index(documents[2]).parent) == sizes["a.html"]
-    assert _index(documents[2]).exists()  # the one just built is never pushed out
+    assert [default_storage.exists(_index(d)) for d in documents] == [True, False, True]
+    keep = _index(documents[2]).rpartition("/")[0]
+    assert renditions.prune(budget_bytes=0, keep=keep) == sizes["a.html"]
+    assert default_storage.exists(_index(documents[2]))  # the one just built never goes

@@ -4,11 +4,14 @@ Building a view means reading the uploaded file, sanitising it and aligning it t
 reference parse (``evalsets.pure.rendering``): seconds for a 50 MB page. So a worker builds it
 (``render_document``, on the parse queue) as soon as the reference parse of an HTML, Markdown
 or Word document is ready, and whenever another parse becomes the reference, and stores it
-on disk where every web process reads it:
+in the storage (``evalsets.storage``: a shared folder or object storage) where every web
+process, on any host, reads it:
 
-    MEDIA_ROOT/renditions/<document id>-<sha256[:16]>/<parse id>-<parse updated, µs>/
-        sections.jsonl   one line per section: the payload the API serves for it
-        index.json       section count, each section's HTML size and its byte range above
+    renditions/<document id>-<sha256[:16]>/<parse id>-<parse updated, µs>/
+        sections-<token>.jsonl   one line per section: the payload the API serves for it
+        index.json               section count, each section's HTML size and its byte range
+                                 in the sections file (and that file's name)
+        read                     touched when read (at most every ``TOUCH_SECONDS``)
 
 The build runs in a limited child process (``parsers.limited``): processor time, wall-clock
 time, memory and the size of the stored view are bounded by ``GROUNDWORK_RENDER_*``, and a
@@ -19,13 +22,13 @@ out-of-memory killer, the task's hard time limit) is counted before it starts
 (``.<folder>.attempts``); the delivery after the second such death records that instead of
 trying a third time, so the message is acknowledged rather than redelivered forever.
 
-A request reads the index and the byte range of the sections it serves (at most ten), so a
-web process never holds a whole 50 MB view. A folder is written under a temporary name and
-renamed, so a reader sees a whole rendition or none. Reading touches the index, and the
-folder is kept within ``GROUNDWORK_RENDITIONS_MB``: after each build the least recently read
-renditions go (``prune``), and a reader of one gone is answered as before it was built. A
-file the sanitiser cannot draw leaves ``broken.txt`` with the reason instead, so readers are
-told at once.
+A request reads the index and the byte range of the sections it serves (at most ten, fetched
+by range from object storage), so a web process never holds a whole 50 MB view. The index is
+stored last, and only if no other worker stored one first, so a reader sees a whole
+rendition or none. Reading touches ``read``, and the renditions are kept within
+``GROUNDWORK_RENDITIONS_MB``: after each build the least recently read go (``prune``), and a
+reader of one gone is answered as before it was built. A file the sanitiser cannot draw
+leaves ``broken.txt`` with the reason instead, so readers are told at once.
 
 Until the rendition is stored, ``stored_sections`` raises ``Preparing`` (the API answers 202
 and the page polls) and asks a worker for it once a while (``REQUEUE_SECONDS``), which also
@@ -36,15 +39,15 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
-import tempfile
 import time
-from pathlib import Path
+import uuid
+from collections import defaultdict
 
 from django.conf import settings
+from django.core.files.base import ContentFile
 
 from evalsets import queue
+from evalsets import storage as stored
 from evalsets.errors import Conflict
 from evalsets.models import Document, ParseStatus, ParseVersion
 from evalsets.pure.diskbudget import evict_least_recent
@@ -56,9 +59,15 @@ logger = logging.getLogger(__name__)
 #: A request for a rendition not yet stored asks a worker again after this long (the first
 #: message may have been lost with a worker, or the document predates stored renditions).
 REQUEUE_SECONDS = 120
+#: A rendition's ``read`` marker is written again when it is older than this: the order in
+#: which renditions are pruned needs no finer clock, and a read costs no write most times.
+TOUCH_SECONDS = 600
 
-_INDEX, _SECTIONS, _BROKEN, _ASKED = "index.json", "sections.jsonl", "broken.txt", ".asked"
-_ATTEMPTS = ".attempts"
+_INDEX, _BROKEN, _READ = "index.json", "broken.txt", "read"
+#: The sections' file of a rendition stored before its index named it.
+_SECTIONS = "sections.jsonl"
+_ASKED, _ATTEMPTS = ".asked", ".attempts"
+ROOT = "renditions"
 
 #: A build that took its worker down this many times is not tried again.
 MAX_WORKER_DEATHS = 2
@@ -76,17 +85,27 @@ def has_rendered_view(document: Document) -> bool:
     return document.kind in RENDERED_KINDS
 
 
-def rendition_root() -> Path:
-    return Path(settings.MEDIA_ROOT) / "renditions"
+def document_dir(document: Document) -> str:
+    """The storage folder of a document's renditions."""
+    return f"{ROOT}/{document.pk}-{document.sha256[:16]}"
 
 
-def document_dir(document: Document) -> Path:
-    return rendition_root() / f"{document.pk}-{document.sha256[:16]}"
+def parse_dir(document: Document, parse: ParseVersion) -> str:
+    """The storage folder of the view aligned to ``parse`` (as it is now: a re-read parse is
+    a new folder)."""
+    return f"{document_dir(document)}/{parse.pk}-{int(parse.updated_at.timestamp() * 1e6)}"
 
 
-def parse_dir(document: Document, parse: ParseVersion) -> Path:
-    """Where the view aligned to ``parse`` (as it is now: a re-read parse is a new folder)."""
-    return document_dir(document) / f"{parse.pk}-{int(parse.updated_at.timestamp() * 1e6)}"
+def _marker(folder: str, suffix: str) -> str:
+    """A marker beside ``folder`` (not in it: it outlives a folder that is never stored)."""
+    parent, _, name = folder.rpartition("/")
+    return f"{parent}/.{name}{suffix}"
+
+
+def is_stored(folder: str) -> bool:
+    """Whether the rendition in ``folder`` is stored (its index, or why it cannot be)."""
+    store = stored.storage()
+    return store.exists(f"{folder}/{_INDEX}") or store.exists(f"{folder}/{_BROKEN}")
 
 
 def _check(document: Document, parse: ParseVersion) -> None:
@@ -118,16 +137,19 @@ def rendition_request(*, parse: ParseVersion) -> None:
         queue.after_commit("render_document", parse.pk)
 
 
-def _ask(folder: Path, parse: ParseVersion) -> None:
+def _age(name: str) -> float | None:
+    """Seconds since ``name`` was stored, or None when it is not."""
+    modified = stored.modified_at(name)
+    return None if modified is None else time.time() - modified
+
+
+def _ask(folder: str, parse: ParseVersion) -> None:
     """Ask a worker for the rendition, unless someone asked within ``REQUEUE_SECONDS``."""
-    marker = folder.parent / f".{folder.name}{_ASKED}"
-    try:
-        if time.time() - marker.stat().st_mtime < REQUEUE_SECONDS:
-            return
-    except FileNotFoundError:
-        pass
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.touch()
+    marker = _marker(folder, _ASKED)
+    age = _age(marker)
+    if age is not None and age < REQUEUE_SECONDS:
+        return
+    stored.replace(marker, b"")
     queue.after_commit("render_document", parse.pk)
 
 
@@ -144,10 +166,9 @@ def rendition_build(*, parse: ParseVersion) -> int:
     document = parse.document
     _check(document, parse)
     folder = parse_dir(document, parse)
-    if (folder / _INDEX).exists() or (folder / _BROKEN).exists():
+    if is_stored(folder):
         return 0
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    attempts = folder.parent / f".{folder.name}{_ATTEMPTS}"
+    attempts = _marker(folder, _ATTEMPTS)
     deaths = _count_attempt(attempts)
     try:
         if deaths >= MAX_WORKER_DEATHS:
@@ -160,7 +181,7 @@ def rendition_build(*, parse: ParseVersion) -> int:
             packed, reason = _render(document, text)
             count = _store(folder, packed, reason)
     finally:
-        attempts.unlink(missing_ok=True)  # not reached when the worker itself is killed
+        stored.storage().delete(attempts)  # not reached when the worker itself is killed
     if count is None:
         return 0
     _drop_others(folder)
@@ -168,14 +189,14 @@ def rendition_build(*, parse: ParseVersion) -> int:
     return count
 
 
-def _count_attempt(attempts: Path) -> int:
+def _count_attempt(attempts: str) -> int:
     """How many builds before this one started and never finished (their worker died); this
     one is counted too, before it starts."""
     try:
-        before = int(attempts.read_text(encoding="ascii") or 0)
+        before = int(stored.read_bytes(attempts).decode("ascii") or 0)
     except (FileNotFoundError, ValueError):
         before = 0
-    attempts.write_text(str(before + 1), encoding="ascii")
+    stored.replace(attempts, str(before + 1).encode("ascii"))
     return before
 
 
@@ -222,90 +243,117 @@ def _failure_reason(exc: JobError) -> str:
     return f"{exc.reason} {_READ_THE_TEXT}"
 
 
-def _store(folder: Path, packed: bytes | None, reason: str) -> int | None:
-    """Write the view (or ``broken.txt`` with ``reason``) under a temporary name and rename it
-    into place; the sections stored, or None when another worker stored it first."""
-    staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".build-"))
-    try:
-        count = 0
-        if packed is None:
-            (staging / _BROKEN).write_text(reason, encoding="utf-8")
-        else:
-            count = _write(staging, packed)
-        try:
-            os.rename(staging, folder)
-        except OSError:  # another worker stored it first: theirs stands
-            shutil.rmtree(staging, ignore_errors=True)
-            return None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return count
-
-
-def _write(staging: Path, packed: bytes) -> int:
+def _store(folder: str, packed: bytes | None, reason: str) -> int | None:
+    """Store the view (or ``broken.txt`` with ``reason``): the sections under a name of this
+    build's own, then the index naming them, only if no index is stored yet. The sections
+    stored, or None when another worker stored the view first (theirs stands)."""
+    if packed is None:
+        return 0 if stored.save_new(f"{folder}/{_BROKEN}", reason.encode("utf-8")) else None
     index, sections = unpack_view(packed)
-    (staging / _SECTIONS).write_bytes(sections)
-    (staging / _INDEX).write_text(json.dumps(index), encoding="utf-8")
+    index["sections"] = f"sections-{uuid.uuid4().hex[:12]}.jsonl"
+    sections_name = f"{folder}/{index['sections']}"
+    stored.storage().save(sections_name, ContentFile(sections))
+    try:
+        won = stored.save_new(f"{folder}/{_INDEX}", json.dumps(index).encode("utf-8"))
+    except BaseException:
+        stored.storage().delete(sections_name)
+        raise
+    if not won:
+        stored.storage().delete(sections_name)
+        return None
     return index["section_count"]
 
 
-#: A build folder untouched this long was left by a worker that died while building.
+#: A marker untouched this long was left by a build whose worker died.
 _ABANDONED_SECONDS = 3600
 
 
-def _drop_others(keep: Path) -> None:
-    """Remove the document's other renditions, the requests for them, and abandoned builds
-    (another worker's build in progress stays)."""
-    for entry in keep.parent.iterdir():
-        if entry == keep:
+def _drop_others(keep: str) -> None:
+    """Remove the document's other renditions and their markers (a build in progress has
+    no folder yet, only its ``.attempts`` marker, which stays unless abandoned)."""
+    store = stored.storage()
+    parent = keep.rpartition("/")[0]
+    for name in stored.stored_names(parent):
+        if name.startswith(f"{keep}/") or name == _marker(keep, _ATTEMPTS):
             continue
-        if entry.name.endswith((_ASKED, _ATTEMPTS)):
-            entry.unlink(missing_ok=True)
-        elif not entry.name.startswith(".build-") or _abandoned(entry):
-            shutil.rmtree(entry, ignore_errors=True)
+        if name.endswith(_ATTEMPTS) and not _abandoned(name):
+            continue
+        store.delete(name)
 
 
-def prune(budget_bytes: int | None = None, keep: Path | None = None) -> int:
-    """Delete the least recently read renditions (their index read last) until the folder
-    is within its budget (``GROUNDWORK_RENDITIONS_MB``), never ``keep``; bytes freed."""
+def _abandoned(name: str) -> bool:
+    age = _age(name)
+    return age is not None and age > _ABANDONED_SECONDS
+
+
+def _stored_renditions() -> dict[str, dict]:
+    """Each stored rendition folder: its bytes, when it was last read, whether it is whole."""
+    found: dict[str, dict] = defaultdict(lambda: {"size": 0, "read": 0.0, "index": False})
+    for name, size, modified in stored.listing(ROOT):
+        folder, _, leaf = name.rpartition("/")
+        if folder.count("/") != 2 or leaf.startswith("."):
+            continue  # a marker beside the folders
+        entry = found[folder]
+        entry["size"] += size
+        if leaf in (_INDEX, _READ):
+            entry["read"] = max(entry["read"], modified)
+            entry["index"] = entry["index"] or leaf == _INDEX
+    return found
+
+
+def prune(budget_bytes: int | None = None, keep: str | None = None) -> int:
+    """Delete the least recently read renditions (their ``read`` marker, else their index)
+    until they are within their budget (``GROUNDWORK_RENDITIONS_MB``), never ``keep``;
+    bytes freed."""
     if budget_bytes is None:
         budget_bytes = settings.GROUNDWORK_RENDITIONS_MB * 1024 * 1024
-    stored = []
-    total = 0
-    for folder in rendition_root().glob("*/*/"):
-        if folder.name.startswith(".") or folder == keep:
-            continue
-        try:
-            read, size = (folder / _INDEX).stat().st_mtime, _size(folder)
-        except FileNotFoundError:  # a broken one (no index), or removed meanwhile
-            continue
-        stored.append((read, size, folder))
-        total += size
-    if keep is not None:
-        total += _size(keep)
-    return evict_least_recent(stored, total, budget_bytes, _remove)
+    found = _stored_renditions()
+    total = sum(entry["size"] for entry in found.values())
+    entries = [
+        (entry["read"], entry["size"], folder)
+        for folder, entry in found.items()
+        if folder != keep and entry["index"]  # a broken one is a few bytes: it stays
+    ]
+    return evict_least_recent(entries, total, budget_bytes, _remove)
 
 
-def _remove(folder: Path) -> bool:
-    if not folder.is_dir():  # another process pruned it first
-        return False
-    shutil.rmtree(folder, ignore_errors=True)
-    return True
+def _remove(folder: str) -> bool:
+    return stored.delete_folder(folder) > 0  # 0: another process pruned it first
 
 
-def _size(folder: Path) -> int:
-    return sum(entry.stat().st_size for entry in os.scandir(folder) if entry.is_file())
-
-
-def _abandoned(build: Path) -> bool:
-    try:
-        return time.time() - build.stat().st_mtime > _ABANDONED_SECONDS
-    except FileNotFoundError:
-        return False
+def _touch(folder: str) -> None:
+    """Note that the rendition was read now (at most every ``TOUCH_SECONDS``)."""
+    marker = f"{folder}/{_READ}"
+    age = _age(marker)
+    if age is None or age > TOUCH_SECONDS:
+        stored.replace(marker, b"")
 
 
 # -- serving (in a web process) ----------------------------------------------------------------
+
+
+def _stored_index(folder: str, parse: ParseVersion) -> dict:
+    """The rendition's index; ``Preparing`` (after asking a worker) while it is not stored,
+    ``Conflict`` with the reason when it cannot be drawn."""
+    try:
+        index = json.loads(stored.read_bytes(f"{folder}/{_INDEX}"))
+    except FileNotFoundError:
+        try:
+            reason = stored.read_bytes(f"{folder}/{_BROKEN}").decode("utf-8")
+        except FileNotFoundError:
+            _ask(folder, parse)
+            raise Preparing("the document as it looks is being prepared by a worker") from None
+        raise Conflict(reason, field="document") from None
+    except ValueError:  # a file-system storage shows a file while it is written
+        raise Preparing("the document as it looks is being stored by a worker") from None
+    _touch(folder)  # read now: the last to go when the renditions are pruned
+    return index
+
+
+def _read_range(name: str, start: int, end: int) -> bytes:
+    with stored.open_ranged(name) as handle:
+        handle.seek(start)
+        return handle.read(end - start)
 
 
 def stored_sections(document: Document, parse: ParseVersion, first: int, last: int) -> dict:
@@ -318,25 +366,14 @@ def stored_sections(document: Document, parse: ParseVersion, first: int, last: i
     """
     _check(document, parse)
     folder = parse_dir(document, parse)
-    try:
-        index = json.loads((folder / _INDEX).read_text(encoding="utf-8"))
-        os.utime(folder / _INDEX)  # read now: the last to go when the folder is pruned
-    except FileNotFoundError:
-        try:
-            reason = (folder / _BROKEN).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            _ask(folder, parse)
-            raise Preparing("the document as it looks is being prepared by a worker") from None
-        raise Conflict(reason, field="document") from None
+    index = _stored_index(folder, parse)
     count = index["section_count"]
     if first > count:
         raise IndexError(count)
     last = min(last, count)
     start, end = index["ranges"][first - 1][0], index["ranges"][last - 1][1]
     try:
-        with open(folder / _SECTIONS, "rb") as handle:
-            handle.seek(start)
-            chunk = handle.read(end - start)
+        chunk = _read_range(f"{folder}/{index.get('sections', _SECTIONS)}", start, end)
     except FileNotFoundError:  # removed since the index was read: a new reference's is coming
         raise Preparing("the document as it looks is being prepared by a worker") from None
     return {
@@ -350,6 +387,10 @@ def stored_sections(document: Document, parse: ParseVersion, first: int, last: i
     }
 
 
-def forget(folder: Path) -> None:
-    """Drop stored renditions (``document_dir`` or ``parse_dir``, taken before the delete)."""
-    shutil.rmtree(folder, ignore_errors=True)
+def forget(folder: str) -> None:
+    """Drop stored renditions (``document_dir`` or ``parse_dir``, taken before the delete),
+    with the markers beside a parse's folder."""
+    stored.delete_folder(folder)
+    store = stored.storage()
+    for suffix in (_ASKED, _ATTEMPTS):
+        store.delete(_marker(folder, suffix))

@@ -147,7 +147,7 @@ def document_delete(*, document: Document) -> None:
     """
     file = document.file
     boxes = [p.char_boxes for p in document.parses.exclude(char_boxes="")]
-    page_images = pdfview.document_dir(document)  # named by its id, which delete() clears
+    page_images = pdfview.document_key(document)  # its id, which delete() clears
     rendered = renditions.document_dir(document)
     document.delete()
     if file:
