@@ -111,6 +111,8 @@ ROLES: dict[str, dict[str, Role | None]] = {
         "compare": Role.VIEWER,
     },
     "similar-questions": {"post": Role.VIEWER},
+    "workspace-search": {"get": Role.VIEWER},
+    "item-suggestions": {"get": Role.VIEWER},
 }
 
 

@@ -8,6 +8,13 @@ themselves live with their domain and keep the names ``evalsets.tasks.<name>`` t
 from evalsets import worker
 from evalsets.anchoring import tasks as anchoring_tasks
 from evalsets.documents import tasks as documents_tasks
+from evalsets.passages import tasks as passages_tasks
 from evalsets.releases import tasks as releases_tasks
 
-__all__ = ["anchoring_tasks", "documents_tasks", "releases_tasks", "worker"]
+__all__ = [
+    "anchoring_tasks",
+    "documents_tasks",
+    "passages_tasks",
+    "releases_tasks",
+    "worker",
+]

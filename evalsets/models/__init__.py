@@ -22,6 +22,7 @@ from evalsets.models.documents import (
 )
 from evalsets.models.idempotency import IdempotencyKey
 from evalsets.models.inbox import Notification, NotificationKind
+from evalsets.models.passages import Passage
 from evalsets.models.releases import (
     ImportRecord,
     PendingImportLabel,
@@ -71,6 +72,7 @@ __all__ = [
     "ParseRange",
     "ParseStatus",
     "ParseVersion",
+    "Passage",
     "PendingImportLabel",
     "PendingLabelQuerySet",
     "PendingLabelStatus",
