@@ -5,6 +5,7 @@
    edit of mine pending their version simply replaces the form. Before saving, a question
    that repeats another in the set is named, and its length is counted against the limit.
    The page's other parts come with it: the live banner, the discussion, the comparison. */
+import "./passages.js";
 import * as G from "./api.js";
 import "./compare.js";
 import "./discussion.js";
