@@ -312,3 +312,20 @@ def test_a_highlight_nobody_else_used_names_no_overlap(corpus, item, annotator, 
         format="json",
     )
     assert answer.json()["overlaps"] == []
+
+
+def test_the_sweep_indexes_a_reference_parse_whose_indexing_was_lost(
+    workspace, client_for, viewer, sent
+):
+    from datetime import timedelta
+
+    from evalsets import sweep
+    from evalsets.passages import services as passages_services
+
+    add_document(workspace, "parking.txt", "Parking\n\nThe parking garage opens at 7.")
+    assert not Passage.objects.exists()  # the task was never published
+    assert sweep.sweep(timedelta(0))["passages"] == 1
+    (parse_id,) = [ids[0] for name, ids in sent if name == "index_parse"]
+    passages_services.parse_index(parse_id)
+    assert search(client_for(viewer), "parking").json()["results"][0]["document"] == "parking.txt"
+    assert sweep.sweep(timedelta(0))["passages"] == 0
