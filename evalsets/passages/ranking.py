@@ -24,7 +24,6 @@ from django.db.models import Count, Max
 
 from evalsets.models import Passage
 
-
 #: How strongly a passage's share of the query's distinct terms weighs on its BM25 score
 #: (score x share ** COVERAGE). On bench/suggest_bench.py's questions 2 was best of 0, 1, 2:
 #: hit@1 0.80 -> 0.83 on paraphrased questions, 0.97 -> 0.98 on ones repeating the evidence.
