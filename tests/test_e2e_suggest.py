@@ -100,3 +100,27 @@ def test_an_annotator_saves_evidence_from_a_suggestion_and_the_history_says_so(
     expect(page.locator("li.anchor .badge.suggested")).to_have_text("from a suggestion")
     page.locator("details.history summary").click()
     expect(page.locator("[data-event-suggested]")).to_contain_text("suggestions, #1, page 1")
+
+
+def test_the_workspace_search_box_opens_a_document_at_the_passage_by_keyboard(
+    page, live_server, workspace, owner, background
+):
+    for source_id, text in DOCUMENTS.items():
+        _add(workspace, source_id, text)
+    _wait_until_indexed(len(DOCUMENTS))
+
+    log_in(page, live_server, "olive", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/")
+    box = page.get_by_label("Search every document of the workspace")
+    box.fill("encrypted laptops")
+    box.press("Enter")
+    results = page.locator("[data-ps-results] a.passage")
+    expect(results.first).to_contain_text("security.txt")
+    expect(results.first.locator("mark")).to_have_text(["Laptops", "encrypted"])
+    box.press("ArrowDown")
+    expect(results.first).to_be_focused()
+    page.keyboard.press("Enter")
+
+    expect(page.get_by_text("Suggested passage selected")).to_be_visible()
+    selected = page.evaluate("() => window.getSelection().toString()")
+    assert "Laptops must be encrypted" in selected
