@@ -329,3 +329,10 @@ def test_the_sweep_indexes_a_reference_parse_whose_indexing_was_lost(
     passages_services.parse_index(parse_id)
     assert search(client_for(viewer), "parking").json()["results"][0]["document"] == "parking.txt"
     assert sweep.sweep(timedelta(0))["passages"] == 0
+
+
+def test_a_query_counts_at_most_its_first_distinct_terms(corpus, settings):
+    index = ranking.indexes.get(corpus["leave.txt"].workspace_id)
+    padding = [f"filler{n}" for n in range(ranking.MAX_TERMS)]
+    assert index.top(["laptop"], 5)
+    assert index.top([*padding, "laptop"], 5) == []  # "laptop" came after the limit

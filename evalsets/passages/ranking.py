@@ -28,6 +28,9 @@ from evalsets.models import Passage
 #: (score x share ** COVERAGE). On bench/suggest_bench.py's questions 2 was best of 0, 1, 2:
 #: hit@1 0.80 -> 0.83 on paraphrased questions, 0.97 -> 0.98 on ones repeating the evidence.
 COVERAGE = 2
+#: A query's distinct terms scored at most (the first ones): a long question costs one pass
+#: over each term's postings, so its cost stays bounded.
+MAX_TERMS = 64
 
 
 @dataclass(slots=True)
@@ -45,7 +48,7 @@ class Index:
         """BM25 of each passage for ``terms``, weighed by the share of the query's distinct
         terms the passage holds: a passage with most of the question's words ranks above one
         repeating a single rare word many times."""
-        wanted = set(terms)
+        wanted = set(list(dict.fromkeys(terms))[:MAX_TERMS])
         known = [t for t in wanted if self.bm25 is not None and t in self.bm25.vocab_dict]
         if not known:
             return np.zeros(len(self.ids), dtype=np.float32)
