@@ -336,3 +336,33 @@ def test_a_query_counts_at_most_its_first_distinct_terms(corpus, settings):
     padding = [f"filler{n}" for n in range(ranking.MAX_TERMS)]
     assert index.top(["laptop"], 5)
     assert index.top([*padding, "laptop"], 5) == []  # "laptop" came after the limit
+
+
+def test_context_grids_reader_loads_an_export_naming_a_suggested_anchor(
+    corpus, item, annotator, tmp_path
+):
+    from contextgrid.evalset.io import read_jsonl
+
+    from evalsets.pure.formats import get_format
+
+    parse = corpus["leave.txt"].parses.get(is_reference=True)
+    start = parse.text.index("1.5 days")
+    passage = Passage.objects.get(parse=parse, start__lte=start, end__gt=start)
+    offered = {"parse": str(parse.public_id), "start": passage.start, "end": passage.end}
+    anchoring_services.anchor_create_from_highlight(
+        item=item,
+        user=annotator,
+        parse=parse,
+        start=start,
+        end=start + len("1.5 days"),
+        suggested={**offered, "via": "search", "rank": 2},
+    )
+    exported = bridge.evalset_to_cg(item.evalset)
+    path = tmp_path / "quiz.jsonl"
+    with path.open("wb") as out:
+        get_format("contextgrid-jsonl").writer(exported, iter(exported.items), out)
+    (read,) = read_jsonl(path).items
+    assert read.anchors[0].quote == "1.5 days"
+    assert read.meta["suggested_anchors"] == [
+        {"anchor": 0, "source_id": "leave.txt", "page": 1, "via": "search"}
+    ]
