@@ -11,9 +11,11 @@ import { api, pages, withQuery } from "./urls.js";
 
 const SUGGESTIONS = 5;
 
-/* Where a result opens: the document page at the passage, pre-selected, for `set`/`item`. */
+/* Where a result opens: the document page's text view at the passage, pre-selected, for
+   `set`/`item` (the text view: a PDF's or a rendered document's own view is another). */
 export function passageHref(ws, hit, via, set, item) {
-  const url = withQuery(pages.document(ws, hit.document), { set: set || null, item: item || null, parse: hit.parse });
+  const query = { set: set || null, item: item || null, parse: hit.parse, view: "text" };
+  const url = withQuery(pages.document(ws, hit.document), query);
   return url + "#suggest=" + hit.start + "-" + hit.end + ";rank=" + hit.rank + ";via=" + via;
 }
 

@@ -3,7 +3,7 @@
    one, with a grade. */
 import * as G from "../api.js";
 import { cpLength, unitsAt } from "../offsets.js";
-import { listKeys, renderPassages } from "../passages.js";
+import { listKeys, passageHref, renderPassages } from "../passages.js";
 import { api, withQuery } from "../urls.js";
 
 const SEARCH_RESULTS = 20;
@@ -263,7 +263,7 @@ export function setupPopover(ctx) {
       const url = withQuery(api.suggestions(cfg.workspace, popSet.value, chosenItem), { document: cfg.document, limit: 3 });
       const body = await G.request("GET", url);
       if (seq !== suggestSeq || !body.results.length) return;
-      renderPassages(list, body.results, (hit) => "#suggest=" + hit.start + "-" + hit.end + ";rank=" + hit.rank + ";via=suggestions");
+      renderPassages(list, body.results, (hit) => passageHref(cfg.workspace, hit, "suggestions", popSet.value, chosenItem));
       popSuggested.hidden = false;
     } catch (err) { /* suggestions help; saving works without them */ }
   }
@@ -272,7 +272,8 @@ export function setupPopover(ctx) {
     listKeys(list, null);
     list.addEventListener("click", (e) => {
       const link = e.target.closest("a.passage");
-      if (!link) return;
+      // Outside the text view (a PDF's or a rendered document's view) the link opens it.
+      if (!link || !ctx.pages.jumpTo || (ctx.pdf && ctx.pdf.view() !== "text")) return;
       e.preventDefault();
       const m = /#suggest=(\d+)-(\d+);rank=(\d+)/.exec(link.getAttribute("href"));
       closePopover();
