@@ -366,3 +366,12 @@ def test_context_grids_reader_loads_an_export_naming_a_suggested_anchor(
     assert read.meta["suggested_anchors"] == [
         {"anchor": 0, "source_id": "leave.txt", "page": 1, "via": "search"}
     ]
+
+
+def test_past_its_bound_the_index_holds_the_first_passages_and_says_it_is_partial(
+    corpus, client_for, viewer, settings
+):
+    settings.GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES = 2
+    body = search(client_for(viewer), "laptop").json()
+    assert (body["passages"], body["partial"]) == (2, True)
+    assert body["results"] == []  # security.txt was indexed last
