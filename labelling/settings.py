@@ -333,8 +333,8 @@ GROUNDWORK_SEARCH_MAX_CHARS = env_int("GROUNDWORK_SEARCH_MAX_CHARS", 64_000_000)
 GROUNDWORK_PASSAGE_CHARS = env_int("GROUNDWORK_PASSAGE_CHARS", 1000)
 # The most passages of one workspace a ranking index holds (about 30,000 pages of prose);
 # past it the first ones indexed are searched and the answer says it is partial. The index
-# is built by the first search after the workspace's passages change, about 0.15 ms of CPU a
-# passage (bench/suggest_bench.py): 15 s for a full one.
+# is built by the first search after the workspace's passages change, 0.06-0.15 ms of CPU a
+# passage (bench/suggest_bench.py): 6-15 s for a full one.
 GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES = env_int("GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES", 100_000)
 # How many workspaces' ranking indexes each web process keeps (least recently used out; a
 # 10,000-passage index is a few MB).
