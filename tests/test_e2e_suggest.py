@@ -108,6 +108,15 @@ def test_the_workspace_search_box_opens_a_document_at_the_passage_by_keyboard(
     for source_id, text in DOCUMENTS.items():
         _add(workspace, source_id, text)
     _wait_until_indexed(len(DOCUMENTS))
+    evalset = anchoring_services.evalset_create(workspace=workspace, user=owner, slug="quiz")
+    other = anchoring_services.item_create(
+        evalset=evalset, user=owner, item_id="q9", question="Must laptops be encrypted?"
+    )
+    parse = Document.objects.get(source_id="security.txt").parses.get()
+    start = parse.text.index("Laptops must")
+    anchoring_services.anchor_create_from_highlight(
+        item=other, user=owner, parse=parse, start=start, end=start + len("Laptops must")
+    )
 
     log_in(page, live_server, "olive", PASSWORD)
     page.goto(f"{live_server.url}/w/acme/")
@@ -124,3 +133,9 @@ def test_the_workspace_search_box_opens_a_document_at_the_passage_by_keyboard(
     expect(page.get_by_text("Suggested passage selected")).to_be_visible()
     selected = page.evaluate("() => window.getSelection().toString()")
     assert "Laptops must be encrypted" in selected
+    # Enter attaches the selection: before saving, the popover names the evidence it repeats.
+    expect(page.locator("mark.hl")).to_have_count(1)
+    page.keyboard.press("Enter")
+    notice = page.get_by_role("dialog", name="Attach to a question").locator("[data-pop-overlap]")
+    expect(notice).to_contain_text("already evidence for another question")
+    expect(notice.get_by_role("link", name="quiz / q9")).to_be_visible()

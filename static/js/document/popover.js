@@ -4,6 +4,7 @@
 import * as G from "../api.js";
 import { cpLength, unitsAt } from "../offsets.js";
 import { listKeys, passageHref, renderPassages } from "../passages.js";
+import { spanIn } from "./anchors.js";
 import { api, withQuery } from "../urls.js";
 
 const SEARCH_RESULTS = 20;
@@ -121,13 +122,14 @@ export function setupPopover(ctx) {
   }
   let searchTimer = null;
   popSearch.addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(search, 150); });
-  popSet.addEventListener("change", () => { localStorage.setItem("gw-set:" + cfg.workspace, popSet.value); chosenItem = null; popId.dataset.auto = "1"; search(); });
+  popSet.addEventListener("change", () => { localStorage.setItem("gw-set:" + cfg.workspace, popSet.value); chosenItem = null; popId.dataset.auto = "1"; search(); overlapNotice(); });
   function choose(li) {
     if (li.getAttribute("aria-disabled") === "true") { popError("non_field_errors", li.dataset.why); return; }
     chosenItem = li.dataset.item;
     popResults.querySelectorAll("[role=option]").forEach((o) => o.setAttribute("aria-selected", String(o === li)));
     clearPopErrors();
     listSuggestions();
+    overlapNotice();
     if (li.dataset.unanswerable) popError("non_field_errors", chosenItem + " is typed unanswerable: this evidence says the documents answer it. Save anyway only if it is answerable after all, then change its type.");
   }
   popResults.addEventListener("click", (e) => { const li = e.target.closest("[role=option]"); if (li) choose(li); });
@@ -174,6 +176,7 @@ export function setupPopover(ctx) {
       if (mode() === "new") popQuestion.focus(); else popSearch.focus();
     });
     listSuggestions();
+    overlapNotice();
   }
 
   function closePopover() {
@@ -240,11 +243,11 @@ export function setupPopover(ctx) {
   async function selectSuggested(passage) {
     suggestion = { parse: cfg.parse, start: passage.start, end: passage.end, rank: passage.rank, via: passage.via };
     await ctx.pages.jumpTo(passage.start, passage.end);
+    // Enter anchors the selection unless a highlight has the focus (jumpTo gives it one).
+    if (document.activeElement && document.activeElement.closest("mark")) document.activeElement.blur();
     const sel = window.getSelection();
     sel.removeAllRanges();
     sel.addRange(ctx.pages.rangeFor(passage.start, passage.end));
-    // Enter anchors the selection unless a highlight has the focus (jumpTo gives it one).
-    if (document.activeElement && document.activeElement.closest("mark")) document.activeElement.blur();
     ctx.pages.setStatus("Suggested passage selected (page " + ctx.pages.pageOf(passage.start) +
       "). Trim it to the words that answer (Shift+arrows, or select with the mouse), then press Enter to attach it.");
   }
@@ -279,6 +282,32 @@ export function setupPopover(ctx) {
       closePopover();
       selectSuggested({ start: Number(m[1]), end: Number(m[2]), rank: Number(m[3]), via: "suggestions" });
     });
+  }
+
+  /* Before saving: the evidence of other questions this selection overlaps, in this parse
+     (the anchors the page already drew), as near-duplicate questions are named. */
+  const popOverlap = pop.querySelector("[data-pop-overlap]");
+  function overlapNotice() {
+    if (!popOverlap) return;
+    popOverlap.replaceChildren();
+    const span = current;
+    const others = !span || span.parse ? [] : ctx.anchors.all().filter((a) => {
+      if (a.item.set === popSet.value && a.item.id === chosenItem) return false;
+      const at = spanIn(a, cfg.parse);
+      return at && at[0] < span.end && span.start < at[1];
+    });
+    popOverlap.hidden = !others.length;
+    if (!others.length) return;
+    popOverlap.append(G.el("p", "", "This passage is already evidence for another question:"));
+    const ul = G.el("ul");
+    for (const a of others.slice(0, 5)) {
+      const li = G.el("li");
+      const link = G.el("a", "", a.item.set + " / " + a.item.id);
+      link.href = ctx.anchors.itemUrl(a.item.set, a.item.id);
+      li.append(link, " “" + a.item.question + "”");
+      ul.append(li);
+    }
+    popOverlap.append(ul);
   }
 
   function announceOverlaps(overlaps) {
