@@ -116,6 +116,8 @@ ROLES: dict[str, dict[str, Role | None]] = {
     # Every member reads an experiment's numbers (as they read releases); starting one,
     # cancelling it or uploading a run spends worker CPU, which a reviewer may decide.
     "experiment": {"get": Role.VIEWER, "post": RUN_EXPERIMENTS},
+    "workspace-search": {"get": Role.VIEWER},
+    "item-suggestions": {"get": Role.VIEWER},
 }
 
 

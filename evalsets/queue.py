@@ -46,6 +46,7 @@ QUEUE_OF: dict[str, str] = {
     "prerender_pdf_pages": PARSE,
     "render_document": PARSE,
     "attach_pending_labels": PARSE,
+    "index_parse": PARSE,
     "sweep_lost_work": PARSE,
     "sweep_expired_leases": PARSE,
     "resolve_document": RESOLVE,

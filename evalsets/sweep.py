@@ -38,6 +38,7 @@ from evalsets.models import (
     ParseRange,
     ParseStatus,
     ParseVersion,
+    Passage,
     PendingImportLabel,
     PendingLabelStatus,
     Release,
@@ -158,6 +159,21 @@ def documents_missing_resolutions(workspace=None, older_than: timedelta | None =
     return sorted(set(missing))
 
 
+def parses_missing_passages(older_than: timedelta | None = None) -> list[int]:
+    """Ready reference parses with text and no passages, untouched since the cutoff: their
+    ``index_parse`` was lost, or they were read before workspace search existed."""
+    return list(
+        ParseVersion.objects.filter(
+            status=ParseStatus.READY,
+            is_reference=True,
+            text_length__gt=0,
+            updated_at__lt=_cutoff(older_than),
+        )
+        .filter(~Exists(Passage.objects.filter(parse=OuterRef("pk"))))
+        .values_list("pk", flat=True)
+    )
+
+
 def stale_releases(older_than: timedelta | None = None) -> list[int]:
     """Releases still queued after the stale interval (their build message was lost, or
     storage refused their files and they wait to be tried again), and releases whose
@@ -246,7 +262,8 @@ def remove_orphan_files(older_than: timedelta | None = None) -> int:
 
 def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dict[str, int]:
     """Queue again every stale parse, page range and release, every document with anchors
-    unresolved and every document with imported spans waiting for its ready text.
+    unresolved, every document with imported spans waiting for its ready text and every
+    reference parse without passages.
 
     A sweep when a worker starts or reconnects queues every missing resolution (a broker
     that restarted may have lost them all) and removes orphaned upload files; a
@@ -274,6 +291,9 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
     cells = stale_experiment_cells(older_than)
     for pk in cells:
         queue.send("run_experiment_cell", pk)
+    unindexed = parses_missing_passages(older_than)
+    for pk in unindexed:
+        queue.send("index_parse", pk)
     return {
         "parses": len(parses),
         "ranges": len(ranges),
@@ -281,6 +301,7 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
         "releases": len(releases_services),
         "labels": len(labelled),
         "experiment_cells": len(cells),
+        "passages": len(unindexed),
         "files": 0 if periodic else remove_orphan_files(),
         "broker_parts": remove_broker_parts(),
         "idempotency_keys": idempotency.forget_expired(),

@@ -363,6 +363,17 @@ GROUNDWORK_SEARCH_CACHE_CHARS = env_int("GROUNDWORK_SEARCH_CACHE_CHARS", 120_000
 # 64M is a 50 MB document whole, about 80 ms of one core. Past it the answer says where the
 # search stopped ("complete": false, "searched_to") and the next page goes on from there.
 GROUNDWORK_SEARCH_MAX_CHARS = env_int("GROUNDWORK_SEARCH_MAX_CHARS", 64_000_000)
+# Workspace search and suggested evidence (evalsets.passages): each reference parse is cut
+# into passages of at most this many characters (a page's paragraphs, joined), ranked by BM25.
+GROUNDWORK_PASSAGE_CHARS = env_int("GROUNDWORK_PASSAGE_CHARS", 1000)
+# The most passages of one workspace a ranking index holds (about 30,000 pages of prose);
+# past it the first ones indexed are searched and the answer says it is partial. The index
+# is built by the first search after the workspace's passages change, 0.06-0.15 ms of CPU a
+# passage (bench/suggest_bench.py): 6-15 s for a full one.
+GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES = env_int("GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES", 100_000)
+# How many workspaces' ranking indexes each web process keeps (least recently used out; a
+# 10,000-passage index is a few MB).
+GROUNDWORK_SEARCH_INDEXES = env_int("GROUNDWORK_SEARCH_INDEXES", 8)
 # How long a create's Idempotency-Key is remembered: a retry with the same key from the same
 # user within it is answered with what the first request made (evalsets.idempotency).
 GROUNDWORK_IDEMPOTENCY_WINDOW_S = env_int("GROUNDWORK_IDEMPOTENCY_WINDOW_S", 86400)

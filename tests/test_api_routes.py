@@ -571,6 +571,21 @@ ROUTES = [
         None,
         (),
     ),
+    # Added after the move: workspace search and suggested evidence.
+    (
+        "workspaces/<slug:ws>/search/",
+        "workspace-search",
+        "evalsets.passages.api.views.WorkspaceSearchView",
+        None,
+        (),
+    ),
+    (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/items/<str:item>/suggestions/",
+        "item-suggestions",
+        "evalsets.passages.api.views.ItemSuggestionsView",
+        None,
+        (),
+    ),
 ]
 
 #: Recorded from the URL conf before the move; see the module docstring.
@@ -983,5 +998,11 @@ RESOLVED = [
             ("set_slug", "s-set_slug"),
             ("ws", "s-ws"),
         ),
+    ),
+    ("/workspaces/s-ws/search/", "workspace-search", (("ws", "s-ws"),)),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/items/str-item/suggestions/",
+        "item-suggestions",
+        (("item", "str-item"), ("set_slug", "s-set_slug"), ("ws", "s-ws")),
     ),
 ]

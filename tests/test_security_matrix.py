@@ -348,6 +348,9 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "similar-questions": {
         "POST": Rule(members(VIEWER, 200), body=lambda w: {"question": "How much leave?"})
     },
+    # -- workspace search and suggested evidence ---------------------------------------------------
+    "workspace-search": {"GET": Rule(members(VIEWER, 200), query="?q=leave")},
+    "item-suggestions": {"GET": Rule(members(VIEWER, 200))},
     # -- releases and imports --------------------------------------------------------------------
     "release-list": {
         "GET": READ,

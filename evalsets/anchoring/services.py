@@ -293,8 +293,43 @@ def _in_reference(document: Document, highlighted: dict) -> tuple[ParseVersion, 
         return None
 
 
+def _suggested(suggested: dict | None, parse: ParseVersion, highlighted: dict) -> dict | None:
+    """What the anchor records of the suggested passage it started from: refused unless the
+    passage is in the highlighted parse and the highlight overlaps it (a person trims a
+    suggestion; a highlight elsewhere was not made from it)."""
+    if not suggested:
+        return None
+    if str(suggested["parse"]) != str(parse.public_id):
+        raise InvalidInput(
+            "the suggested passage is in another parse than the highlight", field="suggested"
+        )
+    if not (
+        suggested["start"] < highlighted["ref_end"] and highlighted["ref_start"] < suggested["end"]
+    ):
+        raise InvalidInput(
+            "the highlight does not overlap the suggested passage; save it without "
+            "'suggested', or select inside the passage",
+            field="suggested",
+        )
+    return {
+        "parse": str(parse.public_id),
+        "start": suggested["start"],
+        "end": suggested["end"],
+        "page": parse.page_of(suggested["start"]),
+        "via": suggested.get("via") or "suggestions",
+        "rank": suggested.get("rank"),
+    }
+
+
 def anchor_create_from_highlight(
-    *, item: EvalItem, user, parse: ParseVersion, start: int, end: int, grade: int = 2
+    *,
+    item: EvalItem,
+    user,
+    parse: ParseVersion,
+    start: int,
+    end: int,
+    grade: int = 2,
+    suggested: dict | None = None,
 ) -> GoldAnchor:
     """Turn a selection in a parse into an anchor: the server takes the quote and context.
 
@@ -313,6 +348,7 @@ def anchor_create_from_highlight(
         raise Conflict(f"that parse is {parse.status}, not ready; wait for it", field="parse")
     validation.check_grade(grade)
     highlighted = _highlighted(parse, start, end)
+    provenance = _suggested(suggested, parse, highlighted)
     highlighted_in = parse
     if not parse.is_reference:
         placed = _in_reference(parse.document, highlighted)
@@ -328,6 +364,7 @@ def anchor_create_from_highlight(
             grade=grade,
             reference_parse=highlighted_in,
             created_by=user,
+            suggested=provenance,
             **highlighted,
         )
         _anchor_created(anchor, user=user, version=version)
@@ -389,6 +426,7 @@ def _anchor_created(anchor: GoldAnchor, *, user, version: int | None) -> None:
         user=user,
         grade=anchor.grade,
         row_version=None if version is None else version + 1,
+        **({"suggested": anchor.suggested} if anchor.suggested else {}),
     )
     resolution.resolution_request(anchor=anchor)
     idempotency.record("anchor", anchor.pk)

@@ -38,4 +38,5 @@ urlpatterns = [
     path("", include("evalsets.review.api.inbox_urls")),
     path("", include("evalsets.releases.api.urls")),
     path("", include("evalsets.experiments.api.urls")),
+    path("", include("evalsets.passages.api.urls")),
 ]

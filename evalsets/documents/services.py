@@ -22,6 +22,7 @@ from evalsets.models import (
     PendingImportLabel,
     Workspace,
 )
+from evalsets.passages import services as passages_services
 from evalsets.workspaces import quotas
 
 # -- documents and parses ---------------------------------------------------------------
@@ -220,6 +221,8 @@ def parse_version_add(
     )
     queue.after_commit("resolve_parse", parse.pk)
     renditions.rendition_request(parse=parse)
+    if parse.is_reference:
+        passages_services.index_request(parse=parse)
     return parse
 
 
@@ -237,6 +240,7 @@ def parse_make_reference(*, parse: ParseVersion) -> ParseVersion:
     # Imported spans quote the reference text: a new reference may let waiting ones attach.
     queue.after_commit("attach_pending_labels", parse.document_id)
     renditions.rendition_request(parse=parse)  # the view as it looks, aligned to this parse
+    passages_services.index_request(parse=parse)  # search reads the reference's passages
     return parse
 
 

@@ -10,6 +10,7 @@ from evalsets import queue
 from evalsets.anchoring import resolution
 from evalsets.documents import ingest, pdfview, renditions
 from evalsets.models import ParseStatus, ParseVersion
+from evalsets.passages import services as passages_services
 from evalsets.releases import imports
 from evalsets.worker import GroundworkTask
 
@@ -41,6 +42,7 @@ def _parsed(parse: ParseVersion) -> str:
         resolution.resolve_parse(parse)
         if parse.is_reference:
             renditions.rendition_request(parse=parse)  # the view as it looks, built apart
+            passages_services.index_request(parse=parse)  # workspace search and suggestions
             imports.pending_labels_attach(document=parse.document)
     return parse.status
 

@@ -29,6 +29,7 @@ from evalsets.models.experiments import (
 )
 from evalsets.models.idempotency import IdempotencyKey
 from evalsets.models.inbox import Notification, NotificationKind
+from evalsets.models.passages import Passage
 from evalsets.models.releases import (
     ImportRecord,
     PendingImportLabel,
@@ -83,6 +84,7 @@ __all__ = [
     "ParseRange",
     "ParseStatus",
     "ParseVersion",
+    "Passage",
     "PendingImportLabel",
     "PendingLabelQuerySet",
     "PendingLabelStatus",

@@ -112,6 +112,11 @@ class GoldAnchor(models.Model):
     ref_end = models.PositiveIntegerField(null=True, blank=True)
     prefix = models.CharField(max_length=64, blank=True)
     suffix = models.CharField(max_length=64, blank=True)
+    #: When the annotator started from a suggested passage (search or suggested evidence):
+    #: the passage offered (``parse`` public id, ``start``, ``end``, ``page``) and what
+    #: offered it (``via``, ``rank``). Empty for evidence found without help. A reviewer
+    #: sees it in the history and exports carry it in the item's meta.
+    suggested = models.JSONField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

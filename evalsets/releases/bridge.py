@@ -65,6 +65,32 @@ def review_meta(meta: Mapping[str, Any], *, approved: bool, approval: Approval |
     return out
 
 
+#: The `meta` key naming the anchors made from a suggested passage (workspace search or
+#: suggested evidence), so a reviewer of the exported set can tell them from those found
+#: without help. context-grid's `GoldAnchor` has no meta of its own; the item's carries it.
+SUGGESTED_KEY = "suggested_anchors"
+
+
+def suggested_meta(meta: Mapping[str, Any], anchors: list[GoldAnchor]) -> dict:
+    """``meta`` with ``suggested_anchors``: for each anchor made from a suggestion, its
+    position in ``anchors``, document, page and what offered it. Absent when none was (an
+    imported file's own value is dropped: the anchors' records are the truth)."""
+    out = {k: v for k, v in meta.items() if k != SUGGESTED_KEY}
+    suggested = [
+        {
+            "anchor": index,
+            "source_id": anchor.source_id,
+            "page": anchor.suggested.get("page"),
+            "via": anchor.suggested.get("via"),
+        }
+        for index, anchor in enumerate(anchors)
+        if anchor.suggested
+    ]
+    if suggested:
+        out[SUGGESTED_KEY] = suggested
+    return out
+
+
 def anchor_span(anchor: GoldAnchor, parse: ParseVersion | None) -> tuple[int, int] | None:
     """Where ``anchor`` lies in ``parse``: the highlight itself in the parse it was made in,
     otherwise its resolution there when one was found; ``None`` when the parse lacks it.
@@ -115,8 +141,11 @@ def item_to_cg(
         anchors=tuple(anchor_to_cg(a) for a in anchors),
         qtype=item.qtype,
         answer=item.answer,
-        meta=review_meta(
-            item.meta or {}, approved=item.state == ItemState.APPROVED, approval=approval
+        meta=suggested_meta(
+            review_meta(
+                item.meta or {}, approved=item.state == ItemState.APPROVED, approval=approval
+            ),
+            anchors,
         ),
     )
 

@@ -93,6 +93,7 @@ def anchor_data(anchor: GoldAnchor) -> dict:
         "suffix": _text(anchor.suffix),
         "pending": is_pending(anchor),
         "resolutions": [resolution_data(r) for r in anchor.prefetched_resolutions],
+        "suggested": anchor.suggested or None,
         "created_at": iso_time(anchor.created_at),
     }
 

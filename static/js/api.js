@@ -158,7 +158,7 @@ export function toast(message, kind) {
   el.className = "toast " + (kind || "info");
   el.textContent = message;
   box.appendChild(el);
-  setTimeout(() => el.remove(), kind === "error" ? 9000 : 4500);
+  setTimeout(() => el.remove(), kind === "error" || kind === "warning" ? 9000 : 4500);
   return el;
 }
 

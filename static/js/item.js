@@ -5,6 +5,7 @@
    edit of mine pending their version simply replaces the form. Before saving, a question
    that repeats another in the set is named, and its length is counted against the limit.
    The page's other parts come with it: the live banner, the discussion, the comparison. */
+import "./passages.js";
 import * as G from "./api.js";
 import "./compare.js";
 import "./discussion.js";
@@ -55,6 +56,8 @@ function itemEditor(root) {
       const quote = el("blockquote", "quote", a.quote);
       const src = el("span", "src", a.source_id + (a.page_hint ? " · page " + a.page_hint : ""));
       head.append(src);
+      // A person chose and trimmed it, starting from a suggested passage: a reviewer can tell.
+      if (a.suggested) head.append(" ", el("span", "badge suggested", "from a suggestion"));
       if (a.highlight) {
         const jump = el("a", "jump", "Show in document");
         jump.href = docLink(a.source_id, a.highlight.parse, a.highlight.start, a.highlight.end);

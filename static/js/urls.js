@@ -34,6 +34,10 @@ export const api = {
   parsePages: (ws, doc, parse) => documentOf(ws, doc) + "parses/" + seg(parse) + "/pages/",
   parseSearch: (ws, doc, parse) => documentOf(ws, doc) + "parses/" + seg(parse) + "/search/",
 
+  /* Workspace search and an item's suggested evidence (passages.js). */
+  search: (ws) => workspace(ws) + "search/",
+  suggestions: (ws, set, id) => item(ws, set, id) + "suggestions/",
+
   evalsets: (ws) => workspace(ws) + "evalsets/",
   evalset,
   similar: (ws, set) => evalset(ws, set) + "similar/",

@@ -1,6 +1,7 @@
 /* Workspace page: upload documents (drop or file input, several at once) with upload
    progress, then follow each parse's status and progress until it is ready or failed.
    An owner's "new eval set" form posts to the API and opens the new set. */
+import "./passages.js";
 import * as G from "./api.js";
 import "./backlog.js";
 import { poll } from "./poll.js";

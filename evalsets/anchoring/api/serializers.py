@@ -77,6 +77,7 @@ class AnchorSerializer(serializers.ModelSerializer):
             "suffix",
             "pending",
             "resolutions",
+            "suggested",
             "created_at",
         ]
 
@@ -113,6 +114,20 @@ class DocumentAnchorSerializer(AnchorSerializer):
         return {**representations.anchor_data(instance), "item": item}
 
 
+class SuggestedPassageSerializer(serializers.Serializer):
+    """The suggested passage a highlight started from (a search result or a suggestion)."""
+
+    # Kept as text: it is stored in the anchor's JSON as sent (a parse's public id).
+    parse = serializers.RegexField(
+        r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$",
+        error_messages={"invalid": "the suggested passage's parse must be a parse's id"},
+    )
+    start = serializers.IntegerField(min_value=0, max_value=2**31 - 1)
+    end = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
+    via = serializers.ChoiceField(choices=["suggestions", "search"], required=False)
+    rank = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1000)
+
+
 class AnchorCreateSerializer(StorableInput, serializers.Serializer):
     """Either a highlight (``parse``, ``start``, ``end``) or a typed ``source_id`` + ``quote``."""
 
@@ -126,9 +141,14 @@ class AnchorCreateSerializer(StorableInput, serializers.Serializer):
     grade = serializers.IntegerField(required=False, default=2)
     page_hint = serializers.IntegerField(required=False, allow_null=True)
     occurrence = serializers.IntegerField(required=False, default=0)
+    suggested = SuggestedPassageSerializer(required=False, allow_null=True)
 
     def validate(self, attrs):
         highlight = "parse" in attrs
+        if attrs.get("suggested") and not highlight:
+            raise serializers.ValidationError(
+                {"suggested": ["a suggested passage goes with a highlight (parse, start, end)"]}
+            )
         typed = "quote" in attrs or "source_id" in attrs
         if highlight and typed:
             raise serializers.ValidationError(

@@ -19,6 +19,7 @@ from evalsets.api.scoping import WorkspaceScoped
 from evalsets.documents import comparison
 from evalsets.documents import selectors as documents_selectors
 from evalsets.models import EvalItem, ItemState
+from evalsets.passages import selectors as passages_selectors
 from evalsets.review import selectors as review_selectors
 
 
@@ -231,20 +232,18 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
 
         def make() -> Made:
             anchor = self._create_anchor(data.validated_data)
-            return (
-                anchoring_serializers.AnchorSerializer(
-                    anchoring_selectors.with_resolutions(anchor)
-                ).data,
-                anchor.pk,
-                True,
-            )
+            return self._created(anchoring_selectors.with_resolutions(anchor)), anchor.pk, True
 
         return create_once(
-            request,
-            "anchor",
-            make,
-            lambda pk: anchoring_serializers.AnchorSerializer(self.get_queryset().get(pk=pk)).data,
+            request, "anchor", make, lambda pk: self._created(self.get_queryset().get(pk=pk))
         )
+
+    def _created(self, anchor) -> dict:
+        """A new anchor, with the evidence of other questions its highlight overlaps (a
+        warning: the same passage may answer two questions, or one was misattached)."""
+        out = anchoring_serializers.AnchorSerializer(anchor).data
+        out["overlaps"] = passages_selectors.overlapping_evidence(anchor)
+        return out
 
     def _create_anchor(self, fields: dict):
         if "parse" in fields:
@@ -256,6 +255,7 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
                 start=fields["start"],
                 end=fields["end"],
                 grade=fields["grade"],
+                suggested=fields.get("suggested"),
             )
         return anchoring_services.anchor_create_typed(
             item=self.item,

@@ -54,10 +54,16 @@ if (pagesEl && cfg.parse_ready) {
   setupSearch(ctx);
   setupPdf(ctx); // after the keys: in the PDF view its own keys go first
 
-  ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
+  const drawn = ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
   const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);
   const pageHash = /#page=(\d+)/.exec(window.location.hash);
-  if (at) ctx.pages.jumpTo(Number(at[1]), Number(at[2]));
+  const suggested = /#suggest=(\d+)-(\d+)(?:;rank=(\d+))?(?:;via=(\w+))?/.exec(window.location.hash);
+  // Selected once the highlights are drawn: drawing them writes the pages' text anew.
+  if (suggested) drawn.then(() => ctx.popover.selectSuggested({
+    start: Number(suggested[1]), end: Number(suggested[2]),
+    rank: suggested[3] ? Number(suggested[3]) : null, via: suggested[4] === "search" ? "search" : "suggestions",
+  }));
+  else if (at) ctx.pages.jumpTo(Number(at[1]), Number(at[2]));
   else if (pageHash) ctx.pages.goToPage(Number(pageHash[1]), true);
 
   window.groundworkDocument = {

@@ -3,6 +3,8 @@
    one, with a grade. */
 import * as G from "../api.js";
 import { cpLength, unitsAt } from "../offsets.js";
+import { listKeys, passageHref, renderPassages } from "../passages.js";
+import { spanIn } from "./anchors.js";
 import { api, withQuery } from "../urls.js";
 
 const SEARCH_RESULTS = 20;
@@ -120,12 +122,14 @@ export function setupPopover(ctx) {
   }
   let searchTimer = null;
   popSearch.addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(search, 150); });
-  popSet.addEventListener("change", () => { localStorage.setItem("gw-set:" + cfg.workspace, popSet.value); chosenItem = null; popId.dataset.auto = "1"; search(); });
+  popSet.addEventListener("change", () => { localStorage.setItem("gw-set:" + cfg.workspace, popSet.value); chosenItem = null; popId.dataset.auto = "1"; search(); overlapNotice(); });
   function choose(li) {
     if (li.getAttribute("aria-disabled") === "true") { popError("non_field_errors", li.dataset.why); return; }
     chosenItem = li.dataset.item;
     popResults.querySelectorAll("[role=option]").forEach((o) => o.setAttribute("aria-selected", String(o === li)));
     clearPopErrors();
+    listSuggestions();
+    overlapNotice();
     if (li.dataset.unanswerable) popError("non_field_errors", chosenItem + " is typed unanswerable: this evidence says the documents answer it. Save anyway only if it is answerable after all, then change its type.");
   }
   popResults.addEventListener("click", (e) => { const li = e.target.closest("[role=option]"); if (li) choose(li); });
@@ -171,6 +175,8 @@ export function setupPopover(ctx) {
     search().then(() => {
       if (mode() === "new") popQuestion.focus(); else popSearch.focus();
     });
+    listSuggestions();
+    overlapNotice();
   }
 
   function closePopover() {
@@ -211,10 +217,12 @@ export function setupPopover(ctx) {
       }
       const anchor = await G.request("POST", api.anchors(cfg.workspace, set, itemId), {
         parse: current.parse || cfg.parse, start: current.start, end: current.end, grade: grade,
+        suggested: suggestedFor(current),
       });
       window.getSelection().removeAllRanges();
       closePopover();
       announceSaved(set, itemId, anchor);
+      if (anchor.overlaps && anchor.overlaps.length) announceOverlaps(anchor.overlaps);
       await ctx.anchors.refresh();
       ctx.anchors.followResolution(anchor.id);
     } catch (err) {
@@ -223,6 +231,99 @@ export function setupPopover(ctx) {
       popBusy.hidden = true;
       popSave.disabled = false;
     }
+  }
+
+  /* -- suggested passages: opened pre-selected, recorded with the evidence made from them -- */
+  let suggestion = null; // {parse, start, end, rank, via}: the passage this page opened at
+  function suggestedFor(span) {
+    if (!suggestion || span.parse || span.end <= suggestion.start || span.start >= suggestion.end) return null;
+    return suggestion;
+  }
+
+  async function selectSuggested(passage) {
+    suggestion = { parse: cfg.parse, start: passage.start, end: passage.end, rank: passage.rank, via: passage.via };
+    await ctx.pages.jumpTo(passage.start, passage.end);
+    // Enter anchors the selection unless a highlight has the focus (jumpTo gives it one).
+    if (document.activeElement && document.activeElement.closest("mark")) document.activeElement.blur();
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(ctx.pages.rangeFor(passage.start, passage.end));
+    ctx.pages.setStatus("Suggested passage selected (page " + ctx.pages.pageOf(passage.start) +
+      "). Trim it to the words that answer (Shift+arrows, or select with the mouse), then press Enter to attach it.");
+  }
+
+  /* The popover's list of suggestions for the chosen question, in this document. */
+  const popSuggested = pop.querySelector("[data-pop-suggested]");
+  let suggestSeq = 0;
+  async function listSuggestions() {
+    if (!popSuggested) return;
+    const list = popSuggested.querySelector("ol");
+    const seq = ++suggestSeq;
+    list.replaceChildren();
+    popSuggested.hidden = true;
+    if (mode() !== "existing" || !chosenItem || !popSet.value) return;
+    try {
+      const url = withQuery(api.suggestions(cfg.workspace, popSet.value, chosenItem), { document: cfg.document, limit: 3 });
+      const body = await G.request("GET", url);
+      if (seq !== suggestSeq || !body.results.length) return;
+      renderPassages(list, body.results, (hit) => passageHref(cfg.workspace, hit, "suggestions", popSet.value, chosenItem));
+      popSuggested.hidden = false;
+    } catch (err) { /* suggestions help; saving works without them */ }
+  }
+  if (popSuggested) {
+    const list = popSuggested.querySelector("ol");
+    listKeys(list, null);
+    list.addEventListener("click", (e) => {
+      const link = e.target.closest("a.passage");
+      // Outside the text view (a PDF's or a rendered document's view) the link opens it.
+      if (!link || !ctx.pages.jumpTo || (ctx.pdf && ctx.pdf.view() !== "text")) return;
+      e.preventDefault();
+      const m = /#suggest=(\d+)-(\d+);rank=(\d+)/.exec(link.getAttribute("href"));
+      closePopover();
+      selectSuggested({ start: Number(m[1]), end: Number(m[2]), rank: Number(m[3]), via: "suggestions" });
+    });
+  }
+
+  /* Before saving: the evidence of other questions this selection overlaps, in this parse
+     (the anchors the page already drew), as near-duplicate questions are named. */
+  const popOverlap = pop.querySelector("[data-pop-overlap]");
+  function overlapNotice() {
+    if (!popOverlap) return;
+    popOverlap.replaceChildren();
+    const span = current;
+    const others = !span || span.parse ? [] : ctx.anchors.all().filter((a) => {
+      if (a.item.set === popSet.value && a.item.id === chosenItem) return false;
+      const at = spanIn(a, cfg.parse);
+      return at && at[0] < span.end && span.start < at[1];
+    });
+    popOverlap.hidden = !others.length;
+    if (!others.length) return;
+    popOverlap.append(G.el("p", "", "This passage is already evidence for another question:"));
+    const ul = G.el("ul");
+    for (const a of others.slice(0, 5)) {
+      const li = G.el("li");
+      const link = G.el("a", "", a.item.set + " / " + a.item.id);
+      link.href = ctx.anchors.itemUrl(a.item.set, a.item.id);
+      li.append(link, " “" + a.item.question + "”");
+      ul.append(li);
+    }
+    popOverlap.append(ul);
+  }
+
+  function announceOverlaps(overlaps) {
+    const box = G.toast("This passage is already evidence for another question: ", "warning");
+    if (!box) return;
+    box.classList.add("overlap-note");
+    box.dataset.overlaps = "1";
+    const ul = G.el("ul");
+    for (const o of overlaps) {
+      const li = G.el("li");
+      const link = G.el("a", "", o.set + " / " + o.item);
+      link.href = ctx.anchors.itemUrl(o.set, o.item);
+      li.append(link, " “" + o.question + "”");
+      ul.append(li);
+    }
+    box.append(ul);
   }
 
   function announceSaved(set, itemId, anchor) {
@@ -265,6 +366,6 @@ export function setupPopover(ctx) {
     }
   });
 
-  ctx.popover = { selectionSpan, trySelection, isOpen: () => !pop.hidden, open: openPopover };
+  ctx.popover = { selectionSpan, trySelection, selectSuggested, isOpen: () => !pop.hidden, open: openPopover };
   return ctx.popover;
 }

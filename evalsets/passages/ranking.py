@@ -1,0 +1,122 @@
+"""A workspace's passages ranked by BM25 (bm25s), the index built on demand and cached.
+
+The index is built from the passages' stored ``terms`` (no raw text is read) the first time
+a workspace is searched, and kept in this process under a version key, the count and the
+highest id of the workspace's passages: a parse indexed adds rows with higher ids, a parse
+removed lowers the count, so either builds the index again at the next search. At most
+``GROUNDWORK_SEARCH_INDEXES`` workspaces' indexes are kept (least recently used out), each
+of at most ``GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES`` passages. One index is one workspace's
+passages only: another workspace's text is never in it.
+
+The same code runs on SQLite and PostgreSQL, so the results are the same on both.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import bm25s
+import numpy as np
+from django.conf import settings
+from django.db.models import Count, Max
+
+from evalsets.models import Passage
+
+#: How strongly a passage's share of the query's distinct terms weighs on its BM25 score
+#: (score x share ** COVERAGE). On bench/suggest_bench.py's questions 2 was best of 0, 1, 2:
+#: hit@1 0.80 -> 0.83 on paraphrased questions, 0.97 -> 0.98 on ones repeating the evidence.
+COVERAGE = 2
+#: A query's distinct terms scored at most (the first ones): a long question costs one pass
+#: over each term's postings, so its cost stays bounded.
+MAX_TERMS = 64
+
+
+@dataclass(slots=True)
+class Index:
+    """One workspace's passages: their ids and documents, and the BM25 scores."""
+
+    key: tuple[int, int]
+    ids: np.ndarray
+    documents: np.ndarray
+    bm25: bm25s.BM25 | None
+    #: True when the workspace had more passages than one index holds.
+    partial: bool
+
+    def scores(self, terms: list[str]) -> np.ndarray:
+        """BM25 of each passage for ``terms``, weighed by the share of the query's distinct
+        terms the passage holds: a passage with most of the question's words ranks above one
+        repeating a single rare word many times."""
+        wanted = set(list(dict.fromkeys(terms))[:MAX_TERMS])
+        known = [t for t in wanted if self.bm25 is not None and t in self.bm25.vocab_dict]
+        if not known:
+            return np.zeros(len(self.ids), dtype=np.float32)
+        per_term = [self.bm25.get_scores([t]) for t in known]
+        covered = np.count_nonzero(per_term, axis=0) / len(wanted)
+        return np.sum(per_term, axis=0) * covered**COVERAGE
+
+    def top(self, terms: list[str], k: int, document: int | None = None) -> list[tuple[int, float]]:
+        """The ``k`` best passages as ``(passage id, score)``, best first; only those sharing a
+        term with the query, and only in ``document`` when given."""
+        scores = self.scores(terms)
+        if document is not None:
+            scores = np.where(self.documents == document, scores, 0)
+        hits = np.flatnonzero(scores > 0)
+        if len(hits) > k:
+            hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
+        # Best first; equal scores in reading order (lower ids first), so results are stable.
+        order = sorted(hits.tolist(), key=lambda i: (-float(scores[i]), int(self.ids[i])))
+        return [(int(self.ids[i]), float(scores[i])) for i in order]
+
+
+def version_key(workspace_id: int) -> tuple[int, int]:
+    """What changes whenever a workspace's passages do: their count and highest id."""
+    found = Passage.objects.filter(workspace_id=workspace_id).aggregate(
+        n=Count("id"), top=Max("id")
+    )
+    return found["n"], found["top"] or 0
+
+
+def build(workspace_id: int, key: tuple[int, int]) -> Index:
+    """Index the workspace's passages (the first ``GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES``)."""
+    most = settings.GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES
+    rows = list(
+        Passage.objects.filter(workspace_id=workspace_id)
+        .order_by("id")
+        .values_list("id", "document_id", "terms")[:most]
+    )
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    documents = np.array([r[1] for r in rows], dtype=np.int64)
+    bm25 = None
+    if rows:
+        bm25 = bm25s.BM25()
+        bm25.index([r[2].split() for r in rows], show_progress=False)
+    return Index(key=key, ids=ids, documents=documents, bm25=bm25, partial=key[0] > len(rows))
+
+
+class IndexCache:
+    """The indexes this process holds, by workspace; one build at a time per process."""
+
+    def __init__(self) -> None:
+        self._held: OrderedDict[int, Index] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, workspace_id: int) -> Index:
+        key = version_key(workspace_id)
+        with self._lock:
+            found = self._held.get(workspace_id)
+            if found is None or found.key != key:
+                found = build(workspace_id, key)
+            self._held[workspace_id] = found
+            self._held.move_to_end(workspace_id)
+            while len(self._held) > max(1, settings.GROUNDWORK_SEARCH_INDEXES):
+                self._held.popitem(last=False)
+            return found
+
+    def clear(self) -> None:
+        with self._lock:
+            self._held.clear()
+
+
+indexes = IndexCache()
