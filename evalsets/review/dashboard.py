@@ -37,6 +37,7 @@ from evalsets.models import (
     ResolutionStatus,
 )
 from evalsets.releases.bridge import evalset_to_cg
+from evalsets.review import selectors as review_selectors
 
 #: Questions this similar (rapidfuzz token-sort ratio, 0-100) are near-duplicates.
 NEAR_DUPLICATE_SCORE = 90
@@ -123,12 +124,8 @@ def _people(evalset: EvalSet, items: list[EvalItem]) -> list[dict]:
     )
     for name, kind, n in decisions:
         row(name)[kind] += n
-    # A review assignment on an approved item has nothing left to review (the item was
-    # approved by someone else, or before it was assigned): it is closed, as the review queue
-    # (``selectors.queue``) counts it.
     open_work = (
-        ItemAssignment.objects.filter(item__evalset=evalset, done_at__isnull=True)
-        .exclude(kind=AssignmentKind.REVIEW, item__state=ItemState.APPROVED)
+        ItemAssignment.objects.filter(review_selectors.open_assignments(), item__evalset=evalset)
         .values_list("user__username", "kind")
         .annotate(n=Count("id"))
     )

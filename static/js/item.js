@@ -425,27 +425,36 @@ function itemEditor(root) {
     }
   }
 
+  /* Resolves true once the item (or my part of it, with overlap) is submitted. */
   async function submitForReview() {
-    if (refused("submit")) return;
+    if (refused("submit")) return false;
     G.clearErrors(form);
     const button = root.querySelector("[data-submit-review]");
     button.disabled = true;
     savedNote.textContent = "Submitting…";
     try {
-      if (!(await save())) return;
+      if (!(await save())) return false;
       const body = await G.request("POST", api.itemAction(ws, set, itemId, "submit"), { row_version: Number(rowVersion.value) });
       if (body && body.state) { stateBadge.textContent = G.words.stateLabel(body.state); stateBadge.className = "state " + body.state; }
       await refresh(false);
       savedNote.textContent = "Submitted for review.";
       G.toast("Submitted " + item.id + " for review");
+      return true;
     } catch (err) {
       savedNote.textContent = "";
       if (err.status === 404 || err.status === 405) {
         G.showErrors(form, new G.ApiError(err.status, { detail: "Submitting for review is not available on this server yet (" + err.message + ").", errors: {} }));
       } else handle(err);
+      return false;
     } finally {
       applyRefusals(item.state);
     }
+  }
+
+  /* The task stream: submit, then open the next item waiting in my queue. */
+  async function submitAndNext(event) {
+    const href = event.currentTarget.dataset.nextHref;
+    if (await submitForReview()) window.location.assign(href);
   }
 
   async function changeGrade(anchor, grade, select) {
@@ -483,6 +492,8 @@ function itemEditor(root) {
   if (canWrite) {
     form.addEventListener("submit", (e) => { e.preventDefault(); save(); });
     root.querySelector("[data-submit-review]").addEventListener("click", submitForReview);
+    const submitNext = root.querySelector("[data-submit-next]");
+    if (submitNext) submitNext.addEventListener("click", submitAndNext);
     root.querySelector("[data-unanswerable]").addEventListener("click", () => {
       if (!item.anchors.length) { markUnanswerable(); return; }
       root.querySelector("[data-unanswerable-text]").textContent =
