@@ -75,7 +75,10 @@ def evalset_dashboard(evalset: EvalSet) -> dict:
         "throughput": _throughput(evalset),
         **_resolution(items),
         "qtypes": _qtypes(items),
-        "unanswerable": sum(1 for item in items if not item.anchors.all()),
+        "unanswerable": sum(1 for item in items if _unanswerable(item)),
+        "not_started": sum(
+            1 for item in items if not item.anchors.all() and not _unanswerable(item)
+        ),
         "duplicates": duplicates(items),
         "quality": _quality(evalset, items),
         "agreement": agreement(evalset, items),
@@ -83,6 +86,14 @@ def evalset_dashboard(evalset: EvalSet) -> dict:
 
 
 # -- counts ----------------------------------------------------------------------------------
+
+
+def _unanswerable(item: EvalItem) -> bool:
+    """An item with no evidence that someone said is unanswerable: typed so, or sent on
+    without evidence. A draft nobody has annotated yet is not started, not unanswerable."""
+    if item.anchors.all():
+        return False
+    return item.qtype == "unanswerable" or item.state != ItemState.DRAFT
 
 
 def _states(items: list[EvalItem]) -> dict[str, int]:
