@@ -40,6 +40,13 @@ function itemEditor(root) {
     return url + (start != null ? "#at=" + start + "-" + end : "");
   }
 
+  /* That parse's text at the candidate, which stays marked: the text view, since the PDF
+     view draws another parse's words. */
+  function candidateLink(sourceId, parse, start, end) {
+    const url = withQuery(pages.document(ws, sourceId), { set: set, item: item.id, parse: parse, view: "text" });
+    return url + "#candidate=" + start + "-" + end;
+  }
+
   function isResolving(anchor) {
     if (anchor.pending) return false;
     return !anchor.resolutions.length || anchor.resolutions.some((r) => r.status === "pending");
@@ -150,7 +157,7 @@ function itemEditor(root) {
       row.append(el("span", "muted", r.parser + ": " + (offered ? "best candidate offered, " + Math.round(r.score * 100) + "% similar. " : "not placed. ")));
       if (offered) {
         const show = el("a", "jump", "Show candidate");
-        show.href = docLink(a.source_id, r.parse, d.offered_start, d.offered_end);
+        show.href = candidateLink(a.source_id, r.parse, d.offered_start, d.offered_end);
         const confirm = el("button", "secondary small", "Confirm");
         confirm.type = "button";
         confirm.dataset.confirm = "";
@@ -222,7 +229,11 @@ function itemEditor(root) {
     cancel.addEventListener("click", () => { panel.remove(); button.focus(); });
     panel.append(text, use, " ", cancel, " ", note);
     row.after(panel);
-    text.focus();
+    text.focus({ preventScroll: true });
+    // The candidate may lie far down a long page: scroll the text to it, a third from the top.
+    const mark = text.querySelector("mark");
+    if (mark) text.scrollTop += mark.getBoundingClientRect().top - text.getBoundingClientRect().top - text.clientHeight / 3;
+    panel.scrollIntoView({ block: "nearest" });
   }
 
   function selectedSpan(container, pageStart) {

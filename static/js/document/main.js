@@ -56,8 +56,10 @@ if (pagesEl && cfg.parse_ready) {
 
   ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
   const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);
+  const candidate = /#candidate=(\d+)-(\d+)/.exec(window.location.hash);
   const pageHash = /#page=(\d+)/.exec(window.location.hash);
-  if (at) ctx.pages.jumpTo(Number(at[1]), Number(at[2]));
+  if (candidate) ctx.pages.jumpTo(Number(candidate[1]), Number(candidate[2]), true);
+  else if (at) ctx.pages.jumpTo(Number(at[1]), Number(at[2]));
   else if (pageHash) ctx.pages.goToPage(Number(pageHash[1]), true);
 
   window.groundworkDocument = {
