@@ -267,7 +267,12 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         "page_starts": page_starts,
         "length": length,
         "parses": [
-            {"id": str(p.public_id), "parser": p.parser, "version": p.parser_version}
+            {
+                "id": str(p.public_id),
+                "parser": p.parser,
+                "version": p.parser_version,
+                "status": p.status,
+            }
             for p in parses
         ],
         "sets": sets,

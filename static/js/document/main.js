@@ -20,10 +20,25 @@ import { setupPdf } from "./pdf.js";
 import { setupPopover } from "./popover.js";
 import { setupRendered } from "./rendered.js";
 import { setupSearch } from "./search.js";
+import { request } from "../api.js";
 import "../compare.js";
 import "../live.js";
+import { poll } from "../poll.js";
+import { api } from "../urls.js";
 
 const cfg = JSON.parse(document.getElementById("doc-config").textContent);
+
+/* Opened while parsing: ask until the parse shown (or, with none yet, the reference) is done,
+   then open it (ready) or say it failed, without a reload by hand. */
+if (!cfg.parse_ready && document.querySelector("[data-parse-waiting]")) {
+  poll(async () => {
+    const doc = await request("GET", api.document(cfg.workspace, cfg.document));
+    const shown = doc.parses.find((p) => (cfg.parse ? p.id === cfg.parse : p.is_reference));
+    if (!shown || ["queued", "parsing"].includes(shown.status)) return true;
+    window.location.reload();
+    return false;
+  }, { every: 1000, grow: 1.3, most: 5000 });
+}
 const pagesEl = document.querySelector("[data-pages]");
 const renderedEl = document.querySelector("[data-rendered]");
 
