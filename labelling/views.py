@@ -95,6 +95,12 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         statuses = [p.status for p in doc.parses.all()]
         doc.failed = ParseStatus.FAILED in statuses
         doc.failed_upload = bool(statuses) and set(statuses) == {ParseStatus.FAILED}
+        # Retry runs a parser that timed out again under the same limit: the row says so.
+        doc.timed_out = [
+            p.parser
+            for p in doc.parses.all()
+            if p.status == ParseStatus.FAILED and p.error_code == "timeout"
+        ]
     can_delete = access.allows(membership, "document", "destroy")
     return render(
         request,
