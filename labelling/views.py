@@ -204,9 +204,11 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
 
 @require_safe
 @requires(Role.VIEWER)
-def queue_next(request: HttpRequest, ws: str, set_slug: str, role: str) -> HttpResponse:
-    """Open the next item waiting for me in this set: an item to annotate (the one after
-    ``?after=`` when given), or my review queue. When nothing waits, say so on the set's page."""
+def queue_next(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
+    """Open the next item waiting for me in this set: an item to annotate (``?role=annotate``,
+    the default; the one after ``?after=`` when given), or my review queue
+    (``?role=review``). When nothing waits, say so on the set's page."""
+    role = request.GET.get("role", AssignmentKind.ANNOTATE)
     if role not in AssignmentKind.values:
         raise Http404(f"no queue {role!r}")
     membership = request.membership
