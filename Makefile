@@ -37,9 +37,13 @@ test: $(STAMP)
 test-services: $(STAMP)
 	$(PY) -m pytest -m "not e2e" --database-backed-only -q -n $(JOBS) --dist loadfile
 
+## The node modules npm ci installs (ESLint; axe-core, which the browser tests run on every
+## page), stamped with the lock file they came from.
+NODE_STAMP := node_modules/.installed-$(shell sha1sum package-lock.json | cut -c1-12)
+
 ## Browser tests in Debian's Chromium, in one process: they time what a reader sees, and two
-## browsers on two cores slow each other into failing those waits.
-test-e2e: $(STAMP)
+## browsers on two cores slow each other into failing those waits. They need axe-core.
+test-e2e: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest -m e2e -q
 
 lint: $(STAMP)
@@ -49,7 +53,6 @@ lint: $(STAMP)
 
 ## The browser code (static/js, native ES modules): ESLint and its unit tests in Node (20 or
 ## later, with npm). CI runs both; `make test` stays the Python suite and needs no Node.
-NODE_STAMP := node_modules/.installed-$(shell sha1sum package-lock.json | cut -c1-12)
 
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund

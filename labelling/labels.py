@@ -55,7 +55,9 @@ DIFFERENCE_WORDS = {
     "text": "other text",
 }
 #: What a grade means, as the popover and the item editor say it.
-GRADE_WORDS = {2: "answers it", 1: "partly", 0: "related"}
+#: Grade 0 is "irrelevant", as context-grid, the release notes and the import/export formats
+#: say it (IR convention: 2 fully answers, 1 partly, 0 irrelevant).
+GRADE_WORDS = {2: "answers it", 1: "partly", 0: "irrelevant"}
 
 
 def _entries(choices, colours) -> dict[str, dict[str, str]]:

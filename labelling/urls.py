@@ -26,6 +26,7 @@ urlpatterns = [
     path(f"{ws}/documents/<path:doc>", views.document_page, name="document"),
     path(f"{evalset}/", views.evalset_page, name="evalset"),
     path(f"{evalset}/items/<str:item_id>/", views.item_page, name="item"),
+    path(f"{evalset}/next/", views.queue_next, name="queue-next"),
     path("", include("labelling.review_urls")),
     path("", include("labelling.release_urls")),
     path("", include("labelling.experiment_urls")),

@@ -13,10 +13,12 @@ item search).
 from __future__ import annotations
 
 from csp.decorators import csp
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_safe
 
@@ -24,7 +26,7 @@ from evalsets import access
 from evalsets.anchoring import selectors as anchoring_selectors
 from evalsets.documents import renditions
 from evalsets.documents import selectors as documents_selectors
-from evalsets.models import ItemState, ParseStatus, Role
+from evalsets.models import AssignmentKind, ItemState, ParseStatus, Role
 from evalsets.releases import representations
 from evalsets.review import selectors as review_selectors
 from evalsets.review import workflow
@@ -76,6 +78,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "invitations": workspaces_selectors.invitations_for(request.user),
             "evalsets": _with_progress(anchoring_selectors.evalsets_of(workspaces)),
             "assigned": assigned,
+            "queues": review_selectors.queues_of(request.user, workspaces),
             "recent": recent,
             "notifications": notifications,
         },
@@ -92,6 +95,12 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         statuses = [p.status for p in doc.parses.all()]
         doc.failed = ParseStatus.FAILED in statuses
         doc.failed_upload = bool(statuses) and set(statuses) == {ParseStatus.FAILED}
+        # Retry runs a parser that timed out again under the same limit: the row says so.
+        doc.timed_out = [
+            p.parser
+            for p in doc.parses.all()
+            if p.status == ParseStatus.FAILED and p.error_code == "timeout"
+        ]
     can_delete = access.allows(membership, "document", "destroy")
     return render(
         request,
@@ -163,6 +172,9 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
     own_document = next((a.source_id for a in item.prefetched_anchors), "")
     refusals = workflow.refusals(item.item_id)
     can_delete = access.allows(membership, "item", "destroy")
+    stream = review_selectors.stream(
+        evalset=evalset, user=request.user, role=AssignmentKind.ANNOTATE, item=item
+    )
     return render(
         request,
         "labelling/item.html",
@@ -185,8 +197,33 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "can_reopen": access.allows(membership, "workflow", "reopen"),
             "can_delete": can_delete,
             "delete_impact": anchoring_selectors.item_delete_impact(item) if can_delete else None,
+            "stream": stream if stream["total"] else None,
         },
     )
+
+
+@require_safe
+@requires(Role.VIEWER)
+def queue_next(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
+    """Open the next item waiting for me in this set: an item to annotate (``?role=annotate``,
+    the default; the one after ``?after=`` when given), or my review queue
+    (``?role=review``). When nothing waits, say so on the set's page."""
+    role = request.GET.get("role", AssignmentKind.ANNOTATE)
+    if role not in AssignmentKind.values:
+        raise Http404(f"no queue {role!r}")
+    membership = request.membership
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
+    after = evalset.items.filter(item_id=request.GET.get("after", "")).first()
+    stream = review_selectors.stream(evalset=evalset, user=request.user, role=role, item=after)
+    if stream["next"] is None:
+        messages.info(
+            request, f"Nothing waits for you to {role} in {evalset.slug}: your queue is done."
+        )
+        return redirect("evalset", ws, set_slug)
+    if role == AssignmentKind.REVIEW:
+        target = reverse("review-page", args=[ws, set_slug])
+        return redirect(f"{target}?state=submitted&queue=mine")
+    return redirect("item", ws, set_slug, stream["next"])
 
 
 def _pdf_view_config(document) -> dict | None:
@@ -238,7 +275,12 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         "page_starts": page_starts,
         "length": length,
         "parses": [
-            {"id": str(p.public_id), "parser": p.parser, "version": p.parser_version}
+            {
+                "id": str(p.public_id),
+                "parser": p.parser,
+                "version": p.parser_version,
+                "status": p.status,
+            }
             for p in parses
         ],
         "sets": sets,

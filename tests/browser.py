@@ -83,3 +83,30 @@ def shot(page, name: str, *, full_page: bool = False) -> None:
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(SHOTS) / name), full_page=full_page)
+
+
+#: axe-core as npm installed it (package.json; ``make test-e2e`` runs ``npm ci`` first).
+AXE = Path(__file__).resolve().parent.parent / "node_modules" / "axe-core" / "axe.min.js"
+#: WCAG 2.1 A and AA, the level the product promises.
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+RUN_AXE = """async (tags) => {
+  const result = await window.axe.run(document, { runOnly: { type: "tag", values: tags } });
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} at `
+      + v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", "));
+}"""
+
+
+def axe_violations(page) -> list[str]:
+    """The serious and critical WCAG 2.1 AA violations axe-core finds on the page as it is.
+
+    axe's source is evaluated through the DevTools protocol (as Playwright's ``evaluate``
+    does), not added as a script element, so the page's Content-Security-Policy stays as
+    strict as it is and still holds for the page's own scripts.
+    """
+    if not AXE.exists():  # a skip is a failure in CI (tests/conftest.py)
+        pytest.skip(f"needs axe-core at {AXE} (npm ci; make test-e2e runs it)")
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE.read_text())
+    return page.evaluate(RUN_AXE, AXE_TAGS)

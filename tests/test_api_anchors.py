@@ -9,9 +9,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from evalsets.anchoring import resolution as resolution_module
 from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import services as documents_services
-from evalsets.models import AnchorResolution, GoldAnchor
+from evalsets.models import AnchorResolution, GoldAnchor, ParseVersion
 from tests.conftest import HANDBOOK
 from tests.resolving import resolve_anchor
 
@@ -473,3 +474,14 @@ def test_an_owner_can_re_resolve_the_whole_workspace(
     assert response.status_code == 202 and response.json() == {"queued_parses": 1}
     assert AnchorResolution.objects.get(anchor=anchor).status == "exact"
     assert client_for(annotator).post("/api/workspaces/acme/resolve/").status_code == 403
+
+
+def test_the_default_resolver_cache_holds_the_three_parses_of_a_1000_page_pdf():
+    # A new anchor is resolved in each parse of its document in turn: all three must stay.
+    cache = resolution_module.PreparedCache(size=len)
+    parses = [ParseVersion(pk=n, text_length=4_200_000, updated_at=None) for n in range(1, 4)]
+    for _ in range(2):  # a second anchor after the first
+        for parse in parses:
+            if cache.get(parse) is None:
+                cache.put(parse, "x" * parse.text_length)
+    assert all(cache.get(parse) is not None for parse in parses)

@@ -110,7 +110,8 @@ def test_pending_counts_anchors_a_parse_has_not_resolved_yet(client_for, filled,
 def test_it_reports_question_types_unanswerable_and_near_duplicates(client_for, filled, viewer):
     data = client_for(viewer).get(DASHBOARD).json()
     assert data["qtypes"] == {"numeric": 2, "factoid": 1}
-    assert data["unanswerable"] == 2
+    # q2 was submitted without evidence; q3 is a draft nobody has annotated: not started.
+    assert (data["unanswerable"], data["not_started"]) == (1, 1)
     assert data["duplicates"]["count"] == 1
     pair = data["duplicates"]["pairs"][0]
     assert (pair["a"], pair["b"], pair["exact"]) == ("q1", "q3", True)
@@ -152,6 +153,9 @@ def test_agreement_compares_the_spans_of_overlapping_annotators(
     anchoring_services.anchor_create_from_highlight(
         item=half, user=bob, parse=reference, start=29, end=39
     )
+    for user in (bob, annotator):
+        for item in (same, half):
+            workflow.item_submit(item=item, user=user)
     data = client_for(owner).get("/api/workspaces/acme/evalsets/quiz/dashboard/").json()
     per_item = {r["item"]: r["agreement"] for r in data["agreement"]["items"]}
     assert per_item == {"same": 1.0, "half": 0.5}
@@ -174,7 +178,7 @@ def test_agreement_waits_until_every_assigned_annotator_has_worked_on_an_item(
         format="json",
     )
     fresh = client_for(owner).get(DASHBOARD).json()["agreement"]
-    assert fresh == {"items": [], "pairs": [], "mean": None, "waiting": 2}
+    assert fresh == {"items": [], "pairs": [], "mean": None, "waiting": 2, "grades": None}
     client.force_login(owner)
     assert "Not yet: 2 overlapped items wait" in client.get(PAGE).content.decode()
     # Ann anchors "one"; Bob finds nothing there and says so by submitting his part.
@@ -183,9 +187,61 @@ def test_agreement_waits_until_every_assigned_annotator_has_worked_on_an_item(
     )
     assert client_for(owner).get(DASHBOARD).json()["agreement"]["waiting"] == 2
     workflow.item_submit(item=one, user=bob)
+    # Ann has anchored but not finished: an item half done is not agreement yet.
+    assert client_for(owner).get(DASHBOARD).json()["agreement"]["waiting"] == 2
+    workflow.item_submit(item=one, user=annotator)
     worked = client_for(owner).get(DASHBOARD).json()["agreement"]
     assert worked["items"] == [{"item": "one", "annotators": ["ann", "bob"], "agreement": 0.0}]
     assert (worked["mean"], worked["waiting"]) == (0.0, 1)
+
+
+def test_agreement_on_grades_counts_each_marked_place_and_only_finished_items(
+    client_for, client, evalset, owner, annotator, make_user, workspace, reference
+):
+    bob = make_user("bob")
+    Membership.objects.create(workspace=workspace, user=bob, role=Role.ANNOTATOR)
+    items = [
+        anchoring_services.item_create(evalset=evalset, user=owner, item_id=n, question=f"{n}?")
+        for n in ("a", "b", "c")
+    ]
+    client_for(owner).post(
+        "/api/workspaces/acme/evalsets/quiz/assignments/",
+        {"users": ["ann", "bob"], "kind": "annotate", "overlap": 2},
+        format="json",
+    )
+
+    def mark(item, user, start, end, grade):
+        anchoring_services.anchor_create_from_highlight(
+            item=item, user=user, parse=reference, start=start, end=end, grade=grade
+        )
+
+    # a: both mark the same place, both grade 2. b: overlapping places, grades 2 and 1.
+    # c: only Ann marks a place (Bob: not evidence); nobody finishes c, so it is left out.
+    mark(items[0], annotator, 19, 40, 2)
+    mark(items[0], bob, 19, 40, 2)
+    mark(items[1], annotator, 50, 70, 2)
+    mark(items[1], bob, 60, 80, 1)
+    mark(items[2], annotator, 19, 40, 0)
+    for user in (annotator, bob):
+        for item in items[:2]:
+            workflow.item_submit(item=item, user=user)
+    grades = client_for(owner).get(DASHBOARD).json()["agreement"]["grades"]
+    # Places (Ann, Bob): (2, 2) and (2, 1). Ann always says 2, so chance explains all of
+    # her agreement: kappa 0, and alpha 0.
+    assert grades["units"] == 2
+    assert grades["pairs"] == [{"annotators": ["ann", "bob"], "units": 2, "kappa": 0.0}]
+    assert grades["alpha"] == 0.0
+
+    workflow.item_submit(item=items[2], user=bob)
+    workflow.item_submit(item=items[2], user=annotator)
+    grades = client_for(owner).get(DASHBOARD).json()["agreement"]["grades"]
+    # A third place, (0, none): Ann marked it, Bob did not. Kappa: observed 1/3, chance
+    # 2/3 * 1/3, so 1/7. Alpha: 6 values, 4 disagreeing pairs, 36 - 12 pairs by chance.
+    assert grades["units"] == 3
+    assert grades["pairs"][0]["kappa"] == round(1 / 7, 4)
+    assert grades["alpha"] == round(1 - 5 * 4 / 24, 4)
+    client.force_login(owner)
+    assert "Agreement on grades" in client.get(PAGE).content.decode()
 
 
 def test_review_assignments_on_approved_items_are_not_counted_as_open(
@@ -212,7 +268,13 @@ def test_span_agreement_is_one_when_neither_annotator_found_evidence():
 def test_an_empty_set_has_a_dashboard(client_for, evalset, viewer):
     data = client_for(viewer).get(DASHBOARD).json()
     assert data["items"] == 0
-    assert data["agreement"] == {"items": [], "pairs": [], "mean": None, "waiting": 0}
+    assert data["agreement"] == {
+        "items": [],
+        "pairs": [],
+        "mean": None,
+        "waiting": 0,
+        "grades": None,
+    }
     assert data["quality"]["size"] == 0
 
 
@@ -320,3 +382,22 @@ def test_the_dashboard_page_shows_the_parser_table_with_links_to_lost_items(
     assert "Parser table" in page
     assert 'data-parser="lossy"' in page
     assert 'href="/w/acme/sets/quiz/items/q1/"' in page
+
+
+def test_the_assignments_page_counts_open_review_work_as_the_api_does(
+    client_for, client, filled, owner, reviewer
+):
+    client_for(owner).post(
+        "/api/workspaces/acme/evalsets/quiz/assignments/",
+        {"users": ["rita"], "kind": "review", "items": ["q1", "q2"]},
+        format="json",
+    )
+    listed = client_for(owner).get(
+        "/api/workspaces/acme/evalsets/quiz/assignments/", {"user": "rita", "open": "true"}
+    )
+    assert [a["item"] for a in listed.json()["results"]] == ["q2"]
+    client.force_login(owner)
+    html = client.get("/w/acme/sets/quiz/assignments/").content.decode()
+    row = html[html.index('data-queue="rita"') :].split("</tr>")[0]
+    assert 'data-assignment="q2"' in row
+    assert 'data-assignment="q1"' not in row  # approved already: nothing left to review

@@ -4,6 +4,8 @@ span), and the evidence shows as confirmed."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -96,3 +98,59 @@ def test_an_annotator_corrects_the_candidate_by_selecting_the_passage(page, live
     row = _row(anchor, damaged)
     assert row.status == ResolutionStatus.CONFIRMED and row.detail["reason"] == "corrected"
     assert DAMAGED[row.start : row.end] == "The comittee reviewd the anual budgett"
+
+
+#: A one-page parse whose candidate lies far below the page's top.
+FILLER = "".join(f"Line {n} of the preamble, nothing about budgets.\n" for n in range(1500))
+
+
+@pytest.fixture
+def offered_far_down(item, annotator, document, background):
+    damaged = documents_services.parse_version_add(
+        document=document, parser="broken-fonts", parser_version="1", text=FILLER + DAMAGED
+    )
+    anchor = anchoring_services.anchor_create_typed(
+        item=item, user=annotator, source_id="handbook.txt", quote=PASSAGE
+    )
+    svc.wait_for(
+        lambda: AnchorResolution.objects.filter(
+            anchor=anchor, parse=damaged, status=ResolutionStatus.NOT_FOUND
+        ).exists(),
+        what="the damaged parse to turn the quote down and offer a candidate",
+    )
+    return anchor, damaged
+
+
+def test_correct_opens_the_parse_scrolled_to_the_candidate_marked(
+    page, live_server, offered_far_down
+):
+    _, damaged = offered_far_down
+    log_in(page, live_server, "ann", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/sets/quiz/items/q1/")
+    offer = page.locator(f'[data-offer-parse="{damaged.public_id}"]')
+    offer.get_by_role("button", name="Correct…").click()
+    mark = page.locator("[data-correction] mark")
+    expect(mark).to_contain_text("The comittee reviewd")
+    expect(mark).to_be_in_viewport()  # scrolled inside the panel's text, not left at its top
+
+
+def test_show_candidate_opens_that_parse_at_the_candidate_marked(
+    page, live_server, offered_far_down
+):
+    _, damaged = offered_far_down
+    log_in(page, live_server, "ann", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/sets/quiz/items/q1/")
+    offer = page.locator(f'[data-offer-parse="{damaged.public_id}"]')
+    offer.get_by_role("link", name="Show candidate").click()
+    expect(page).to_have_url(re.compile(rf"parse={damaged.public_id}.*#candidate=\d+-\d+"))
+    expect(page.locator("[data-doc-status]")).to_contain_text("The candidate is marked")
+    marked = page.evaluate(
+        """() => { const h = CSS.highlights.get("gw-candidate");
+                   return h ? [...h][0].toString() : null; }"""
+    )
+    assert marked is not None and marked.startswith("The comittee reviewd")
+    in_view = page.evaluate(
+        """() => { const r = [...CSS.highlights.get("gw-candidate")][0].getBoundingClientRect();
+                   return r.top >= 0 && r.bottom <= window.innerHeight; }"""
+    )
+    assert in_view

@@ -220,3 +220,24 @@ def test_a_page_that_cannot_be_drawn_shows_a_placeholder_and_the_text_view_still
         "aria-pressed", "true"
     )
     expect(page.locator("[data-pages]")).to_contain_text("Page three too.")
+
+
+def test_the_page_box_reads_the_page_on_screen_after_go_to_and_single_keys_still_work(
+    page, live_server, workspace, annotator, background
+):
+    pages = [f"Page {n} of the long report." for n in range(1, 13)]
+    upload(workspace, annotator, make_pdf(pages), "twelve.pdf")
+    log_in(page, live_server, "ann", PASSWORD)
+    open_pdf(page, live_server, "twelve.pdf")
+    box = page.locator("[data-goto-input]")
+
+    box.fill("6")
+    box.press("Enter")
+    expect(page.locator('[data-pdf-page="6"]')).to_be_in_viewport()
+    expect(box).not_to_be_focused()
+    page.mouse.wheel(0, 40)  # a little scrolling keeps page 6 at the top
+    expect(box).to_have_value("6")  # not the hidden text view's "12"
+
+    page.keyboard.press("j")  # no Esc first
+    expect(page.locator('[data-pdf-page="7"]')).to_be_in_viewport()
+    expect(box).to_have_value("7")

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from evalsets.pure.formats import contextgrid_csv
 from labelling.labels import LABELS, RESOLUTION_COLOURS, STATE_COLOURS
 
 pytestmark = pytest.mark.django_db
@@ -80,3 +81,10 @@ def test_the_domain_builds_no_markup():
         if pattern in path.read_text(encoding="utf-8")
     ]
     assert found == []
+
+
+def test_grade_0_is_called_irrelevant_as_the_formats_and_release_notes_call_it():
+    assert LABELS["grades"]["0"] == "irrelevant"
+    assert "0 (irrelevant)" in Path(contextgrid_csv.__file__).read_text()
+    page = Path("templates/labelling/document.html").read_text()
+    assert "related" not in page and "<kbd>0</kbd> irrelevant" in page

@@ -251,6 +251,22 @@ def test_a_failed_upload_offers_retry_and_remove_and_says_why_remove_is_disabled
     assert "removing a document needs the owner role" in row
 
 
+def test_retry_of_a_parser_that_timed_out_says_it_will_likely_time_out_again(
+    web, owner, failed_upload
+):
+    failed_upload.parses.update(error_code="timeout", error="took longer than 300 s")
+    body = web(owner).get("/w/acme/").content.decode()
+    row = body[body.index('data-doc="broken.txt"') :].split("</tr>")[0]
+    assert "plaintext timed out: a retry runs under the same time limit" in row
+    assert 'data-confirm="plaintext timed out on broken.txt. Retry runs it again' in row
+
+
+def test_retry_of_a_parse_that_failed_otherwise_asks_nothing(web, owner, failed_upload):
+    body = web(owner).get("/w/acme/").content.decode()
+    row = body[body.index('data-doc="broken.txt"') :].split("</tr>")[0]
+    assert "timed out" not in row and ">Retry<" in row
+
+
 def test_retrying_queues_the_failed_parse_again(failed_upload, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         queued = ingest.document_reparse(document=failed_upload)

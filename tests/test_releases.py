@@ -139,6 +139,18 @@ def test_including_other_states_is_explicit_and_the_release_says_so(items, relea
     assert any("not approved (1 submitted)" in note for note in release.notes)
 
 
+def test_a_draft_nobody_annotated_is_not_counted_as_unanswerable_in_the_notes(
+    items, evalset, annotator, release_via_api
+):
+    anchoring_services.item_create(evalset=evalset, user=annotator, item_id="d1", question="D?")
+    release_via_api(include_states=["approved", "draft"])
+
+    notes = Release.objects.get().notes
+    # q5 (approved, no evidence) is unanswerable; d1 is a draft nobody has annotated yet.
+    assert "1 item has no evidence and count as unanswerable." in notes
+    assert any(n.startswith("1 draft has no evidence yet (not annotated") for n in notes)
+
+
 def test_each_release_gets_a_new_version_and_the_set_moves_on(items, evalset, release_via_api):
     first = release_via_api().json()
     second = release_via_api().json()

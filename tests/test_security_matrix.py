@@ -194,6 +194,8 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "document-frame": {"GET": Rule(signed_in(200))},
     "evalset": {"GET": PAGE},
     "item": {"GET": PAGE},
+    # Redirects a member to the next item in their queue, or to the set's page when none waits.
+    "queue-next": {"GET": Rule(members(VIEWER, 302))},
     "review-page": {"GET": PAGE},
     "dashboard-page": {"GET": PAGE},
     "evalset-releases": {"GET": PAGE},

@@ -28,6 +28,7 @@ from evalsets.anchoring.portability import reference_span
 from evalsets.models import (
     FOUND_STATUSES,
     AnchorResolution,
+    AssignmentKind,
     Comment,
     EvalItem,
     EvalSet,
@@ -151,12 +152,20 @@ def state_counts(evalsets: Iterable[EvalSet]) -> dict[int, dict[str, int]]:
 def item_list(
     evalset: EvalSet, *, state: str = "", qtype: str = "", q: str = ""
 ) -> QuerySet[EvalItem]:
-    """The eval set page's items, oldest first, each with ``anchor_count``; ``qtype`` may be
-    ``(none)`` for items without one; ``q`` keeps those with its words (``search_items``)."""
+    """The eval set page's items, oldest first, each with ``anchor_count`` and its
+    ``annotators`` (every annotate assignment, so an overlapped item names each person);
+    ``qtype`` may be ``(none)`` for items without one; ``q`` keeps those with its words
+    (``search_items``)."""
+    annotating = (
+        ItemAssignment.objects.filter(kind=AssignmentKind.ANNOTATE)
+        .select_related("user")
+        .order_by("user__username")
+    )
     listed = (
         evalset.items.select_related("author", "assignee")
         .defer(*_user_columns_not_shown("author", "assignee"))
         .annotate(anchor_count=Count("anchors"))
+        .prefetch_related(Prefetch("assignments", queryset=annotating, to_attr="annotators"))
         .order_by("created_at", "id")
     )
     if state:

@@ -425,6 +425,8 @@ class _Freezer:
         self.kinds = kinds
         self.states: dict[str, int] = {}
         self.unanswerable = 0
+        #: Drafts nobody has given evidence yet: not started, which is not unanswerable.
+        self.not_started = 0
         self.used_docs: set[int] = set()
         self.unplaced = _Unplaced()
         self._texts: OrderedDict[int, str] = OrderedDict()
@@ -470,7 +472,10 @@ class _Freezer:
         cg_item = dataclasses.replace(cg_item, anchors=tuple(written))
         self.states[item.state] = self.states.get(item.state, 0) + 1
         if not cg_item.is_answerable:
-            self.unanswerable += 1
+            if item.state == ItemState.DRAFT and item.qtype != "unanswerable":
+                self.not_started += 1
+            else:
+                self.unanswerable += 1
         return ReleaseItem(
             release=self.release,
             position=position,
@@ -561,6 +566,13 @@ def _release_notes(
     if freezer.unanswerable:
         noun = "item has" if freezer.unanswerable == 1 else "items have"
         notes.append(f"{freezer.unanswerable} {noun} no evidence and count as unanswerable.")
+    if freezer.not_started:
+        noun = "draft has" if freezer.not_started == 1 else "drafts have"
+        notes.append(
+            f"{freezer.not_started} {noun} no evidence yet (not annotated, so not counted as "
+            "unanswerable); the file holds them without evidence, which a scorer reads as "
+            "unanswerable."
+        )
     if gold is not None:
         missing = sorted(
             Document.objects.filter(pk__in=freezer.used_docs)

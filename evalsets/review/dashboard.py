@@ -36,7 +36,9 @@ from evalsets.models import (
     ParseVersion,
     ResolutionStatus,
 )
+from evalsets.pure.agreement import cohen_kappa, krippendorff_alpha
 from evalsets.releases.bridge import evalset_to_cg
+from evalsets.review import selectors as review_selectors
 
 #: Questions this similar (rapidfuzz token-sort ratio, 0-100) are near-duplicates.
 NEAR_DUPLICATE_SCORE = 90
@@ -73,7 +75,10 @@ def evalset_dashboard(evalset: EvalSet) -> dict:
         "throughput": _throughput(evalset),
         **_resolution(items),
         "qtypes": _qtypes(items),
-        "unanswerable": sum(1 for item in items if not item.anchors.all()),
+        "unanswerable": sum(1 for item in items if _unanswerable(item)),
+        "not_started": sum(
+            1 for item in items if not item.anchors.all() and not _unanswerable(item)
+        ),
         "duplicates": duplicates(items),
         "quality": _quality(evalset, items),
         "agreement": agreement(evalset, items),
@@ -81,6 +86,14 @@ def evalset_dashboard(evalset: EvalSet) -> dict:
 
 
 # -- counts ----------------------------------------------------------------------------------
+
+
+def _unanswerable(item: EvalItem) -> bool:
+    """An item with no evidence that someone said is unanswerable: typed so, or sent on
+    without evidence. A draft nobody has annotated yet is not started, not unanswerable."""
+    if item.anchors.all():
+        return False
+    return item.qtype == "unanswerable" or item.state != ItemState.DRAFT
 
 
 def _states(items: list[EvalItem]) -> dict[str, int]:
@@ -123,12 +136,8 @@ def _people(evalset: EvalSet, items: list[EvalItem]) -> list[dict]:
     )
     for name, kind, n in decisions:
         row(name)[kind] += n
-    # A review assignment on an approved item has nothing left to review (the item was
-    # approved by someone else, or before it was assigned): it is closed, as the review queue
-    # (``selectors.queue``) counts it.
     open_work = (
-        ItemAssignment.objects.filter(item__evalset=evalset, done_at__isnull=True)
-        .exclude(kind=AssignmentKind.REVIEW, item__state=ItemState.APPROVED)
+        ItemAssignment.objects.filter(review_selectors.open_assignments(), item__evalset=evalset)
         .values_list("user__username", "kind")
         .annotate(n=Count("id"))
     )
@@ -414,17 +423,55 @@ def _anchor_span(anchor: GoldAnchor) -> tuple[object, int, int]:
     return ("quote", anchor.source_id, anchor.quote), 0, len(anchor.quote)
 
 
-def _everyone_worked(item: EvalItem, annotators: list, submitted: set[int]) -> bool:
-    """Whether each assigned annotator has anchored the item or submitted their part: two
-    people who have not started yet would otherwise "agree" perfectly on finding nothing."""
-    anchored = {anchor.created_by_id for anchor in item.anchors.all()}
-    return all(user_pk in anchored or user_pk in submitted for user_pk, _ in annotators)
+def _clusters(spans: list[tuple[int, tuple, int, int, int]]) -> list[dict[int, int]]:
+    """Group ``(user, key, start, end, grade)`` anchors whose spans overlap (in the same text)
+    into units; each unit maps a user to the highest grade they gave in it."""
+    units: list[dict[int, int]] = []
+    current_key, current_end = None, -1
+    for user, key, start, end, grade in sorted(spans, key=lambda s: (repr(s[1]), s[2], s[3])):
+        if key != current_key or start >= current_end:
+            units.append({})
+            current_key, current_end = key, end
+        current_end = max(current_end, end)
+        units[-1][user] = max(units[-1].get(user, 0), grade)
+    return units
 
 
-def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
-    """Span-overlap agreement between the annotators assigned to the same item."""
+#: A unit's value for an annotator who marked nothing there: they judged it not evidence.
+NOT_EVIDENCE = "none"
+
+
+def grade_agreement(units_by_item: list[tuple[list, list[dict[int, int]]]]) -> dict:
+    """Agreement on grades over finished overlapped items: each unit (a place someone marked)
+    takes each annotator's grade there, or ``none``. Cohen's kappa per pair of annotators,
+    Krippendorff's alpha (nominal) over everyone."""
+    pairs: dict[tuple[str, str], list] = defaultdict(list)
+    everyone = []
+    for annotators, units in units_by_item:
+        for unit in units:
+            values = {name: unit.get(pk, NOT_EVIDENCE) for pk, name in annotators}
+            everyone.append(list(values.values()))
+            for (_, n1), (_, n2) in combinations(annotators, 2):
+                pairs[(n1, n2)].append((values[n1], values[n2]))
+    alpha = krippendorff_alpha(everyone)
+    return {
+        "units": len(everyone),
+        "alpha": None if alpha is None else round(alpha, 4),
+        "pairs": [
+            {"annotators": list(pair), "units": len(v), "kappa": _rounded(cohen_kappa(v))}
+            for pair, v in sorted(pairs.items())
+        ],
+    }
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _annotators_of(evalset: EvalSet) -> tuple[dict[int, list], dict[int, set[int]]]:
+    """Each item's annotate assignees ``(user pk, username)`` and those who finished it."""
     annotators: dict[int, list] = defaultdict(list)
-    submitted: dict[int, set[int]] = defaultdict(set)
+    finished: dict[int, set[int]] = defaultdict(set)
     for item_pk, user_pk, username, done_at in (
         ItemAssignment.objects.filter(item__evalset=evalset, kind=AssignmentKind.ANNOTATE)
         .order_by("user__username")
@@ -432,24 +479,39 @@ def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
     ):
         annotators[item_pk].append((user_pk, username))
         if done_at is not None:
-            submitted[item_pk].add(user_pk)
+            finished[item_pk].add(user_pk)
+    return annotators, finished
+
+
+def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
+    """Agreement between the annotators assigned to the same item, only on items every one of
+    them finished (submitted their part): people who have not started would otherwise
+    "agree" perfectly on finding nothing. Span overlap per item and pair, and agreement on
+    grades (``grade_agreement``)."""
+    annotators, finished = _annotators_of(evalset)
     assigned = [item for item in items if len(annotators.get(item.pk, ())) >= 2]
     overlapped = [
-        item for item in assigned if _everyone_worked(item, annotators[item.pk], submitted[item.pk])
+        item
+        for item in assigned
+        if all(user_pk in finished[item.pk] for user_pk, _ in annotators[item.pk])
     ]
     # Overlapped items still waiting for someone: the page says "not yet" rather than
     # "nothing assigned" while they are counted out.
     waiting = len(assigned) - len(overlapped)
     if not overlapped:
-        return {"items": [], "pairs": [], "mean": None, "waiting": waiting}
+        return {"items": [], "pairs": [], "mean": None, "waiting": waiting, "grades": None}
     per_item = []
     per_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
+    units_by_item = []
     for item in overlapped:
         spans: dict[int, dict] = {user_pk: defaultdict(list) for user_pk, _ in annotators[item.pk]}
+        placed = []
         for anchor in item.anchors.all():
             if anchor.created_by_id in spans:
                 key, start, end = _anchor_span(anchor)
                 spans[anchor.created_by_id][key].append((start, end))
+                placed.append((anchor.created_by_id, key, start, end, anchor.grade))
+        units_by_item.append((annotators[item.pk], _clusters(placed)))
         merged = {user: {k: _merge(v) for k, v in s.items()} for user, s in spans.items()}
         scores = []
         for (u1, n1), (u2, n2) in combinations(annotators[item.pk], 2):
@@ -471,4 +533,5 @@ def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
         ],
         "mean": round(sum(r["agreement"] for r in per_item) / len(per_item), 4),
         "waiting": waiting,
+        "grades": grade_agreement(units_by_item),
     }

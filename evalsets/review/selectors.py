@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.db.models import (
+    BooleanField,
+    Count,
     Exists,
+    ExpressionWrapper,
     OuterRef,
     Prefetch,
     Q,
@@ -212,12 +215,7 @@ def queue(*, evalset: EvalSet, user, role: str) -> QuerySet[ItemAssignment]:
     Asking for a kind of work needs the role that does it (``access.WORK``), as being
     assigned it does.
     """
-    if role == AssignmentKind.ANNOTATE:
-        waiting = Q(item__state__in=[ItemState.DRAFT, ItemState.CHANGES_REQUESTED])
-    elif role == AssignmentKind.REVIEW:
-        waiting = Q(item__state=ItemState.SUBMITTED)
-    else:
-        raise InvalidInput(f"role must be annotate or review, got {role!r}", field="role")
+    waiting = _waiting_for(role)
     access.check_user(
         user=user, workspace=evalset.workspace, needed=access.WORK[role], what="this", field="role"
     )
@@ -228,6 +226,74 @@ def queue(*, evalset: EvalSet, user, role: str) -> QuerySet[ItemAssignment]:
         .select_related("item")
         .order_by("item__created_at", "item__id")
     )
+
+
+def _waiting_for(role: str) -> Q:
+    """The item states in which an assignment of ``role`` still has work to do."""
+    if role == AssignmentKind.ANNOTATE:
+        return Q(item__state__in=[ItemState.DRAFT, ItemState.CHANGES_REQUESTED])
+    if role == AssignmentKind.REVIEW:
+        return Q(item__state=ItemState.SUBMITTED)
+    raise InvalidInput(f"role must be annotate or review, got {role!r}", field="role")
+
+
+def open_assignments() -> Q:
+    """Assignments with work left: not done, and not a review of an item already approved
+    (approved by someone else, or before it was assigned, it has nothing left to review)."""
+    return Q(done_at__isnull=True) & ~Q(kind=AssignmentKind.REVIEW, item__state=ItemState.APPROVED)
+
+
+def stream(*, evalset: EvalSet, user, role: str, item: EvalItem | None = None) -> dict:
+    """Where ``item`` stands in ``user``'s stream of ``role`` work in ``evalset``.
+
+    ``position`` (1-based, None when the item is not in it) and ``total`` count every item
+    assigned to them for that work, done or not, so "3 of 12" stays put as they work;
+    ``left`` is how many still wait, and ``next`` the item id to open after this one (the
+    first waiting one after it, else the first waiting one before it; None when none waits).
+    """
+    rows = list(
+        ItemAssignment.objects.filter(item__evalset=evalset, user=user, kind=role)
+        .annotate(waiting=ExpressionWrapper(_waiting_for(role), output_field=BooleanField()))
+        .order_by("item__created_at", "item__id")
+        .values_list("item__item_id", "done_at", "waiting")
+    )
+    ids = [item_id for item_id, _, _ in rows]
+    here = ids.index(item.item_id) if item is not None and item.item_id in ids else -1
+    waiting = [(n, i) for n, (i, done_at, open_) in enumerate(rows) if done_at is None and open_]
+    upcoming = [i for n, i in waiting if n > here] + [i for n, i in waiting if n < here]
+    return {
+        "role": role,
+        "position": here + 1 if here >= 0 else None,
+        "total": len(ids),
+        "left": len(waiting),
+        "next": upcoming[0] if upcoming else None,
+    }
+
+
+def queues_of(user, workspaces: Iterable) -> list[dict]:
+    """``user``'s streams with work waiting in these workspaces: for each eval set and kind
+    of work, ``{"evalset", "role", "left"}``, in set order. Two queries."""
+    waiting = _waiting_for(AssignmentKind.ANNOTATE) & Q(kind=AssignmentKind.ANNOTATE) | (
+        _waiting_for(AssignmentKind.REVIEW) & Q(kind=AssignmentKind.REVIEW)
+    )
+    counts = (
+        ItemAssignment.objects.filter(
+            waiting,
+            user=user,
+            done_at__isnull=True,
+            item__evalset__workspace__in=list(workspaces),
+        )
+        .values_list("item__evalset", "kind")
+        .annotate(left=Count("id"))
+    )
+    left = {(evalset_pk, kind): n for evalset_pk, kind, n in counts}
+    sets = EvalSet.objects.filter(pk__in={pk for pk, _ in left}).select_related("workspace")
+    return [
+        {"evalset": evalset, "role": role, "left": left[(evalset.pk, role)]}
+        for evalset in sets.order_by("workspace__slug", "slug")
+        for role in AssignmentKind.values
+        if (evalset.pk, role) in left
+    ]
 
 
 def review_items(
@@ -272,6 +338,7 @@ def assignment_queues(evalset: EvalSet) -> list[dict]:
     }
     rows = (
         ItemAssignment.objects.filter(item__evalset=evalset)
+        .annotate(is_open=ExpressionWrapper(open_assignments(), output_field=BooleanField()))
         .select_related("item")
         .order_by("item__created_at", "item__id")
     )
@@ -279,7 +346,7 @@ def assignment_queues(evalset: EvalSet) -> list[dict]:
         person = people.get(row.user_id)
         if person is None:  # no longer a member: their assignments no longer count
             continue
-        if row.done_at is None:
+        if row.is_open:
             person[row.kind].append(row)
         else:
             person["done"] += 1

@@ -41,6 +41,13 @@ function itemEditor(root) {
     return url + (start != null ? "#at=" + start + "-" + end : "");
   }
 
+  /* That parse's text at the candidate, which stays marked: the text view, since the PDF
+     view draws another parse's words. */
+  function candidateLink(sourceId, parse, start, end) {
+    const url = withQuery(pages.document(ws, sourceId), { set: set, item: item.id, parse: parse, view: "text" });
+    return url + "#candidate=" + start + "-" + end;
+  }
+
   function isResolving(anchor) {
     if (anchor.pending) return false;
     return !anchor.resolutions.length || anchor.resolutions.some((r) => r.status === "pending");
@@ -153,7 +160,7 @@ function itemEditor(root) {
       row.append(el("span", "muted", r.parser + ": " + (offered ? "best candidate offered, " + Math.round(r.score * 100) + "% similar. " : "not placed. ")));
       if (offered) {
         const show = el("a", "jump", "Show candidate");
-        show.href = docLink(a.source_id, r.parse, d.offered_start, d.offered_end);
+        show.href = candidateLink(a.source_id, r.parse, d.offered_start, d.offered_end);
         const confirm = el("button", "secondary small", "Confirm");
         confirm.type = "button";
         confirm.dataset.confirm = "";
@@ -225,7 +232,11 @@ function itemEditor(root) {
     cancel.addEventListener("click", () => { panel.remove(); button.focus(); });
     panel.append(text, use, " ", cancel, " ", note);
     row.after(panel);
-    text.focus();
+    text.focus({ preventScroll: true });
+    // The candidate may lie far down a long page: scroll the text to it, a third from the top.
+    const mark = text.querySelector("mark");
+    if (mark) text.scrollTop += mark.getBoundingClientRect().top - text.getBoundingClientRect().top - text.clientHeight / 3;
+    panel.scrollIntoView({ block: "nearest" });
   }
 
   function selectedSpan(container, pageStart) {
@@ -428,27 +439,36 @@ function itemEditor(root) {
     }
   }
 
+  /* Resolves true once the item (or my part of it, with overlap) is submitted. */
   async function submitForReview() {
-    if (refused("submit")) return;
+    if (refused("submit")) return false;
     G.clearErrors(form);
     const button = root.querySelector("[data-submit-review]");
     button.disabled = true;
     savedNote.textContent = "Submitting…";
     try {
-      if (!(await save())) return;
+      if (!(await save())) return false;
       const body = await G.request("POST", api.itemAction(ws, set, itemId, "submit"), { row_version: Number(rowVersion.value) });
       if (body && body.state) { stateBadge.textContent = G.words.stateLabel(body.state); stateBadge.className = "state " + body.state; }
       await refresh(false);
       savedNote.textContent = "Submitted for review.";
       G.toast("Submitted " + item.id + " for review");
+      return true;
     } catch (err) {
       savedNote.textContent = "";
       if (err.status === 404 || err.status === 405) {
         G.showErrors(form, new G.ApiError(err.status, { detail: "Submitting for review is not available on this server yet (" + err.message + ").", errors: {} }));
       } else handle(err);
+      return false;
     } finally {
       applyRefusals(item.state);
     }
+  }
+
+  /* The task stream: submit, then open the next item waiting in my queue. */
+  async function submitAndNext(event) {
+    const href = event.currentTarget.dataset.nextHref;
+    if (await submitForReview()) window.location.assign(href);
   }
 
   async function changeGrade(anchor, grade, select) {
@@ -486,6 +506,8 @@ function itemEditor(root) {
   if (canWrite) {
     form.addEventListener("submit", (e) => { e.preventDefault(); save(); });
     root.querySelector("[data-submit-review]").addEventListener("click", submitForReview);
+    const submitNext = root.querySelector("[data-submit-next]");
+    if (submitNext) submitNext.addEventListener("click", submitAndNext);
     root.querySelector("[data-unanswerable]").addEventListener("click", () => {
       if (!item.anchors.length) { markUnanswerable(); return; }
       root.querySelector("[data-unanswerable-text]").textContent =

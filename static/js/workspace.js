@@ -86,6 +86,7 @@ function documentsSection(section) {
         if (!doc.parses.some((p) => ACTIVE.includes(p.status))) {
           const failed = doc.parses.filter((p) => p.status === "failed").length;
           G.toast(doc.source_id + (failed ? ": " + failed + " parse(s) failed" : " is ready to read"), failed ? "error" : "info");
+          settleNote(doc, failed);
         }
       } catch (err) {
         if (err.status === 404) tr.remove();
@@ -93,6 +94,20 @@ function documentsSection(section) {
     }));
     return activeDocs().length > 0;
   }
+  /* An upload's note says "parsing…" until the table says the parses are done: then it says
+     what the table says (ready, or how many failed). */
+  const parsingNotes = new Map(); // source id -> its upload's note
+  function settleNote(doc, failed) {
+    const note = parsingNotes.get(doc.source_id);
+    if (!note) return;
+    parsingNotes.delete(doc.source_id);
+    const total = doc.parses.length;
+    note.className = failed ? "note error" : "note muted";
+    note.textContent = !failed ? "uploaded and read: ready"
+      : failed === total ? "uploaded; every parse failed (see the table)"
+      : "uploaded; " + failed + " of " + total + " parses failed (see the table), the others are ready";
+  }
+
   function startPolling() {
     if (following) return;
     following = poll(look, { first: 0, every: 700, grow: 1.3, most: 3000 });
@@ -128,7 +143,10 @@ function documentsSection(section) {
         note.textContent = doc.source_id === file.name
           ? "already here as " + doc.source_id + ": the same file was uploaded before; nothing new was stored"
           : "not added: its bytes are identical to " + doc.source_id + ", already here, so it is that document and nothing is stored as " + file.name;
-      } else note.textContent = parsing ? "uploaded; parsing…" : "uploaded and read";
+      } else {
+        note.textContent = parsing ? "uploaded; parsing…" : "uploaded and read";
+        if (parsing) parsingNotes.set(doc.source_id, note);
+      }
       upsertRow(doc);
       startPolling();
     } catch (err) {

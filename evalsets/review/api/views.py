@@ -237,7 +237,7 @@ class AssignmentViewSet(_ReviewScoped, viewsets.GenericViewSet):
                 )
             queryset = queryset.filter(kind=params["kind"])
         if params.get("open") in ("1", "true", "yes"):
-            queryset = queryset.filter(done_at__isnull=True)
+            queryset = queryset.filter(review_selectors.open_assignments())
         page = self.paginate_queryset(queryset)
         return self.get_paginated_response(rs.AssignmentSerializer(page, many=True).data)
 

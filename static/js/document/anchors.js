@@ -9,6 +9,9 @@ import { api, pages, withQuery } from "../urls.js";
 
 /* Where an anchor lies in a parse: where it was highlighted there, else where the workers
    found it; null when neither. The text view and the PDF view both draw from this. */
+/* What a parse that cannot place anchors (yet) shows in the tooltip instead of a status. */
+const PARSE_STATES = { failed: "parse failed", queued: "parsing", parsing: "parsing" };
+
 export function spanIn(anchor, parse) {
   if (anchor.highlight && anchor.highlight.parse === parse) return [anchor.highlight.start, anchor.highlight.end];
   const found = G.labels.found || [];
@@ -88,9 +91,10 @@ export function setupAnchors(ctx) {
       for (const p of cfg.parses) {
         const r = a.resolutions.find((x) => x.parse === p.id);
         const li = document.createElement("li");
-        const status = r ? r.status : "pending";
+        // No place in a parse that failed (or is still being read) is that, not "pending".
+        const status = r ? r.status : PARSE_STATES[p.status] ? p.status : "pending";
         li.className = "badge " + status;
-        li.textContent = G.words.resolution(status);
+        li.textContent = r ? G.words.resolution(status) : PARSE_STATES[p.status] || G.words.resolution(status);
         const parser = document.createElement("span");
         parser.className = "parser";
         parser.textContent = p.parser + (p.version ? " " + p.version : "") + (p.id === cfg.reference ? " (ref)" : "");
@@ -140,7 +144,9 @@ export function setupAnchors(ctx) {
   /* -- after a save: poll until the workers have placed the new anchor in every parse ------- */
   function resolved(id) {
     const a = anchors.find((x) => x.id === id);
-    return a && a.resolutions.length >= cfg.parses.length && !a.resolutions.some((r) => r.status === "pending");
+    // Only a ready parse places anchors: a failed one never will.
+    const readable = cfg.parses.filter((p) => !p.status || p.status === "ready").length;
+    return a && a.resolutions.length >= readable && !a.resolutions.some((r) => r.status === "pending");
   }
   function followResolution(id) {
     if (resolved(id)) return;

@@ -10,12 +10,20 @@ export function setupKeys(ctx) {
 
   const gotoForm = document.querySelector("[data-goto]");
   const gotoInput = document.querySelector("[data-goto-input]");
-  gotoForm.addEventListener("submit", (e) => { e.preventDefault(); pages.goToPage(Number(gotoInput.value) || 1, true); });
-  // The page box follows scrolling (unless someone is typing a number into it).
+  gotoForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    pages.goToPage(Number(gotoInput.value) || 1, true);
+    gotoInput.blur(); // single keys (j / k, n / p...) work again without Esc
+  });
+  // The page box follows scrolling (unless someone is typing a number into it), in the view
+  // on screen: the hidden text view's pages have no place, and would read as the last page.
   let following = false;
+  function shownPage() {
+    return ctx.pdf && ctx.pdf.view() === "pdf" ? ctx.pdf.currentPage() : pages.currentPage();
+  }
   function follow() {
     following = false;
-    if (document.activeElement !== gotoInput) gotoInput.value = String(pages.currentPage());
+    if (document.activeElement !== gotoInput) gotoInput.value = String(shownPage());
   }
   window.addEventListener("scroll", () => {
     if (!following) { following = true; requestAnimationFrame(follow); }

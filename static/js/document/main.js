@@ -20,10 +20,25 @@ import { setupPdf } from "./pdf.js";
 import { setupPopover } from "./popover.js";
 import { setupRendered } from "./rendered.js";
 import { setupSearch } from "./search.js";
+import { request } from "../api.js";
 import "../compare.js";
 import "../live.js";
+import { poll } from "../poll.js";
+import { api } from "../urls.js";
 
 const cfg = JSON.parse(document.getElementById("doc-config").textContent);
+
+/* Opened while parsing: ask until the parse shown (or, with none yet, the reference) is done,
+   then open it (ready) or say it failed, without a reload by hand. */
+if (!cfg.parse_ready && document.querySelector("[data-parse-waiting]")) {
+  poll(async () => {
+    const doc = await request("GET", api.document(cfg.workspace, cfg.document));
+    const shown = doc.parses.find((p) => (cfg.parse ? p.id === cfg.parse : p.is_reference));
+    if (!shown || ["queued", "parsing"].includes(shown.status)) return true;
+    window.location.reload();
+    return false;
+  }, { every: 1000, grow: 1.3, most: 5000 });
+}
 const pagesEl = document.querySelector("[data-pages]");
 const renderedEl = document.querySelector("[data-rendered]");
 
@@ -56,6 +71,7 @@ if (pagesEl && cfg.parse_ready) {
 
   const drawn = ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
   const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);
+  const candidate = /#candidate=(\d+)-(\d+)/.exec(window.location.hash);
   const pageHash = /#page=(\d+)/.exec(window.location.hash);
   const suggested = /#suggest=(\d+)-(\d+)(?:;rank=(\d+))?(?:;via=(\w+))?/.exec(window.location.hash);
   // Selected once the highlights are drawn: drawing them writes the pages' text anew.
@@ -63,6 +79,7 @@ if (pagesEl && cfg.parse_ready) {
     start: Number(suggested[1]), end: Number(suggested[2]),
     rank: suggested[3] ? Number(suggested[3]) : null, via: suggested[4] === "search" ? "search" : "suggestions",
   }));
+  else if (candidate) ctx.pages.jumpTo(Number(candidate[1]), Number(candidate[2]), true);
   else if (at) ctx.pages.jumpTo(Number(at[1]), Number(at[2]));
   else if (pageHash) ctx.pages.goToPage(Number(pageHash[1]), true);
 

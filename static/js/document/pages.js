@@ -231,14 +231,19 @@ export function setupPages(ctx) {
     setTimeout(() => CSS.highlights.delete("gw-flash"), 2500);
   }
 
-  async function jumpTo(start, end) {
+  /* Scroll to a passage and flash it; ``keep`` leaves it marked (a candidate someone opened
+     from the item page to judge). */
+  async function jumpTo(start, end, keep = false) {
     const n = pageOf(start);
     await goToPage(n);
     await ensurePages(n, pageOf(Math.max(start, end - 1)));
     const range = rangeFor(start, end);
     const rect = range.getBoundingClientRect();
     window.scrollBy({ top: rect.top - window.innerHeight / 3 });
-    flash(range);
+    if (keep && window.CSS && CSS.highlights && typeof Highlight !== "undefined") {
+      CSS.highlights.set("gw-candidate", new Highlight(range));
+      setStatus("The candidate is marked on page " + n + ".");
+    } else flash(range);
     const mark = (range.startContainer.parentElement || pagesEl).closest("mark.hl");
     if (mark) mark.focus({ preventScroll: true });
   }

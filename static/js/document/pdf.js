@@ -382,7 +382,10 @@ export function setupPdf(ctx) {
 
   /* -- moving around: "go to" page, j / k, Home / End, a or Enter -------------------------------- */
   function currentPage() {
-    const top = 80;
+    // The page on screen is the one below the toolbar: "go to" places a page's top at its
+    // scroll margin (the toolbar's height), so the page above ends just above that line.
+    if (!sections.length) return 1;
+    const top = (parseFloat(getComputedStyle(sections[0]).scrollMarginTop) || 80) + 8;
     const i = sections.findIndex((s) => s.getBoundingClientRect().bottom > top);
     return i === -1 ? sections.length : i + 1;
   }
@@ -408,6 +411,8 @@ export function setupPdf(ctx) {
     e.preventDefault();
     e.stopImmediatePropagation();
     goToPage(Number(gotoInput.value) || 1);
+    // Leave the box, so j / k and the other single keys work again straight away.
+    gotoInput.blur();
   }, { capture: true });
   document.addEventListener("keydown", (e) => {
     if (view !== "pdf" || e.defaultPrevented || e.metaKey || e.altKey || ctx.popover.isOpen() || G.isTyping(e.target)) return;
@@ -427,6 +432,6 @@ export function setupPdf(ctx) {
   const asked = new URLSearchParams(window.location.search).get("view");
   setView(asked === "text" || !cfg.pdf.available ? "text" : "pdf", false);
 
-  ctx.pdf = { setView, view: () => view, goToPage, selectionSpan, layers, info: () => info };
+  ctx.pdf = { setView, view: () => view, goToPage, currentPage, selectionSpan, layers, info: () => info };
   return ctx.pdf;
 }
