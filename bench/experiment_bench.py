@@ -221,7 +221,8 @@ def score_run(data: bytes, texts, questions) -> tuple[float, dict]:
         texts={(s, "p"): t for s, t in texts.items()},
         default_parser=dict.fromkeys(texts, "p"),
     )
-    assert not run.problems and not runfile.check(run, corpus)
+    assert not run.problems
+    assert not runfile.check(run, corpus, max_placed=run.chunk_count())
     placed, unplaced = runfile.place(run, corpus)
     gold = {"p": {q.id: [list(g) for g in q.gold] for q in questions}}
     judged = judging.judge_run(

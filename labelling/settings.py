@@ -396,6 +396,9 @@ GROUNDWORK_EXPERIMENT_CACHE_DIR = Path(
 )
 # Largest uploaded retrieval run (and chunk file) read, in megabytes.
 GROUNDWORK_MAX_RUN_BYTES = env_int("GROUNDWORK_MAX_RUN_MB", 20) * 1024 * 1024
+# A chunk given without offsets is placed by its text with the resolver, in the request that
+# previews or stores the run; this many at most per upload keeps that request's cost bounded.
+GROUNDWORK_RUN_MAX_PLACED = env_int("GROUNDWORK_RUN_MAX_PLACED", 20_000)
 # At least the parse-upload limit, so that endpoint's own 413 (which names its setting) is
 # what a too-large parse gets, not Django's wordless 400.
 DATA_UPLOAD_MAX_MEMORY_SIZE = max(10 * 1024 * 1024, GROUNDWORK_MAX_PARSE_UPLOAD_BYTES)

@@ -173,6 +173,25 @@ def test_a_run_over_the_size_limit_is_refused_before_it_is_read(
     assert "the limit is 100" in plan.problems[0].message
 
 
+def test_a_run_with_more_text_only_chunks_than_the_web_process_places_is_refused(
+    release, evalset, reviewer, settings
+):
+    # Placing a chunk by its text runs the resolver in the request, so their number is capped;
+    # chunks with offsets cost nothing and do not count.
+    settings.GROUNDWORK_RUN_MAX_PLACED = 3
+    texts_only = jsonl(run_lines(offsets=False))
+    plan = services.run_preview(evalset=evalset, user=reviewer, release=1, data=texts_only)
+    assert not plan.accepted
+    assert [(p.line, p.field) for p in plan.problems] == [(None, "retrieved")]
+    assert "at most 3" in plan.problems[0].message
+    assert "GROUNDWORK_RUN_MAX_PLACED" in plan.problems[0].message
+    assert not plan.placed
+    with_offsets = services.run_preview(
+        evalset=evalset, user=reviewer, release=1, data=jsonl(run_lines(offsets=True))
+    )
+    assert with_offsets.accepted
+
+
 def test_an_uploaded_run_compares_with_a_grid_row_on_the_same_questions(
     release, evalset, reviewer, django_capture_on_commit_callbacks
 ):

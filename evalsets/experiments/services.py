@@ -298,7 +298,7 @@ def run_preview(
     # The lines that were read are checked too, so one preview names every problem.
     questions = frozen.questions(frozen.released_items(chosen))
     plan.corpus, plan.parses = _run_corpus(chosen, run, questions)
-    plan.problems += runfile.check(run, plan.corpus)
+    plan.problems += runfile.check(run, plan.corpus, max_placed=settings.GROUNDWORK_RUN_MAX_PLACED)
     plan.problems.sort(key=lambda p: (p.line or 0, p.field))
     if not plan.problems:
         plan.placed, plan.unplaced = runfile.place(run, plan.corpus)

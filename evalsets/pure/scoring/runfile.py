@@ -346,10 +346,26 @@ def _check_chunk(chunk: RunChunk, corpus: Corpus) -> Problem | None:
     return None
 
 
-def check(run: RunFile, corpus: Corpus) -> list[Problem]:
+def _too_many_to_place(run: RunFile, max_placed: int) -> Problem | None:
+    to_place = sum(c.start is None for chunks in run.questions.values() for c in chunks)
+    if to_place <= max_placed:
+        return None
+    return Problem(
+        None,
+        "retrieved",
+        f"{to_place:,} chunks have no start and end; at most {max_placed:,} are placed by "
+        "their text in one upload (GROUNDWORK_RUN_MAX_PLACED): give their offsets in the "
+        "parse, or upload the run in parts",
+    )
+
+
+def check(run: RunFile, corpus: Corpus, *, max_placed: int) -> list[Problem]:
     """Problems only the eval set and the texts reveal: unknown questions, documents and
-    parses, offsets outside the parse."""
+    parses, offsets outside the parse; and more chunks to place by their text than
+    ``max_placed``, since each one costs a resolver search."""
     problems: list[Problem] = []
+    if (crowded := _too_many_to_place(run, max_placed)) is not None:
+        problems.append(crowded)
     for qid, chunks in run.questions.items():
         if qid not in corpus.questions:
             problems.append(
