@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
+from contextgrid.evalset.io import read_jsonl
 
 from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import services as documents_services
@@ -341,8 +344,6 @@ def test_a_query_counts_at_most_its_first_distinct_terms(corpus, settings):
 def test_context_grids_reader_loads_an_export_naming_a_suggested_anchor(
     corpus, item, annotator, tmp_path
 ):
-    from contextgrid.evalset.io import read_jsonl
-
     from evalsets.pure.formats import get_format
 
     parse = corpus["leave.txt"].parses.get(is_reference=True)
@@ -375,3 +376,35 @@ def test_past_its_bound_the_index_holds_the_first_passages_and_says_it_is_partia
     body = search(client_for(viewer), "laptop").json()
     assert (body["passages"], body["partial"]) == (2, True)
     assert body["results"] == []  # security.txt was indexed last
+
+
+def test_a_workspace_whose_index_is_being_built_does_not_hold_up_another_workspaces_search(
+    monkeypatch,
+):
+    release_big = threading.Event()
+    big_started = threading.Event()
+
+    def build(workspace_id, key):
+        if workspace_id == 1:
+            big_started.set()
+            assert release_big.wait(timeout=60)
+        return ranking.Index(key, ranking.np.array([workspace_id]), None, None, False)
+
+    monkeypatch.setattr(ranking, "version_key", lambda workspace_id: (1, workspace_id))
+    monkeypatch.setattr(ranking, "build", build)
+    cache = ranking.IndexCache()
+    big = threading.Thread(target=cache.get, args=(1,))
+    big.start()
+    try:
+        assert big_started.wait(timeout=60)
+        answered = []
+        small = threading.Thread(target=lambda: answered.append(cache.get(2)))
+        small.start()
+        small.join(timeout=30)
+        # Workspace 2 is answered while workspace 1's build is still running.
+        assert [index.ids.tolist() for index in answered] == [[2]]
+        assert big.is_alive()
+    finally:
+        release_big.set()
+        big.join(timeout=60)
+    assert cache.get(1).ids.tolist() == [1]

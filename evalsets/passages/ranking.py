@@ -96,27 +96,43 @@ def build(workspace_id: int, key: tuple[int, int]) -> Index:
 
 
 class IndexCache:
-    """The indexes this process holds, by workspace; one build at a time per process."""
+    """The indexes this process holds, by workspace. A workspace's index is built by one
+    thread at a time, and only that workspace's searches wait for it: a large workspace's
+    build never holds up another workspace's search."""
 
     def __init__(self) -> None:
         self._held: OrderedDict[int, Index] = OrderedDict()
-        self._lock = threading.Lock()
+        self._building: dict[int, threading.Lock] = {}
+        self._lock = threading.Lock()  # guards the two dicts, never held while building
 
     def get(self, workspace_id: int) -> Index:
         key = version_key(workspace_id)
         with self._lock:
-            found = self._held.get(workspace_id)
-            if found is None or found.key != key:
+            build_lock = self._building.setdefault(workspace_id, threading.Lock())
+        with build_lock:
+            found = self._current(workspace_id, key)
+            if found is None:
                 found = build(workspace_id, key)
-            self._held[workspace_id] = found
+            self._keep(workspace_id, found)
+            return found
+
+    def _current(self, workspace_id: int, key: tuple[int, int]) -> Index | None:
+        with self._lock:
+            found = self._held.get(workspace_id)
+        return found if found is not None and found.key == key else None
+
+    def _keep(self, workspace_id: int, index: Index) -> None:
+        with self._lock:
+            self._held[workspace_id] = index
             self._held.move_to_end(workspace_id)
             while len(self._held) > max(1, settings.GROUNDWORK_SEARCH_INDEXES):
-                self._held.popitem(last=False)
-            return found
+                dropped, _ = self._held.popitem(last=False)
+                self._building.pop(dropped, None)
 
     def clear(self) -> None:
         with self._lock:
             self._held.clear()
+            self._building.clear()
 
 
 indexes = IndexCache()
