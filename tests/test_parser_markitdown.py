@@ -4,6 +4,7 @@ plugged in by settings or entry points."""
 from __future__ import annotations
 
 import pytest
+from fpdf import FPDF
 
 from evalsets.pure.parsers import PARSERS, ParseError, parse_isolated, parsers_for, registry
 from evalsets.pure.parsers.markitdown_md import PARSER as MARKITDOWN
@@ -24,7 +25,6 @@ def test_markitdown_reads_a_pdf_page_by_page_with_its_version_recorded():
 
 
 def _pdf_with_a_form_page() -> bytes:
-    from fpdf import FPDF
 
     pdf = FPDF()
     pdf.set_font("Helvetica", size=11)

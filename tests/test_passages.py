@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import threading
+from datetime import timedelta
 
 import pytest
 from contextgrid.evalset.io import read_jsonl
 
+from evalsets import sweep
 from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import services as documents_services
-from evalsets.models import Document, GoldAnchor, ItemEvent, Passage
+from evalsets.models import Document, GoldAnchor, ItemEvent, Passage, Workspace
 from evalsets.passages import ranking
+from evalsets.passages import services as passages_services
 from evalsets.pure import passages as cutting
+from evalsets.pure.formats import get_format
 from evalsets.releases import bridge
 
 pytestmark = pytest.mark.django_db
@@ -193,7 +197,6 @@ def test_a_deleted_document_leaves_the_index(corpus, client_for, viewer):
 def test_another_workspaces_documents_never_appear(
     corpus, outsider, client_for, django_capture_on_commit_callbacks
 ):
-    from evalsets.models import Workspace
 
     elsewhere = Workspace.objects.get(slug="elsewhere")
     with django_capture_on_commit_callbacks(execute=True):
@@ -320,10 +323,6 @@ def test_a_highlight_nobody_else_used_names_no_overlap(corpus, item, annotator, 
 def test_the_sweep_indexes_a_reference_parse_whose_indexing_was_lost(
     workspace, client_for, viewer, sent
 ):
-    from datetime import timedelta
-
-    from evalsets import sweep
-    from evalsets.passages import services as passages_services
 
     add_document(workspace, "parking.txt", "Parking\n\nThe parking garage opens at 7.")
     assert not Passage.objects.exists()  # the task was never published
@@ -344,7 +343,6 @@ def test_a_query_counts_at_most_its_first_distinct_terms(corpus, settings):
 def test_context_grids_reader_loads_an_export_naming_a_suggested_anchor(
     corpus, item, annotator, tmp_path
 ):
-    from evalsets.pure.formats import get_format
 
     parse = corpus["leave.txt"].parses.get(is_reference=True)
     start = parse.text.index("1.5 days")
