@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from evalsets import queue
 from evalsets.management.commands import rundev
 from tests import services as svc
 
@@ -105,9 +106,28 @@ def test_a_worker_that_ran_a_while_before_dying_gets_the_first_pause_again(start
     assert worker.restarts == 2
 
 
-def test_the_deployment_docs_gunicorn_line_has_the_timeout_make_run_uses():
+def procfile() -> dict[str, str]:
+    lines = (ROOT / "Procfile").read_text(encoding="utf-8").splitlines()
+    return dict(line.split(": ", 1) for line in lines if line.strip() and not line.startswith("#"))
+
+
+def test_the_procfiles_workers_together_read_every_queue_work_is_sent_to():
+    read = set()
+    for command in procfile().values():
+        if " worker " in command:
+            queues = re.search(r" -Q (\S+)", command).group(1)
+            read |= set(queues.replace("${GROUNDWORK_TASK_QUEUE:-celery}", "celery").split(","))
+    assert read == set(queue.all_queue_names("celery"))
+
+
+def test_the_deployment_docs_list_the_procfile_as_it_is():
     deployment = (ROOT / "docs" / "deployment.md").read_text()
-    line = next(line for line in deployment.splitlines() if line.startswith(".venv/bin/gunicorn "))
+    for kind, command in procfile().items():
+        assert f"{kind}: {command}" in deployment
+
+
+def test_the_procfiles_gunicorn_line_has_the_timeout_make_run_uses():
+    line = procfile()["web"]
     timeout = re.search(r"--timeout[ =](\d+)", line)
 
     assert timeout is not None, line
