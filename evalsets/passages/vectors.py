@@ -58,15 +58,15 @@ def embed_parse(parse_id: int) -> int:
     waiting = Passage.objects.filter(parse_id=parse_id, vector__isnull=True).order_by("id")
     batch = max(1, settings.GROUNDWORK_EMBEDDING_BATCH)
     written, began = 0, time.process_time()
-    while True:
-        rows = list(waiting.only("id", "text")[:batch])
-        if not rows:
-            return written
-        if time.process_time() - began > settings.GROUNDWORK_EMBEDDING_CPU_S:
-            queue.send("embed_passages", parse_id)
-            return written
+    while rows := list(waiting.only("id", "text")[:batch]):
         for row, vector in zip(rows, encode([r.text for r in rows]), strict=True):
             row.vector = to_bytes(vector)
         # Rows gone since (a re-parse replaced them) are simply not updated.
         Passage.objects.bulk_update(rows, ["vector"])
         written += len(rows)
+        # At least one batch a run, so a budget too small for one still makes progress.
+        if time.process_time() - began > settings.GROUNDWORK_EMBEDDING_CPU_S:
+            if waiting.exists():
+                queue.send("embed_passages", parse_id)
+            break
+    return written
