@@ -7,12 +7,14 @@ CI or with GROUNDWORK_REQUIRE_SERVICES set, where a missing extra fails them.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 
 import numpy as np
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 import evalsets
+from evalsets import sweep
 from evalsets.apps import EvalsetsConfig
 from evalsets.models import Passage
 from evalsets.passages import ranking, selectors, services, vectors
@@ -144,3 +146,17 @@ def test_the_app_refuses_to_start_with_the_setting_on_and_the_extra_missing(sett
     monkeypatch.setattr(embedding, "available", lambda: False)
     with pytest.raises(ImproperlyConfigured, match="make embeddings"):
         EvalsetsConfig("evalsets", evalsets).ready()
+
+
+@pytest.mark.django_db
+def test_the_sweep_queues_vectors_for_passages_indexed_while_the_extra_was_off(
+    workspace, settings, sent
+):
+    settings.GROUNDWORK_PASSAGE_CHARS = 80
+    document = add_document(workspace, "leave.txt", CORPUS["leave.txt"])
+    parse = document.parses.get()
+    services.parse_index(parse.pk)  # the extra off: no vectors
+    assert sweep.sweep(timedelta(0))["vectors"] == 0
+    settings.GROUNDWORK_SEARCH_EMBEDDINGS = True
+    assert sweep.sweep(timedelta(0))["vectors"] == 1
+    assert ("embed_passages", (parse.pk,)) in sent
