@@ -53,6 +53,13 @@ def test_the_forward_pass_gives_the_reference_vector_of_the_model_card(model):
     assert vector[:8] == pytest.approx(REFERENCE, abs=2e-6)
 
 
+def test_the_cosine_of_two_sentences_is_sentence_transformers_documented_one(model):
+    food, bread = embedding.encode(
+        model, ["A man is eating food.", "A man is eating a piece of bread."]
+    )
+    assert float(food @ bread) == pytest.approx(0.7553, abs=5e-4)
+
+
 def test_paraphrases_score_far_above_unrelated_sentences(model):
     a, b, c = embedding.encode(
         model,
