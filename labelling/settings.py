@@ -378,7 +378,7 @@ GROUNDWORK_SEARCH_INDEXES = env_int("GROUNDWORK_SEARCH_INDEXES", 8)
 # `make embeddings` (requirements-embeddings.txt), run with NumPy; the app refuses to start
 # when this is on and the extra is not installed. A worker writes each passage's vector after
 # its passages (embed_passages: batches of GROUNDWORK_EMBEDDING_BATCH texts cut to
-# GROUNDWORK_EMBEDDING_MAX_TOKENS tokens, about 75 ms of one core a passage at 128; past
+# GROUNDWORK_EMBEDDING_MAX_TOKENS tokens, about 80 ms of one core a passage at 128; past
 # GROUNDWORK_EMBEDDING_CPU_S of CPU a run queues the rest as a new task), and ranking fuses
 # BM25 with the question's cosine to each passage.
 GROUNDWORK_SEARCH_EMBEDDINGS = env_bool("GROUNDWORK_SEARCH_EMBEDDINGS", False)
