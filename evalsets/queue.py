@@ -47,6 +47,7 @@ QUEUE_OF: dict[str, str] = {
     "render_document": PARSE,
     "attach_pending_labels": PARSE,
     "index_parse": PARSE,
+    "embed_passages": PARSE,
     "sweep_lost_work": PARSE,
     "sweep_expired_leases": PARSE,
     "resolve_document": RESOLVE,

@@ -159,6 +159,20 @@ def documents_missing_resolutions(workspace=None, older_than: timedelta | None =
     return sorted(set(missing))
 
 
+def parses_missing_vectors(older_than: timedelta | None = None) -> list[int]:
+    """With the embedding extra on: parses untouched since the cutoff whose passages lack
+    vectors, because ``embed_passages`` was lost or they were indexed with the extra off."""
+    if not settings.GROUNDWORK_SEARCH_EMBEDDINGS:
+        return []
+    return sorted(
+        set(
+            Passage.objects.filter(
+                vector__isnull=True, parse__updated_at__lt=_cutoff(older_than)
+            ).values_list("parse_id", flat=True)
+        )
+    )
+
+
 def parses_missing_passages(older_than: timedelta | None = None) -> list[int]:
     """Ready reference parses with text and no passages, untouched since the cutoff: their
     ``index_parse`` was lost, or they were read before workspace search existed."""
@@ -294,6 +308,9 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
     unindexed = parses_missing_passages(older_than)
     for pk in unindexed:
         queue.send("index_parse", pk)
+    unembedded = parses_missing_vectors(older_than)
+    for pk in unembedded:
+        queue.send("embed_passages", pk)
     return {
         "parses": len(parses),
         "ranges": len(ranges),
@@ -302,6 +319,7 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
         "labels": len(labelled),
         "experiment_cells": len(cells),
         "passages": len(unindexed),
+        "vectors": len(unembedded),
         "files": 0 if periodic else remove_orphan_files(),
         "broker_parts": remove_broker_parts(),
         "idempotency_keys": idempotency.forget_expired(),

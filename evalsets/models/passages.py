@@ -29,6 +29,10 @@ class Passage(models.Model):
     end = models.PositiveIntegerField()
     text = models.TextField()
     terms = models.TextField(blank=True)
+    #: With the embedding extra on (``GROUNDWORK_SEARCH_EMBEDDINGS``): the passage's unit
+    #: sentence vector, 384 float32 little-endian, written by ``embed_passages`` after the
+    #: passage; empty until then (and always, with the extra off).
+    vector = models.BinaryField(null=True, blank=True)
 
     class Meta:
         ordering = ["parse_id", "start"]

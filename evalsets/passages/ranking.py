@@ -1,5 +1,8 @@
 """A workspace's passages ranked by BM25 (bm25s), the index built on demand and cached.
 
+With the embedding extra on, the index also holds each passage's vector and the ranking
+fuses BM25 with the question's cosine to each passage (``Index.fused``).
+
 The index is built from the passages' stored ``terms`` (no raw text is read) the first time
 a workspace is searched, and kept in this process under a version key, the count and the
 highest id of the workspace's passages: a parse indexed adds rows with higher ids, a parse
@@ -23,6 +26,8 @@ from django.conf import settings
 from django.db.models import Count, Max
 
 from evalsets.models import Passage
+from evalsets.passages import vectors
+from evalsets.pure import embedding
 
 #: How strongly a passage's share of the query's distinct terms weighs on its BM25 score
 #: (score x share ** COVERAGE). On bench/suggest_bench.py's questions 2 was best of 0, 1, 2:
@@ -31,18 +36,25 @@ COVERAGE = 2
 #: A query's distinct terms scored at most (the first ones): a long question costs one pass
 #: over each term's postings, so its cost stays bounded.
 MAX_TERMS = 64
+#: With the embedding extra on, a passage's score is (1 - DENSE_WEIGHT) x its BM25 score over
+#: the best one's + DENSE_WEIGHT x its cosine to the question (below 0 counted as 0). Chosen on
+#: the even (tuning) half of bench/suggest_bench.py --embeddings' questions, best MRR@10 of
+#: 0.1-0.9: 0.4 (0.882; 0.3 and 0.5 0.881, 0.7 0.859, 0.9 0.504).
+DENSE_WEIGHT = 0.4
 
 
 @dataclass(slots=True)
 class Index:
     """One workspace's passages: their ids and documents, and the BM25 scores."""
 
-    key: tuple[int, int]
+    key: tuple[int, ...]
     ids: np.ndarray
     documents: np.ndarray
     bm25: bm25s.BM25 | None
     #: True when the workspace had more passages than one index holds.
     partial: bool
+    #: With the embedding extra on: each passage's unit vector (zeros while not written yet).
+    vectors: np.ndarray | None = None
 
     def scores(self, terms: list[str]) -> np.ndarray:
         """BM25 of each passage for ``terms``, weighed by the share of the query's distinct
@@ -56,10 +68,27 @@ class Index:
         covered = np.count_nonzero(per_term, axis=0) / len(wanted)
         return np.sum(per_term, axis=0) * covered**COVERAGE
 
-    def top(self, terms: list[str], k: int, document: int | None = None) -> list[tuple[int, float]]:
+    def fused(self, terms: list[str], dense: np.ndarray | None) -> np.ndarray:
+        """BM25 alone, or with ``dense`` (the query's unit vector) and the passages' vectors,
+        the weighted sum of BM25 scaled to the best passage's and the cosine."""
+        sparse = self.scores(terms)
+        if dense is None or self.vectors is None:
+            return sparse
+        best = float(sparse.max()) if len(sparse) else 0.0
+        scaled = sparse / best if best > 0 else sparse
+        cosine = np.clip(self.vectors @ dense, 0, None)
+        return (1 - DENSE_WEIGHT) * scaled + DENSE_WEIGHT * cosine
+
+    def top(
+        self,
+        terms: list[str],
+        k: int,
+        document: int | None = None,
+        dense: np.ndarray | None = None,
+    ) -> list[tuple[int, float]]:
         """The ``k`` best passages as ``(passage id, score)``, best first; only those sharing a
-        term with the query, and only in ``document`` when given."""
-        scores = self.scores(terms)
+        term with the query (or, with ``dense``, near it), only in ``document`` when given."""
+        scores = self.fused(terms, dense)
         if document is not None:
             scores = np.where(self.documents == document, scores, 0)
         hits = np.flatnonzero(scores > 0)
@@ -70,21 +99,34 @@ class Index:
         return [(int(self.ids[i]), float(scores[i])) for i in order]
 
 
-def version_key(workspace_id: int) -> tuple[int, int]:
-    """What changes whenever a workspace's passages do: their count and highest id."""
-    found = Passage.objects.filter(workspace_id=workspace_id).aggregate(
-        n=Count("id"), top=Max("id")
-    )
-    return found["n"], found["top"] or 0
+def version_key(workspace_id: int) -> tuple[int, ...]:
+    """What changes whenever a workspace's passages do: their count and highest id (and with
+    the embedding extra on, how many have their vector)."""
+    counts = {"n": Count("id"), "top": Max("id")}
+    if vectors.enabled():
+        counts["vectors"] = Count("vector")
+    found = Passage.objects.filter(workspace_id=workspace_id).aggregate(**counts)
+    return found["n"], found["top"] or 0, found.get("vectors", 0)
 
 
-def build(workspace_id: int, key: tuple[int, int]) -> Index:
+def _vectors(raw: list[bytes | None]) -> np.ndarray:
+    out = np.zeros((len(raw), embedding.DIMENSIONS), dtype=np.float32)
+    for i, value in enumerate(raw):
+        vector = vectors.from_bytes(value)
+        if vector is not None:
+            out[i] = vector
+    return out
+
+
+def build(workspace_id: int, key: tuple[int, ...]) -> Index:
     """Index the workspace's passages (the first ``GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES``)."""
     most = settings.GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES
+    dense = vectors.enabled()
+    columns = ("id", "document_id", "terms", "vector") if dense else ("id", "document_id", "terms")
     rows = list(
         Passage.objects.filter(workspace_id=workspace_id)
         .order_by("id")
-        .values_list("id", "document_id", "terms")[:most]
+        .values_list(*columns)[:most]
     )
     ids = np.array([r[0] for r in rows], dtype=np.int64)
     documents = np.array([r[1] for r in rows], dtype=np.int64)
@@ -92,7 +134,14 @@ def build(workspace_id: int, key: tuple[int, int]) -> Index:
     if rows:
         bm25 = bm25s.BM25()
         bm25.index([r[2].split() for r in rows], show_progress=False)
-    return Index(key=key, ids=ids, documents=documents, bm25=bm25, partial=key[0] > len(rows))
+    return Index(
+        key=key,
+        ids=ids,
+        documents=documents,
+        bm25=bm25,
+        partial=key[0] > len(rows),
+        vectors=_vectors([r[3] for r in rows]) if dense else None,
+    )
 
 
 class IndexCache:

@@ -16,7 +16,7 @@ from evalsets.models import (
     Passage,
     Workspace,
 )
-from evalsets.passages import ranking
+from evalsets.passages import ranking, vectors
 from evalsets.pure import passages as cutting
 
 #: Code points of a passage shown around its first matched word.
@@ -52,7 +52,8 @@ def search(
     ``query``, best first, each with a snippet and its matched words' offsets in it."""
     terms = cutting.terms(query)
     index = ranking.indexes.get(workspace.pk)
-    top = index.top(terms, limit, document=document) if terms else []
+    dense = vectors.encode([query])[0] if terms and index.vectors is not None else None
+    top = index.top(terms, limit, document=document, dense=dense) if terms else []
     rows = (
         Passage.objects.filter(workspace=workspace, pk__in=[pk for pk, _ in top])
         .select_related("document", "parse")

@@ -15,6 +15,7 @@ from django.db import transaction
 
 from evalsets import queue
 from evalsets.models import ParseStatus, ParseVersion, Passage
+from evalsets.passages import vectors
 from evalsets.pure import passages as cutting
 
 #: Rows written per INSERT.
@@ -65,4 +66,5 @@ def parse_index(parse_id: int) -> int:
         if not still:
             return 0
         Passage.objects.bulk_create(rows, batch_size=BATCH)
+        vectors.embed_request(parse.pk)
     return len(rows)
