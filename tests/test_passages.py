@@ -406,3 +406,27 @@ def test_a_workspace_whose_index_is_being_built_does_not_hold_up_another_workspa
         release_big.set()
         big.join(timeout=60)
     assert cache.get(1).ids.tolist() == [1]
+
+
+def test_indexes_held_together_stay_under_the_passage_budget_oldest_let_go_first(
+    monkeypatch, settings
+):
+    settings.GROUNDWORK_SEARCH_INDEXES = 8
+    settings.GROUNDWORK_SEARCH_HELD_PASSAGES = 5
+    sizes = {1: 3, 2: 2, 3: 4, 4: 9}
+    monkeypatch.setattr(ranking, "version_key", lambda workspace_id: (1, workspace_id))
+    monkeypatch.setattr(
+        ranking,
+        "build",
+        lambda workspace_id, key: ranking.Index(
+            key, ranking.np.arange(sizes[workspace_id]), None, None, False
+        ),
+    )
+    cache = ranking.IndexCache()
+    cache.get(1)
+    cache.get(2)
+    assert list(cache._held) == [1, 2]  # 3 + 2 passages: within the budget
+    cache.get(3)
+    assert list(cache._held) == [3]  # 2 + 4 and 3 + 2 + 4 are over it
+    cache.get(4)
+    assert list(cache._held) == [4]  # alone over the budget, but the one just used is kept

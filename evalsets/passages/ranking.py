@@ -174,9 +174,16 @@ class IndexCache:
         with self._lock:
             self._held[workspace_id] = index
             self._held.move_to_end(workspace_id)
-            while len(self._held) > max(1, settings.GROUNDWORK_SEARCH_INDEXES):
+            while len(self._held) > 1 and self._too_many():
                 dropped, _ = self._held.popitem(last=False)
                 self._building.pop(dropped, None)
+
+    def _too_many(self) -> bool:
+        held = sum(len(index.ids) for index in self._held.values())
+        return (
+            len(self._held) > settings.GROUNDWORK_SEARCH_INDEXES
+            or held > settings.GROUNDWORK_SEARCH_HELD_PASSAGES
+        )
 
     def clear(self) -> None:
         with self._lock:
