@@ -14,6 +14,7 @@ from evalsets.pure.resolver import (
     NORMALISED,
     fold,
     occurrence_at,
+    prepare,
     resolve,
 )
 from evalsets.pure.textpages import page_begin, page_of
@@ -166,3 +167,23 @@ def test_the_parse_a_highlight_was_made_in_gives_back_exactly_the_highlight(case
     text, start, end, starts = case
     anchor = highlight(text, start, end, starts)
     assert resolved_span(text, anchor, starts) == (start, end)
+
+
+def test_a_repeated_sentence_read_with_glued_words_is_found_where_its_context_is():
+    reference = (
+        "Employee Handbook\n\nEmployees accrue 1.5 days of leave per month. Leave may be "
+        "carried over.\nRemote work is limited to 30 days a year.\n"
+        "Employees accrue 1.5 days of leave per month.\n"
+    )
+    theirs = reference.replace("leave per month. Leave", "leaveper month. Leave")
+    quote = "Employees accrue 1.5 days of leave per month."
+    start = reference.index(quote)
+    context = {
+        "prefix": reference[start - 32 : start],
+        "suffix": reference[start + 45 : start + 77],
+    }
+
+    found = prepare(theirs).resolve(quote, occurrence=0, **context)
+
+    assert found.found and (found.start, found.end) == (19, 63)
+    assert theirs[found.start : found.end] == "Employees accrue 1.5 days of leaveper month."

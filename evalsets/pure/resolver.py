@@ -1262,6 +1262,12 @@ class PreparedText:
         if picked is not None:
             reason = "context"
             detail = f"{how}; {n} copies{where}, the prefix/suffix recorded with it picked this one"
+        elif (
+            n == 1
+            and not (occurrence or paged)
+            and self._context_names_another(q, pool[0], context)
+        ):
+            return None  # a folded copy is the one highlighted: every copy is weighed
         elif n == 1:
             picked, reason = pool[0], "page_hint" if paged else "unique"
             detail = f"{how}; the only copy{where}"
@@ -1277,6 +1283,19 @@ class PreparedText:
         if picked.verbatim:
             detail = detail.replace(how, _TIER_WORDS[EXACT], 1)
         return self._found(NORMALISED, picked, n, reason, detail, qlen)
+
+    def _context_names_another(self, q: str, only: _Candidate, context: _Context) -> bool:
+        """Whether the recorded prefix/suffix clearly pick a folded copy (words glued, say)
+        over the only copy of the passage, with no page hint or occurrence to count by: the
+        highlight's passage was read differently here, and the one copy is another passage
+        that says the same (a repeated sentence)."""
+        if not context:
+            return False
+        others = [c for c in self._literal_candidates(q, fold(q)) if c.start != only.start]
+        if not others:
+            return False
+        picked = self._by_context([only, *others], context)
+        return picked is not None and picked is not only
 
     def _page_begin(self, page_hint: int | None) -> int | None:
         """Where the hinted page begins, or None for a page this parse does not have."""
