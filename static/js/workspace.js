@@ -180,7 +180,13 @@ function documentsSection(section) {
     if (!draining) drain();
   }
 
-  if (input) input.addEventListener("change", () => { uploadAll(input.files); input.value = ""; });
+  if (input) {
+    const chosen = () => { uploadAll(input.files); input.value = ""; };
+    input.addEventListener("change", chosen);
+    // Files chosen while this module was still loading fired their change before anyone
+    // listened: upload them now rather than leave them sitting in the input.
+    if (input.files && input.files.length) chosen();
+  }
   if (dropzone) {
     ["dragenter", "dragover"].forEach((t) => dropzone.addEventListener(t, (e) => {
       e.preventDefault(); dropzone.classList.add("over");
