@@ -10,12 +10,13 @@ from __future__ import annotations
 import copy
 import os
 import shutil
+import time
 from contextlib import ExitStack, contextmanager
 
 import pytest
 from django.core.cache import cache
 from django.core.files.base import ContentFile
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import TestCase, override_settings
 from rest_framework.test import APIClient
 
@@ -111,6 +112,42 @@ def _eager_tasks(request, settings, tmp_path):
     celery_app.conf.task_always_eager = True
     yield
     celery_app.conf.task_always_eager = previous
+
+
+def others_at_work() -> int:
+    """How many other connections to this PostgreSQL test database are running a statement
+    or sit in a transaction: a worker's task, a web process's request."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND state IS NOT NULL AND state <> 'idle'"
+        )
+        return cursor.fetchone()[0]
+
+
+def wait_until_others_are_idle(timeout: float = 30) -> None:
+    """Idle twice in a row, 0.1 s apart, or ``timeout`` s have passed (a task still running
+    then is left to meet the flush)."""
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while quiet < 2 and time.monotonic() < deadline:
+        quiet = quiet + 1 if others_at_work() == 0 else 0
+        time.sleep(0.1)
+
+
+@pytest.fixture(autouse=True)
+def _others_idle_before_the_flush(request):
+    """A browser test's page may set a worker going (a parse, an index) just before it ends.
+    Django's flush truncates every table, and a worker's transaction holding one of them
+    (writing a 1,000-page parse's passages, say) deadlocks with it; so the flush waits for that
+    work. Set up after the database, so that it is torn down before the flush."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("transactional_db")
+    yield
+    if connection.vendor == "postgresql":
+        wait_until_others_are_idle()
 
 
 @pytest.fixture
