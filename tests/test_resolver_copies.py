@@ -183,7 +183,9 @@ def test_a_repeated_sentence_read_with_glued_words_is_found_where_its_context_is
         "suffix": reference[start + 45 : start + 77],
     }
 
-    found = prepare(theirs).resolve(quote, occurrence=0, **context)
+    unpaged = prepare(theirs).resolve(quote, occurrence=0, **context)
+    paged = prepare(theirs, [0]).resolve(quote, occurrence=0, page_hint=1, **context)
 
-    assert found.found and (found.start, found.end) == (19, 63)
-    assert theirs[found.start : found.end] == "Employees accrue 1.5 days of leaveper month."
+    for found in (unpaged, paged):
+        assert found.found and (found.start, found.end) == (19, 63)
+        assert theirs[found.start : found.end] == "Employees accrue 1.5 days of leaveper month."

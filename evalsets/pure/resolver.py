@@ -1262,11 +1262,7 @@ class PreparedText:
         if picked is not None:
             reason = "context"
             detail = f"{how}; {n} copies{where}, the prefix/suffix recorded with it picked this one"
-        elif (
-            n == 1
-            and not (occurrence or paged)
-            and self._context_names_another(q, pool[0], context)
-        ):
+        elif n == 1 and not occurrence and self._context_names_another(q, pool[0], context):
             return None  # a folded copy is the one highlighted: every copy is weighed
         elif n == 1:
             picked, reason = pool[0], "page_hint" if paged else "unique"
@@ -1285,13 +1281,18 @@ class PreparedText:
         return self._found(NORMALISED, picked, n, reason, detail, qlen)
 
     def _context_names_another(self, q: str, only: _Candidate, context: _Context) -> bool:
-        """Whether the recorded prefix/suffix clearly pick a folded copy (words glued, say)
-        over the only copy of the passage, with no page hint or occurrence to count by: the
-        highlight's passage was read differently here, and the one copy is another passage
-        that says the same (a repeated sentence)."""
+        """Whether the recorded prefix/suffix clearly pick a folded copy (words glued, say) on
+        the same page over the only copy of the passage there, the occurrence asking for the
+        first: the highlight's passage was read differently here, and the one copy is another
+        passage that says the same (a repeated sentence)."""
         if not context:
             return False
-        others = [c for c in self._literal_candidates(q, fold(q)) if c.start != only.start]
+        page = self.page_at(only.start) if self.page_starts else None
+        others = [
+            c
+            for c in self._literal_candidates(q, fold(q))
+            if c.start != only.start and (page is None or self.page_at(c.start) == page)
+        ]
         if not others:
             return False
         picked = self._by_context([only, *others], context)
