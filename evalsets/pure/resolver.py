@@ -1285,7 +1285,9 @@ class PreparedText:
         the same page over the only copy of the passage there, the occurrence asking for the
         first: the highlight's passage was read differently here, and the one copy is another
         passage that says the same (a repeated sentence)."""
-        if not context:
+        if not context or self._context_distance(only, context) == 0:
+            # surroundings as recorded: `_by_context` could pick no other copy over it, so
+            # the usual case skips the search for folded copies
             return False
         page = self.page_at(only.start) if self.page_starts else None
         others = [
