@@ -46,6 +46,12 @@ celery_app.conf.task_default_queue = SESSION_QUEUE
 UNACKED, UNACKED_INDEX = "unacked", "unacked_index"
 
 
+def procfile() -> dict[str, str]:
+    """The Procfile's command line of each process kind."""
+    lines = (ROOT / "Procfile").read_text(encoding="utf-8").splitlines()
+    return dict(line.split(": ", 1) for line in lines if line.strip() and not line.startswith("#"))
+
+
 def services_configured() -> str | None:
     """None when PostgreSQL and Redis are configured, else why not."""
     engine = settings.DATABASES["default"]["ENGINE"]

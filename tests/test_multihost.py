@@ -38,7 +38,6 @@ from tests.s3 import new_prefix
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-PROCFILE = svc.ROOT / "Procfile"
 WS = "/api/workspaces/acme"
 HTML = (
     "<html><body><h1>Leave policy</h1>"
@@ -53,12 +52,6 @@ BIG = [
     f"Page {n}. " + "Dense words about leave and remote work policy. " * 40
     for n in range(BIG_PAGES)
 ]
-
-
-def procfile() -> dict[str, str]:
-    """The Procfile's command line of each process kind."""
-    lines = PROCFILE.read_text(encoding="utf-8").splitlines()
-    return dict(line.split(": ", 1) for line in lines if line.strip() and not line.startswith("#"))
 
 
 @dataclass
@@ -77,7 +70,7 @@ class Host:
         self.folder.mkdir(parents=True)
         log = (self.folder / "process.log").open("wb")
         self.process = subprocess.Popen(
-            ["bash", "-c", f"exec {procfile()[self.kind]}"],
+            ["bash", "-c", f"exec {svc.procfile()[self.kind]}"],
             cwd=self.folder,
             env=self.env,
             stdout=log,

@@ -106,14 +106,9 @@ def test_a_worker_that_ran_a_while_before_dying_gets_the_first_pause_again(start
     assert worker.restarts == 2
 
 
-def procfile() -> dict[str, str]:
-    lines = (ROOT / "Procfile").read_text(encoding="utf-8").splitlines()
-    return dict(line.split(": ", 1) for line in lines if line.strip() and not line.startswith("#"))
-
-
 def test_the_procfiles_workers_together_read_every_queue_work_is_sent_to():
     read = set()
-    for command in procfile().values():
+    for command in svc.procfile().values():
         if " worker " in command:
             queues = re.search(r" -Q (\S+)", command).group(1)
             read |= set(queues.replace("${GROUNDWORK_TASK_QUEUE:-celery}", "celery").split(","))
@@ -122,12 +117,12 @@ def test_the_procfiles_workers_together_read_every_queue_work_is_sent_to():
 
 def test_the_deployment_docs_list_the_procfile_as_it_is():
     deployment = (ROOT / "docs" / "deployment.md").read_text()
-    for kind, command in procfile().items():
+    for kind, command in svc.procfile().items():
         assert f"{kind}: {command}" in deployment
 
 
 def test_the_procfiles_gunicorn_line_has_the_timeout_make_run_uses():
-    line = procfile()["web"]
+    line = svc.procfile()["web"]
     timeout = re.search(r"--timeout[ =](\d+)", line)
 
     assert timeout is not None, line
