@@ -135,13 +135,25 @@ def wait_until_others_are_idle(timeout: float = 30) -> None:
         time.sleep(0.1)
 
 
+def _commits(request) -> bool:
+    """Whether this test's writes are committed and flushed at its end (a real worker, a live
+    server or ``transaction=True``) rather than rolled back."""
+    marker = request.node.get_closest_marker("django_db")
+    return bool(
+        {"transactional_db", "live_server"} & set(request.fixturenames)
+        or (marker is not None and marker.kwargs.get("transaction"))
+    )
+
+
 @pytest.fixture(autouse=True)
 def _others_idle_before_the_flush(request):
-    """A browser test's page may set a worker going (a parse, an index) just before it ends.
-    Django's flush truncates every table, and a worker's transaction holding one of them
-    (writing a 1,000-page parse's passages, say) deadlocks with it; so the flush waits for that
-    work. Set up after the database, so that it is torn down before the flush."""
-    if "live_server" not in request.fixturenames:
+    """A test that commits may have set a worker going (a parse, the passages index a parse
+    queues when it is ready, a rendition) just before it ends. Django's flush truncates every
+    table, and a worker's transaction holding one of them deadlocks with it; when the flush is
+    the one PostgreSQL cancels, the test's rows stay behind for the next test in this process
+    (its users already exist). So the flush waits for that work. Set up after the database,
+    so that it is torn down before the flush."""
+    if not _commits(request):
         yield
         return
     request.getfixturevalue("transactional_db")
