@@ -8,6 +8,11 @@ one host writes, another reads only through those: an upload through A is parsed
 worker and read on B; a rendered view a worker built is served by B; a long PDF's page ranges
 are read by both workers, and when one is killed mid-range the other finishes the parse; a
 release a worker built downloads byte-identical from A and B. No host writes a media folder.
+
+Each host runs in a network namespace of its own (``tests/netns.py``), reaching PostgreSQL,
+Redis and the S3 server only through its veth pair, and this process reaches the web hosts
+at their own addresses. Where namespaces cannot be made (not root), the hosts share this
+machine's loopback instead; CI (``GROUNDWORK_REQUIRE_SERVICES=1``) refuses that.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 import requests
@@ -32,6 +38,7 @@ from evalsets.anchoring import services as anchoring_services
 from evalsets.models import EvalItem, ParseRange, ParseVersion, Release, ReleaseStatus
 from evalsets.pure.parsers import PARSERS
 from labelling.celery import app as celery_app
+from tests import netns
 from tests import services as svc
 from tests.documents import make_pdf
 from tests.s3 import new_prefix
@@ -65,12 +72,14 @@ class Host:
     process: subprocess.Popen | None = None
     base: str = ""
     pids: set[int] = field(default_factory=set)
+    network: netns.Namespace | None = None
 
     def start(self) -> None:
         self.folder.mkdir(parents=True)
         log = (self.folder / "process.log").open("wb")
+        command = ["bash", "-c", f"exec {svc.procfile()[self.kind]}"]
         self.process = subprocess.Popen(
-            ["bash", "-c", f"exec {svc.procfile()[self.kind]}"],
+            self.network.command(command) if self.network else command,
             cwd=self.folder,
             env=self.env,
             stdout=log,
@@ -142,6 +151,39 @@ def _worker_answers(host: Host) -> bool:
     return any(key.startswith(f"{host.env['PROCESS_NAME']}@") for r in replies for key in r)
 
 
+HOSTS = (("a", "web"), ("b", "web"), ("c", "parse-worker"), ("d", "parse-worker"))
+#: The environment variables that locate a service: each host reaches it through its gateway.
+SERVICE_URLS = ("DATABASE_URL", "CELERY_BROKER_URL", "GROUNDWORK_S3_ENDPOINT_URL")
+
+
+def _networks(service_urls: list[str]):
+    """A network namespace per host, reaching only ``service_urls``; none where namespaces
+    cannot be made here (a developer without root), which CI does not accept."""
+    reason = netns.unavailable()
+    if reason is None:
+        return netns.namespaces([name for name, _ in HOSTS], service_urls)
+    if os.environ.get("GROUNDWORK_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"CI runs the hosts in network namespaces of their own: {reason}")
+    return contextlib.nullcontext({})
+
+
+def _start_host(root: Path, base: dict, name: str, kind: str, networks: dict) -> Host:
+    folder = root / name
+    network = networks.get(name)
+    env = _host_env(base, folder, name)
+    if network is not None:
+        env |= {key: network.url(env[key]) for key in SERVICE_URLS}
+    host = Host(name, kind, folder, env, network=network)
+    if kind == "web":
+        # A namespace's addresses are its own: any port is free there.
+        address, port = (network.address, 8000) if network else ("127.0.0.1", svc.free_port())
+        host.env["BIND"] = f"{address}:{port}"
+        host.env["DJANGO_ALLOWED_HOSTS"] = address
+        host.base = f"http://{address}:{port}"
+    host.start()
+    return host
+
+
 @pytest.fixture(scope="module")
 def hosts(s3_server, django_db_setup, tmp_path_factory):
     """Web hosts A and B, worker hosts C and D, started from the Procfile."""
@@ -170,32 +212,20 @@ def hosts(s3_server, django_db_setup, tmp_path_factory):
             "GROUNDWORK_LEASE_S": "6",
             "GROUNDWORK_SWEEP_STALE_S": "20",
         }
-        started = {}
-        for name, kind in (
-            ("a", "web"),
-            ("b", "web"),
-            ("c", "parse-worker"),
-            ("d", "parse-worker"),
-        ):
-            folder = root / name
-            host = Host(name, kind, folder, _host_env(base, folder, name))
-            if kind == "web":
-                port = svc.free_port()
-                host.env["BIND"] = f"127.0.0.1:{port}"
-                host.base = f"http://127.0.0.1:{port}"
-            host.start()
-            started[name] = host
-        try:
-            for host in started.values():
-                ready = _web_answers if host.kind == "web" else _worker_answers
-                svc.wait_for(lambda h=host, r=ready: r(h), what=f"host {host.name} to answer")
-            yield started
-        finally:
-            for host in started.values():
-                host.terminate()
-            deadline = time.monotonic() + 5
-            for host in started.values():
-                host.wait_or_kill(deadline)
+        services = [base[key] for key in SERVICE_URLS]
+        with _networks(services) as networks:
+            started = {name: _start_host(root, base, name, kind, networks) for name, kind in HOSTS}
+            try:
+                for host in started.values():
+                    ready = _web_answers if host.kind == "web" else _worker_answers
+                    svc.wait_for(lambda h=host, r=ready: r(h), what=f"host {host.name} to answer")
+                yield started
+            finally:
+                for host in started.values():
+                    host.terminate()
+                deadline = time.monotonic() + 5
+                for host in started.values():
+                    host.wait_or_kill(deadline)
 
 
 @pytest.fixture
@@ -226,6 +256,44 @@ def _ready(source_id: str, parser: str, timeout: float = 90) -> ParseVersion:
 
 def _no_media_written(hosts: dict[str, Host]) -> None:
     assert [h.name for h in hosts.values() if h.wrote_media()] == []
+
+
+#: Run inside a host's namespace: can it open a TCP connection to each ``host:port`` given?
+REACHES = """
+import socket, sys
+for target in sys.argv[1:]:
+    host, port = target.rsplit(":", 1)
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+        print("yes")
+    except OSError:
+        print("no")
+"""
+
+
+def test_each_host_is_on_a_network_of_its_own_that_reaches_only_the_services(hosts):
+    if any(host.network is None for host in hosts.values()):
+        pytest.skip("no network namespaces here: the hosts share this machine's loopback")
+    database = urlsplit(svc.database_url())
+    for host in hosts.values():
+        network = host.network
+        probe = subprocess.run(
+            network.command(
+                [
+                    sys.executable,
+                    "-c",
+                    REACHES,
+                    f"127.0.0.1:{database.port}",
+                    f"{network.gateway}:{database.port}",
+                ]
+            ),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        # The machine's own loopback is out of reach; the database is there via the gateway.
+        assert probe.stdout.split() == ["no", "yes"], (host.name, probe.stderr)
+    assert len({host.network.address for host in hosts.values()}) == len(hosts)
 
 
 def test_an_upload_through_a_is_parsed_by_a_worker_and_read_with_its_rendition_on_b(
