@@ -14,15 +14,20 @@ Word document is built with python-docx from a real HTML page's headings, paragr
 items and preformatted blocks, in order, since no Debian package ships .docx files.
 
 Every parse comes from the product's own parsers (`evalsets.pure.parsers.registry`: the
-defaults of each kind plus every other parser registered for it) and is cached as JSON under
-`bench/.cache/heldout/`. `bench/resolver_heldout_manifest.json` (checked in) records the
-sha256 of each source file, of each derived document, and of each parse's text and page
-starts: a parse that differs from the manifest (pdfminer can read a PDF differently between
-processes and versions) is reported, so numbers are only compared over the same texts.
+defaults of each kind plus every other parser registered for it). The parses the figures were
+frozen on are checked in (`bench/resolver_heldout_parses.json.gz`, 0.4 MB), so every machine
+resolves over the same texts: pdfminer reads a PDF differently between processes and versions
+(a fresh machine read two of these PDFs differently from the machine that froze them). A parse
+not in that file is made by the parser and cached as JSON under `bench/.cache/heldout/`.
+`bench/resolver_heldout_manifest.json` (checked in) records the sha256 of each source file,
+of each derived document, and of each parse's text and page starts: a parse that differs from
+the manifest is reported, so numbers are only compared over the same texts. `--freeze`
+rewrites both files from this machine's parses.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import sys
@@ -34,10 +39,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from resolver_corpus import CACHE, package_root
 
-from evalsets.pure.parsers.registry import DEFAULT_REFERENCE, kinds_of, parsers_for
+from evalsets.pure.parsers.registry import DEFAULT_REFERENCE, get_parser, kinds_of, parsers_for
 
 HELDOUT_CACHE = CACHE / "heldout"
 MANIFEST = Path(__file__).resolve().parent / "resolver_heldout_manifest.json"
+FROZEN_PARSES = Path(__file__).resolve().parent / "resolver_heldout_parses.json.gz"
 
 _DEBMAKE = "usr/share/doc/debmake-doc/debmake-doc.{}.pdf"
 _GLPK = "usr/share/doc/glpk-doc/{}.pdf"
@@ -237,13 +243,13 @@ def _document_bytes(spec: dict) -> tuple[bytes, dict]:
 
 
 def _parse(parser_name: str, data: bytes) -> dict:
-    from evalsets.pure.parsers.registry import get_parser
-
     parsed = get_parser(parser_name).parse(data, max_pages=2000)
     return {"text": parsed.text, "page_starts": list(parsed.page_starts)}
 
 
-def _cached_parse(doc_id: str, parser_name: str, data: bytes) -> dict:
+def _cached_parse(doc_id: str, parser_name: str, data: bytes, frozen: dict) -> dict:
+    if parser_name in frozen.get(doc_id, {}):
+        return frozen[doc_id][parser_name]
     path = _cache_path(doc_id, f"{parser_name}.json")
     if path.exists():
         return json.loads(path.read_text())
@@ -256,6 +262,19 @@ def load_manifest() -> dict:
     return json.loads(MANIFEST.read_text()) if MANIFEST.exists() else {}
 
 
+def load_frozen_parses() -> dict:
+    """{document id: {parser: {"text", "page_starts"}}} as checked in."""
+    if not FROZEN_PARSES.exists():
+        return {}
+    return json.loads(gzip.decompress(FROZEN_PARSES.read_bytes()))
+
+
+def _write_frozen_parses(docs: list[dict]) -> None:
+    data = json.dumps({d["id"]: d["parses"] for d in docs}, sort_keys=True).encode()
+    # mtime=0: the same parses make the same bytes, so a re-freeze changes nothing in git.
+    FROZEN_PARSES.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
+
+
 def load(freeze: bool = False, log: Callable[[str], None] = print) -> tuple[list[dict], list[str]]:
     """Every document with every shipped parser's parse: (documents, drift).
 
@@ -263,11 +282,13 @@ def load(freeze: bool = False, log: Callable[[str], None] = print) -> tuple[list
     `freeze`, the manifest is (re)written from what was read instead.
     """
     manifest = load_manifest()
+    checked_in = {} if freeze else load_frozen_parses()
     docs, drift, frozen = [], [], {}
     for spec in source_specs():
         data, provenance = _document_bytes(spec)
         parses = {
-            name: _cached_parse(spec["id"], name, data) for name in shipped_parsers(spec["kind"])
+            name: _cached_parse(spec["id"], name, data, checked_in)
+            for name in shipped_parsers(spec["kind"])
         }
         digests = {name: parse_digest(p) for name, p in parses.items()}
         record = {**{k: v for k, v in spec.items() if k != "id"}, **provenance, "parses": digests}
@@ -276,7 +297,8 @@ def load(freeze: bool = False, log: Callable[[str], None] = print) -> tuple[list
         docs.append({"id": spec["id"], "kind": spec["kind"], "parses": parses})
     if freeze:
         MANIFEST.write_text(json.dumps(frozen, indent=1, sort_keys=True) + "\n")
-        log(f"manifest written: {len(frozen)} documents")
+        _write_frozen_parses(docs)
+        log(f"manifest and parses written: {len(frozen)} documents")
     return docs, drift
 
 
