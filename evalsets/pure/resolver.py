@@ -569,6 +569,15 @@ def find_all(haystack: str, needle: str, begin: int = 0, limit: int | None = Non
 _WHITESPACE_RUN = re.compile(r"[ \t\n\r\f\v]+")
 
 
+def _one_space(text: str) -> str:
+    """`text` with each run of whitespace one space, as `_Flat` writes it: in C, with
+    `str.replace` and `str.split` (a regular expression's split cost more than the search
+    for the copies, and `str.translate` more still on a text beyond ASCII)."""
+    for ch in "\t\n\r\f\v":
+        text = text.replace(ch, " ")
+    return " ".join(filter(None, text.split(" "))) if "  " in text else text
+
+
 class _Flat:
     """A text with each run of whitespace one space (`text`), and where its runs of more than
     one character were, to map offsets between the two: each such run's place in the flat
@@ -628,7 +637,7 @@ def passage_copies(
 def _flat_copies(
     flat: _Flat, quote: str, begin: int = 0, stop: int | None = None
 ) -> list[tuple[int, int]]:
-    needle = " ".join(_WHITESPACE_RUN.split(quote.strip(_ASCII_SPACE)))
+    needle = _one_space(quote.strip(_ASCII_SPACE))
     k = len(needle)
     original = flat.original
     spans = [
