@@ -409,22 +409,14 @@ def fold_text(text: str) -> FoldedText:
     cuts = _cuts(text)
     # one code point per code point: the folded character, or a marker (dropped, attached
     # to the character before, or folding to several characters)
-    marked = text.translate(_MARK_TABLE)
-    if cuts:
-        cuts.sort()
-        pieces, at = [], 0
-        for a, b in cuts:
-            if b > at:
-                a = max(a, at)
-                pieces += [marked[at:a], _DROP * (b - a)]
-                at = b
-        pieces.append(marked[at:])
-        marked = "".join(pieces)
+    codes = _marks(text)
+    for a, b in cuts:
+        codes[a:b] = 0  # `_DROP`
+    marked = codes.tobytes().decode("utf-32-le", "surrogatepass")
     assert n == len(marked)
     # the map is worked out for all code points at once (numpy): each gives as many folded
     # characters as it folds to; only the few folding to several or attaching to the one
     # before are looked at one by one
-    codes = np.frombuffer(marked.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     special = np.flatnonzero((codes == 1) | (codes == 2)).tolist()
     if not special:
         starts = np.flatnonzero(codes)
@@ -491,6 +483,27 @@ class _MarkTable(dict):
 
 
 _MARK_TABLE = _MarkTable()
+#: `_MARK_TABLE` for the code points below U+10000, as code points, filled as they are met
+#: (`_UNSEEN` until then): a whole text is marked by one look-up in numpy, where
+#: `str.translate` looks each character up in the dictionary one at a time.
+_UNSEEN = np.uint32(0xFFFFFFFF)
+_MARK_CODES = np.full(0x10000, _UNSEEN, dtype=np.uint32)
+
+
+def _marks(text: str) -> np.ndarray:
+    """`text.translate(_MARK_TABLE)` as a writable array of code points."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if not len(codes) or codes.max() >= len(_MARK_CODES):
+        return np.frombuffer(
+            text.translate(_MARK_TABLE).encode("utf-32-le", "surrogatepass"), dtype=np.uint32
+        ).copy()
+    marks = _MARK_CODES[codes]
+    unseen = marks == _UNSEEN
+    if unseen.any():
+        for code in np.unique(codes[unseen]).tolist():
+            _MARK_CODES[code] = ord(_MARK_TABLE[code])
+        marks = _MARK_CODES[codes]
+    return marks
 
 
 class _FoldTable(dict):
