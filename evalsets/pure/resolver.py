@@ -22,11 +22,11 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from itertools import compress, pairwise, repeat
-from operator import ne
+from itertools import pairwise
 from typing import Any
 
 import edlib
+import numpy as np
 from rapidfuzz.distance import LCSseq
 
 from evalsets.pure.textpages import page_of
@@ -301,10 +301,17 @@ _MARKDOWN_NOISE = re.compile(
 _LIST_MARKER = re.compile(r"\n[ \t]*[+:][ \t]")
 #: Markdown's blockquote marks at the start of a line ("> ", "> > "): markitdown writes them
 #: where a plain-text parse of the same page has only the quoted lines.
-_BLOCKQUOTE = re.compile(r"(?:\A|(?<=\n))[ \t]*>[ \t>]*")
+#: (``^`` of a multiline pattern is "at the start or right after a line feed"; a pattern
+#: beginning with a lookbehind would be tried at every position.)
+_BLOCKQUOTE = re.compile(r"^[ \t]*>[ \t>]*", re.MULTILINE)
 #: A hyphen between two letters, possibly across a line break: "infor-\nmation",
 #: "well-known". Dropped on both sides, so all spellings of a hyphenated word compare equal.
-_JOINING_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u00ad\u2010\u2011](?=\s*[^\W\d_])")
+#: The hyphen comes first and the letter before it is checked behind it: a pattern beginning
+#: with its set of hyphens is searched for in C, one beginning with a lookbehind is tried
+#: at every position.
+_JOINING_HYPHEN = re.compile(
+    r"[-\u00ad\u2010\u2011](?<=[^\W\d_][-\u00ad\u2010\u2011])(?=\s*[^\W\d_])"
+)
 
 
 def _cuts(text: str) -> list[tuple[int, int]]:
@@ -402,64 +409,60 @@ def fold_text(text: str) -> FoldedText:
     cuts = _cuts(text)
     # one code point per code point: the folded character, or a marker (dropped, attached
     # to the character before, or folding to several characters)
-    marked = text.translate(_MARK_TABLE)
-    if cuts:
-        cuts.sort()
-        pieces, at = [], 0
-        for a, b in cuts:
-            if b > at:
-                a = max(a, at)
-                pieces += [marked[at:a], _DROP * (b - a)]
-                at = b
-        pieces.append(marked[at:])
-        marked = "".join(pieces)
-    folded: list[str] = []
-    starts = array("l")
-    ends = array("l")
-    group = 0  # folded characters produced by the last original character kept
-    prev_end = -1  # original end of that group
-    at = 0
-    # ordinary stretches (one folded character per kept code point) are mapped in C; only
-    # characters that fold to several or attach to the one before are looked at one by one
-    for i in [*(m.start() for m in _SPECIAL.finditer(marked)), n]:
-        if i > at:
-            seg = marked[at:i]
-            kept = seg.replace(_DROP, "")
-            if kept:
-                folded.append(kept)
-                if len(kept) == i - at:
-                    starts.extend(range(at, i))
-                    ends.extend(range(at + 1, i + 1))
-                    prev_end = i
-                else:
-                    idx = array("l", compress(range(at, i), map(ne, seg, repeat(_DROP))))
-                    starts.extend(idx)
-                    ends.extend(map(_PLUS_ONE, idx))
-                    prev_end = idx[-1] + 1
-                group = 1
-        if i == n:
-            break
-        if marked[i] == _SEVERAL:
-            out = _fold_char(text[i])[0]
-            folded.append(out)
-            k = len(out)
-            starts.extend([i] * k)
-            ends.extend([i + 1] * k)
-            group = k
-            prev_end = i + 1
-        elif group and prev_end == i:
-            for idx_ in range(len(ends) - group, len(ends)):
-                ends[idx_] = i + 1
-            prev_end = i + 1
-        at = i + 1
+    codes = _marks(text)
+    for a, b in cuts:
+        codes[a:b] = 0  # `_DROP`
+    marked = codes.tobytes().decode("utf-32-le", "surrogatepass")
     assert n == len(marked)
-    return FoldedText("".join(folded), starts, ends)
+    # the map is worked out for all code points at once (numpy): each gives as many folded
+    # characters as it folds to; only the few folding to several or attaching to the one
+    # before are looked at one by one
+    special = np.flatnonzero((codes == 1) | (codes == 2)).tolist()
+    if not special:
+        starts = np.flatnonzero(codes)
+        return FoldedText(marked.replace(_DROP, ""), _offsets(starts), _offsets(starts + 1))
+    counts = (codes > 2).astype(np.int64)
+    folded: list[str] = []
+    attached: list[int] = []
+    at = 0
+    for i in special:
+        folded.append(marked[at:i].replace(_DROP, ""))
+        if marked[i] == _SEVERAL:
+            folded.append(_fold_char(text[i])[0])
+            counts[i] = len(folded[-1])
+        else:
+            attached.append(i)
+        at = i + 1
+    folded.append(marked[at:].replace(_DROP, ""))
+    starts = np.repeat(np.arange(n), counts)
+    ends = starts + 1
+    _attach(ends, counts, attached)
+    return FoldedText("".join(folded), _offsets(starts), _offsets(ends))
+
+
+def _attach(ends: np.ndarray, counts: np.ndarray, attached: list[int]) -> None:
+    """Stretch `ends` over the marks that belong to the character before them: a mark right
+    after a kept character, or after a mark that belonged to one, carries the end of that
+    character's folded characters past it; a mark after a dropped one belongs to nothing."""
+    firsts = np.cumsum(counts) - counts  # where each code point's folded characters begin
+    carrier, reach = -1, -1
+    for i in attached:
+        if i and counts[i - 1]:
+            carrier = i - 1
+        elif reach != i:
+            carrier = -1
+        if carrier >= 0:
+            ends[firsts[carrier] : firsts[carrier] + counts[carrier]] = i + 1
+            reach = i + 1
+
+
+def _offsets(values: np.ndarray) -> array:
+    """Offsets as a compact `array` (4 bytes each while a text is under 2**31 code points)."""
+    code = "i" if not len(values) or values[-1] < 2**31 else "q"
+    return array(code, values.astype(np.int32 if code == "i" else np.int64).tobytes())
 
 
 _DROP, _SEVERAL, _ATTACHED = "\x00", "\x01", "\x02"
-#: A character to look at on its own: it folds to several, or attaches to the one before.
-_SPECIAL = re.compile("[\x01\x02]")
-_PLUS_ONE = (1).__add__
 
 
 class _MarkTable(dict):
@@ -480,6 +483,27 @@ class _MarkTable(dict):
 
 
 _MARK_TABLE = _MarkTable()
+#: `_MARK_TABLE` for the code points below U+10000, as code points, filled as they are met
+#: (`_UNSEEN` until then): a whole text is marked by one look-up in numpy, where
+#: `str.translate` looks each character up in the dictionary one at a time.
+_UNSEEN = np.uint32(0xFFFFFFFF)
+_MARK_CODES = np.full(0x10000, _UNSEEN, dtype=np.uint32)
+
+
+def _marks(text: str) -> np.ndarray:
+    """`text.translate(_MARK_TABLE)` as a writable array of code points."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if not len(codes) or codes.max() >= len(_MARK_CODES):
+        return np.frombuffer(
+            text.translate(_MARK_TABLE).encode("utf-32-le", "surrogatepass"), dtype=np.uint32
+        ).copy()
+    marks = _MARK_CODES[codes]
+    unseen = marks == _UNSEEN
+    if unseen.any():
+        for code in np.unique(codes[unseen]).tolist():
+            _MARK_CODES[code] = ord(_MARK_TABLE[code])
+        marks = _MARK_CODES[codes]
+    return marks
 
 
 class _FoldTable(dict):
@@ -558,18 +582,54 @@ def find_all(haystack: str, needle: str, begin: int = 0, limit: int | None = Non
 _WHITESPACE_RUN = re.compile(r"[ \t\n\r\f\v]+")
 
 
-def _flatten(text: str) -> tuple[str, array]:
-    """`text` with each run of whitespace one space, and where each character came from."""
-    parts: list[str] = []
-    positions = array("l")
-    at = 0
-    for m in _WHITESPACE_RUN.finditer(text):
-        parts += [text[at : m.start()], " "]
-        positions.extend(range(at, m.start() + 1))
-        at = m.end()
-    parts.append(text[at:])
-    positions.extend(range(at, len(text)))
-    return "".join(parts), positions
+def _one_space(text: str) -> str:
+    """`text` with each run of whitespace one space, as `_Flat` writes it: in C, with
+    `str.replace` and `str.split` (a regular expression's split cost more than the search
+    for the copies, and `str.translate` more still on a text beyond ASCII)."""
+    for ch in "\t\n\r\f\v":
+        text = text.replace(ch, " ")
+    return " ".join(filter(None, text.split(" "))) if "  " in text else text
+
+
+class _Flat:
+    """A text with each run of whitespace one space (`text`), and where its runs of more than
+    one character were, to map offsets between the two: each such run's place in the flat
+    text (`at`) and in the text (`began`), and the characters taken out before each run
+    (`removed`, one longer: its last is all of them). A run of one character needs no entry,
+    so most texts hold a few of these per paragraph, not an offset per character."""
+
+    __slots__ = ("at", "began", "removed", "text")
+
+    def __init__(self, text: str) -> None:
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        space = (codes == 32) | ((codes >= 9) & (codes <= 13))  # `_WHITESPACE_RUN`'s set
+        edges = np.diff(space.view(np.int8), prepend=np.int8(0), append=np.int8(0))
+        firsts, lasts = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        keep = ~space
+        keep[firsts] = True
+        flat = codes[keep]
+        flat[space[keep]] = 32
+        self.text = flat.tobytes().decode("utf-32-le", "surrogatepass")
+        lengths = lasts - firsts
+        longer = lengths > 1
+        began = firsts[longer]
+        removed = np.concatenate(([0], np.cumsum(lengths[longer] - 1)))
+        self.began = _offsets(began)
+        self.at = _offsets(began - removed[:-1])
+        self.removed = _offsets(removed)
+
+    def original(self, at: int) -> int:
+        """The text's offset of flat position `at` (a run's space: where the run starts)."""
+        return at + self.removed[bisect_left(self.at, at)] if self.at else at
+
+    def flat_index(self, offset: int) -> int:
+        """The first flat position that comes from at or after the text's `offset`."""
+        runs = bisect_left(self.began, offset)
+        if not runs:
+            return min(max(offset, 0), len(self.text))
+        before, removed = self.began[runs - 1], self.removed[runs - 1]
+        length = self.removed[runs] - removed + 1
+        return min(offset - removed - min(length, offset - before) + 1, len(self.text))
 
 
 def passage_copies(
@@ -584,18 +644,18 @@ def passage_copies(
     The one way an `occurrence` is counted: where a highlight records it
     (`occurrence_at`) and where the resolver reads it back.
     """
-    return _flat_copies(_flatten(text), quote, begin, stop)
+    return _flat_copies(_Flat(text), quote, begin, stop)
 
 
 def _flat_copies(
-    flat: tuple[str, array], quote: str, begin: int = 0, stop: int | None = None
+    flat: _Flat, quote: str, begin: int = 0, stop: int | None = None
 ) -> list[tuple[int, int]]:
-    ftext, positions = flat
-    needle = " ".join(_WHITESPACE_RUN.split(quote.strip(_ASCII_SPACE)))
+    needle = _one_space(quote.strip(_ASCII_SPACE))
     k = len(needle)
+    original = flat.original
     spans = [
-        (positions[at], positions[at + k - 1] + 1)
-        for at in find_all(ftext, needle, bisect_left(positions, begin))
+        (original(at), original(at + k - 1) + 1)
+        for at in find_all(flat.text, needle, flat.flat_index(begin))
     ]
     return spans if stop is None else [span for span in spans if span[0] < stop]
 
@@ -662,7 +722,7 @@ class PreparedText:
         self.page_starts = list(page_starts) if page_starts else None
         self.folded = fold_text(text)
         self._seeds: dict[str, list[int]] | None = None
-        self._flat: tuple[str, array] | None = None
+        self._flat: _Flat | None = None
 
     def _seed_index(self) -> dict[str, list[int]]:
         """Where each `seed`-character piece of the folded text starts, every `seed_step`.
@@ -1231,7 +1291,7 @@ class PreparedText:
         folded = self.folded
         out = []
         if self._flat is None:
-            self._flat = _flatten(self.text)
+            self._flat = _Flat(self.text)
         for s, e in _flat_copies(self._flat, q, begin):
             fa = folded.folded_index(s)
             fb = max(fa + 1, folded.folded_index(e))
