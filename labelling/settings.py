@@ -319,12 +319,13 @@ GROUNDWORK_PARSE_RANGE_PAGES = (
     if os.environ.get("GROUNDWORK_PARSE_RANGE_PAGES", "").strip()
     else None
 )
-# Each worker process keeps the most recently used parses folded and indexed for the resolver
-# (15-20 bytes a character in memory), so a new anchor does not fold its parses again. An
-# anchor is resolved in every parse of its document in turn: the three parses of a 1,000-page
-# PDF (4.2 M characters each) must fit at once, or each one evicts the next (least recently
-# used, in a cycle) and every anchor folds all three again.
-GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 13_000_000)
+# Each worker process keeps the most recently used parses folded and indexed for the resolver,
+# up to this many MB (weighed as they are: about 10 bytes a character once folded and indexed,
+# plus the text, and 3 more once a quote needed approximate matching there), so a new anchor does
+# not fold its parses again. An anchor is resolved in every parse of its document in turn: the
+# three parses of a 1,000-page PDF (4.2 M characters each) must fit at once, or each one
+# evicts the next (least recently used, in a cycle) and every anchor folds all three again.
+GROUNDWORK_RESOLVER_CACHE_MB = env_int("GROUNDWORK_RESOLVER_CACHE_MB", 256)
 # The PDF view's page images: drawn once, shared by every reader, kept on disk up to this size
 # (least recently read go first). The shared copy of each image is in the storage; this is
 # each host's own disk cache in front of it (and of the PDFs it draws from), never shared.

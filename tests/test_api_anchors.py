@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import bisect
+import random
+import string
 
 import pytest
 from django.db import connection
@@ -379,26 +381,42 @@ def test_a_parse_written_again_is_prepared_again_not_served_stale(
     assert row.start == HANDBOOK.index(anchor.quote) + len("Preface.\n")
 
 
-def test_the_prepared_parse_cache_stays_within_its_character_budget(document, settings):
-    from evalsets.anchoring import resolution
-    from evalsets.models import ParseVersion
-
-    cache = resolution.PreparedCache()
-    settings.GROUNDWORK_RESOLVER_CACHE_CHARS = len(HANDBOOK) * 2
-    parses = [
+def _parses(document, count: int) -> list[ParseVersion]:
+    return [
         documents_services.parse_version_add(
             document=document, parser=f"p{n}", parser_version="1", text=HANDBOOK, page_starts=[0]
         )
-        for n in range(3)
+        for n in range(count)
     ]
+
+
+def test_the_prepared_parse_cache_stays_within_its_budget(document, settings):
+    parses = _parses(document, 3)
+    one = resolution_module.resolver.prepare(HANDBOOK).nbytes()
+    settings.GROUNDWORK_RESOLVER_CACHE_MB = 1
+    cache = resolution_module.PreparedCache(unit=int(one * 2.5))  # room for two
     for parse in parses:
-        cache.put(parse, resolution.resolver.prepare(parse.text))
+        cache.put(parse, resolution_module.resolver.prepare(parse.text))
     assert cache.get(parses[0]) is None, "the least recently used one made room"
     assert cache.get(parses[1]) is not None and cache.get(parses[2]) is not None
-    settings.GROUNDWORK_RESOLVER_CACHE_CHARS = len(HANDBOOK) - 1
-    too_big = ParseVersion.objects.get(pk=parses[0].pk)
-    cache.put(too_big, resolution.resolver.prepare(too_big.text))
-    assert cache.get(too_big) is None, "a text larger than the whole budget is not kept"
+    small = resolution_module.PreparedCache(unit=one - 1)
+    small.put(parses[0], resolution_module.resolver.prepare(parses[0].text))
+    assert small.get(parses[0]) is None, "a parse larger than the whole budget is not kept"
+
+
+def test_a_prepared_parse_that_grew_its_indexes_makes_the_older_ones_go(document, settings):
+    parses = _parses(document, 2)
+    first, second = (resolution_module.resolver.prepare(p.text) for p in parses)
+    settings.GROUNDWORK_RESOLVER_CACHE_MB = 1
+    cache = resolution_module.PreparedCache(unit=first.nbytes() * 2)  # room for the two
+    cache.put(parses[0], first)
+    cache.put(parses[1], second)
+    assert cache.get(parses[0]) is first and cache.get(parses[1]) is second
+    # Approximate matching builds the parse's seed index, after it was stored.
+    second.resolve("Employees accrue leave at a rate nobody wrote down anywhere in it")
+    assert second.nbytes() > first.nbytes()
+    assert cache.get(parses[1]) is second
+    assert cache.get(parses[0]) is None
 
 
 def test_the_grade_can_be_changed_and_the_anchor_deleted(client_for, item, annotator, document):
@@ -477,11 +495,14 @@ def test_an_owner_can_re_resolve_the_whole_workspace(
 
 
 def test_the_default_resolver_cache_holds_the_three_parses_of_a_1000_page_pdf():
-    # A new anchor is resolved in each parse of its document in turn: all three must stay.
-    cache = resolution_module.PreparedCache(size=len)
-    parses = [ParseVersion(pk=n, text_length=4_200_000, updated_at=None) for n in range(1, 4)]
-    for _ in range(2):  # a second anchor after the first
-        for parse in parses:
-            if cache.get(parse) is None:
-                cache.put(parse, "x" * parse.text_length)
-    assert all(cache.get(parse) is not None for parse in parses)
+    # A new anchor is resolved in each parse of its document in turn: all three must stay,
+    # each with the index approximate matching builds. Weighed on a tenth of such a parse,
+    # of varied words (repeated text would leave its seed index nearly empty).
+    rng = random.Random(0)
+    letters = string.ascii_lowercase
+    words = ["".join(rng.choices(letters, k=rng.randint(2, 11))) for _ in range(9000)]
+    text = " ".join(rng.choices(words, k=70_000))[:420_000]
+    prepared = resolution_module.resolver.prepare(text)
+    prepared.resolve("a passage that is nowhere in it, so that approximate matching runs there")
+    per_character = prepared.nbytes() / len(text)
+    assert 3 * 4_200_000 * per_character < resolution_module.PreparedCache().budget()

@@ -98,52 +98,65 @@ class PreparedCache:
     a 30-page document, 0.7 s against 1 ms for 1,000 pages), and annotators add anchors to
     the same few documents one at a time. Entries are keyed by the parse's id, length and
     last update, so a parse written again is folded again; least recently used ones go
-    first once the texts held pass ``GROUNDWORK_RESOLVER_CACHE_CHARS``.
+    first once what they hold passes the ``budget`` setting (times ``unit``: ``size`` of an
+    entry is in units of one).
 
-    The search box keeps its own (``evalsets.documents.search``): another ``budget`` setting, and
-    ``size`` says how many characters an entry counts for.
+    An entry may grow after it is stored (a prepared parse builds its indexes as quotes need
+    them), so what is held is weighed again each time an entry is asked for or stored, not
+    only counted as it was when stored.
+
+    The search box keeps its own (``evalsets.documents.search``), and the highlight check its
+    texts: another ``budget`` setting each, and ``size`` says what an entry counts for.
     """
 
     def __init__(
         self,
-        budget: str = "GROUNDWORK_RESOLVER_CACHE_CHARS",
-        size: Callable[[Any], int] = lambda prepared: len(prepared.text),
+        budget: str = "GROUNDWORK_RESOLVER_CACHE_MB",
+        size: Callable[[Any], int] = lambda prepared: prepared.nbytes(),
+        unit: int = 2**20,
     ) -> None:
         self._entries: OrderedDict[tuple, Any] = OrderedDict()
-        self._chars = 0
         self._lock = threading.Lock()
         self._budget = budget
         self._size = size
+        self._unit = unit
 
     @staticmethod
     def key(parse: ParseVersion) -> tuple:
         return (parse.pk, parse.text_length, parse.updated_at)
+
+    def budget(self) -> int:
+        return getattr(settings, self._budget) * self._unit
 
     def get(self, parse: ParseVersion) -> Any:
         with self._lock:
             prepared = self._entries.get(self.key(parse))
             if prepared is not None:
                 self._entries.move_to_end(self.key(parse))
+                self._trim()
             return prepared
 
     def put(self, parse: ParseVersion, prepared: Any) -> None:
-        budget = getattr(settings, self._budget)
-        size = self._size(prepared)
-        if size > budget:
+        if self._size(prepared) > self.budget():
             return
         with self._lock:
             for old in [k for k in self._entries if k[0] == parse.pk]:
-                self._chars -= self._size(self._entries.pop(old))
+                del self._entries[old]
             self._entries[self.key(parse)] = prepared
-            self._chars += size
-            while self._chars > budget:
-                _, dropped = self._entries.popitem(last=False)
-                self._chars -= self._size(dropped)
+            self._trim()
+
+    def _trim(self) -> None:
+        """Let the least recently used entries go until the rest fit (the newest stays: it
+        is in use)."""
+        held = sum(map(self._size, self._entries.values()))
+        budget = self.budget()
+        while held > budget and len(self._entries) > 1:
+            _, dropped = self._entries.popitem(last=False)
+            held -= self._size(dropped)
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
-            self._chars = 0
 
 
 prepared_parses = PreparedCache()

@@ -213,7 +213,9 @@ def item_delete(*, item: EvalItem, user=None) -> None:
 #: costs it the whole text each time (SQLite reads and decodes all 2 MB of a 1,000-page
 #: parse to cut 100 characters: 2-10 ms of the anchor-create request). Keyed like the
 #: resolver's (id, length, last update), so a parse written again is read again.
-highlight_texts = resolution.PreparedCache(budget="GROUNDWORK_HIGHLIGHT_CACHE_CHARS", size=len)
+highlight_texts = resolution.PreparedCache(
+    budget="GROUNDWORK_HIGHLIGHT_CACHE_CHARS", size=len, unit=1
+)
 
 
 def _parse_text(parse: ParseVersion) -> str:

@@ -17,7 +17,7 @@ from evalsets.models import ParseVersion
 from evalsets.pure import textsearch
 
 searchable_parses = PreparedCache(
-    budget="GROUNDWORK_SEARCH_CACHE_CHARS", size=lambda prepared: prepared.size
+    budget="GROUNDWORK_SEARCH_CACHE_CHARS", size=lambda prepared: prepared.size, unit=1
 )
 
 

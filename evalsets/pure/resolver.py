@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 import unicodedata
 from array import array
 from bisect import bisect_left
@@ -708,6 +709,69 @@ class _Count:
         return bool(self.quote) and _letterless(self.quote)
 
 
+def _array_bytes(values: Sequence[int]) -> int:
+    return values.itemsize * len(values) if isinstance(values, array) else sys.getsizeof(values)
+
+
+#: Multiplier of the seed pieces' polynomial hash (odd; arithmetic wraps at 64 bits).
+_HASH_BASE = np.uint64(0x100000001B3)
+
+
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+def _piece_hashes(codes: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
+    """A 64-bit hash of each `length`-character piece of `codes` beginning at `starts`."""
+    hashes = np.zeros(len(starts), dtype=np.uint64)
+    for i in range(length):
+        hashes = hashes * _HASH_BASE + codes[starts + i].astype(np.uint64)
+    return hashes
+
+
+class _SeedIndex:
+    """Where each `seed`-character piece of a folded text starts, sampled every `seed_step`:
+    the pieces' hashes, sorted, beside their offsets (ascending among equal hashes), 12 bytes
+    a sampled piece. A dict of lists of offsets held the same in 20 to 50 bytes a character
+    of text, which made the worker's cache of prepared parses several times its budget."""
+
+    __slots__ = ("hashes", "offsets", "text")
+
+    def __init__(self, ftext: str) -> None:
+        seed = THRESHOLDS.seed
+        starts = np.arange(0, max(0, len(ftext) - seed + 1), THRESHOLDS.seed_step)
+        hashes = _piece_hashes(_code_points(ftext), starts, seed)
+        order = np.argsort(hashes, kind="stable")
+        hashes, starts = hashes[order], starts[order]
+        # Pieces seen more than `max_seed_hits` times say nothing about where a passage is.
+        _, counts = np.unique(hashes, return_counts=True)
+        keep = np.repeat(counts <= THRESHOLDS.max_seed_hits, counts)
+        self.hashes = hashes[keep]
+        self.offsets = starts[keep].astype(np.int32 if len(ftext) < 2**31 else np.int64)
+        self.text = ftext
+
+    @property
+    def nbytes(self) -> int:
+        return self.hashes.nbytes + self.offsets.nbytes
+
+    def pieces(self, qf: str) -> list[list[int] | None]:
+        """For each `seed`-character piece of `qf`, in order: where it starts in the text
+        (ascending), or None."""
+        seed = THRESHOLDS.seed
+        if len(qf) < seed:
+            return []
+        hashes = _piece_hashes(_code_points(qf), np.arange(len(qf) - seed + 1), seed)
+        firsts = np.searchsorted(self.hashes, hashes, "left").tolist()
+        lasts = np.searchsorted(self.hashes, hashes, "right").tolist()
+        found: list[list[int] | None] = []
+        for off, (a, b) in enumerate(zip(firsts, lasts, strict=True)):
+            piece = qf[off : off + seed]
+            # Two pieces may share a hash: only the piece's own copies count.
+            hits = [p for p in self.offsets[a:b].tolist() if self.text[p : p + seed] == piece]
+            found.append(hits or None)
+        return found
+
+
 class PreparedText:
     """One parse, folded once, ready to resolve many quotes against.
 
@@ -721,10 +785,23 @@ class PreparedText:
         self.text = text
         self.page_starts = list(page_starts) if page_starts else None
         self.folded = fold_text(text)
-        self._seeds: dict[str, list[int]] | None = None
+        self._seeds: _SeedIndex | None = None
         self._flat: _Flat | None = None
 
-    def _seed_index(self) -> dict[str, list[int]]:
+    def nbytes(self) -> int:
+        """About how much memory this holds, with the indexes built so far (they are built as
+        quotes need them, so it grows): what a cache of prepared parses is bounded by."""
+        folded = self.folded
+        held = sys.getsizeof(self.text) + sys.getsizeof(folded.text)
+        held += _array_bytes(folded.starts) + _array_bytes(folded.ends)
+        if self._flat is not None:
+            flat = self._flat
+            held += sys.getsizeof(flat.text) + sum(
+                _array_bytes(a) for a in (flat.at, flat.began, flat.removed)
+            )
+        return held + (self._seeds.nbytes if self._seeds is not None else 0)
+
+    def _seed_index(self) -> _SeedIndex:
         """Where each `seed`-character piece of the folded text starts, every `seed_step`.
 
         Built on the first quote that needs approximate matching, then shared by all: looking
@@ -734,12 +811,7 @@ class PreparedText:
         about where a passage is and are left out.
         """
         if self._seeds is None:
-            ftext = self.folded.text
-            index: dict[str, list[int]] = {}
-            setdefault = index.setdefault
-            for p in range(0, len(ftext) - THRESHOLDS.seed + 1, THRESHOLDS.seed_step):
-                setdefault(ftext[p : p + THRESHOLDS.seed], []).append(p)
-            self._seeds = {k: v for k, v in index.items() if len(v) <= THRESHOLDS.max_seed_hits}
+            self._seeds = _SeedIndex(self.folded.text)
         return self._seeds
 
     # -- pages ---------------------------------------------------------------
@@ -1663,11 +1735,7 @@ class PreparedText:
         """
         ftext = self.folded.text
         m = len(qf)
-        index = self._seed_index()
-        get = index.get
-        pieces = map(
-            get, [qf[off : off + THRESHOLDS.seed] for off in range(m - THRESHOLDS.seed + 1)]
-        )
+        pieces = self._seed_index().pieces(qf)
         votes = [h - off for off, hits in enumerate(pieces) if hits for h in hits]
         if not votes:
             return [], 0.0
