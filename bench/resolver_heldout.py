@@ -29,9 +29,11 @@ Absent passages, built to tempt: a real head of a passage of the document (30-60
 words) spliced onto the tail of a passage of another document of the same kind (80%), or a
 real passage's first and last words (15-25% each) around another document's middle
 (bookends, 20%); fillers whose word trigrams are in the target are dropped. Passages the
-target lost (<= 30% of words aligned, <= 20% of trigrams present, and its words run together
-not a substring of the target's words run together) count as absent too. Any
-span returned for an absent passage is a false alarm.
+target lost (<= 30% of words aligned, <= 20% of trigrams present, and at most 20% of the
+8-character pieces of its words run together found in the target's words run together, so a
+passage kept with its words glued, a line inserted or a label dropped is not "lost") count as
+absent too. Any span returned for an absent passage is a false alarm. Glyph placeholders
+(pdfminer's "(cid:12)", pypdf's control character) are not words in either parse.
 
 "Offered" counts surviving quotes a resolver did not find but for which it offered a passage
 overlapping at least half of the true span (ours only: the peers offer nothing).
@@ -127,6 +129,20 @@ def _presence(words: list[str], trigrams: set) -> float:
     return sum(g in trigrams for g in grams) / len(grams)
 
 
+#: Characters in a piece of a passage's words run together (`_squashed_presence`).
+SQUASHED_GRAM = 8
+
+
+def _squashed_presence(squashed: str, target: str) -> float:
+    """The share of the `SQUASHED_GRAM`-character pieces of a passage's words run together
+    found in the target's words run together: a passage the target keeps with its words
+    glued ("majorpartoftheadditions"), a line of another column put between two of its
+    lines, or a label line dropped is not lost, though few of its words align."""
+    k = SQUASHED_GRAM
+    pieces = {squashed[i : i + k] for i in range(len(squashed) - k + 1)} or {squashed}
+    return sum(piece in target for piece in pieces) / len(pieces)
+
+
 def _survivor(
     doc: dict, ta: list, tb: list, mapping: dict, i: int, j: int
 ) -> tuple[str, dict | None]:
@@ -154,7 +170,8 @@ def _survivor(
     if len(got) <= 0.3 * n and _presence(words, _trigrams(target_words)) <= 0.2:
         # the alignment can miss a copy whose words the target splits or joins otherwise
         # ("infor-\nmation", words without spaces): one with the same letters is not lost
-        if "".join(words) in doc["squashed"]:
+        squashed = "".join(words)
+        if squashed in doc["squashed"] or _squashed_presence(squashed, doc["squashed"]) > 0.2:
             return "left out: present with other word breaks", None
         return "lost", {**anchor, "truth": None}
     return "left out: partly aligned", None
@@ -296,13 +313,16 @@ def _offered_right(case: dict, offered: tuple[int, int] | None) -> bool:
 
 
 def tally(cases: list[dict], spans: list, offered: list | None = None) -> Counter:
-    """Counts of one resolver over cases: right, wrong, miss, false alarm, absent, offered."""
+    """Counts of one resolver over cases: right, wrong, miss, false alarm, absent, offered
+    (the right passage, for a miss) and offered for an absent passage (noise, if many)."""
     n: Counter = Counter()
     for k, (c, span) in enumerate(zip(cases, spans, strict=True)):
         result = outcome(c, span)
         n[result] += 1
         if result == "miss" and offered is not None and _offered_right(c, offered[k]):
             n["offered"] += 1
+        if result == "absent" and offered is not None and offered[k] is not None:
+            n["offered absent"] += 1
     return n
 
 
@@ -317,6 +337,7 @@ def figures(n: Counter, cpu_s: float, anchors: int) -> dict:
         "miss": n["miss"],
         "false_alarms": n["false alarm"],
         "offered": n["offered"],
+        "offered_absent": n["offered absent"],
         "recall": n["right"] / max(1, survivors),
         "cpu_s": cpu_s,
         "anchors": anchors,
@@ -326,8 +347,9 @@ def figures(n: Counter, cpu_s: float, anchors: int) -> dict:
 
 def run_contenders(
     docs: list[dict], cases: list[dict], peers: bool, repeats: int
-) -> dict[str, dict]:
-    """Each resolver's figures over the cases (timed, set-up included)."""
+) -> tuple[dict[str, dict], list]:
+    """Each resolver's figures over the cases (timed, set-up included), and our
+    resolutions."""
     out = {}
     contenders: list[tuple[str, Callable]] = []
     if peers:
@@ -340,7 +362,33 @@ def run_contenders(
     run_ours(docs, cases, resolutions=resolutions)
     offered = [r.offered for r in resolutions]
     out["ours"] = figures(tally(cases, spans, offered), ms * len(cases) / 1000, len(cases))
-    return out
+    return out, resolutions
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return repr(text if len(text) <= limit else f"{text[:limit]}...")
+
+
+def listing(pair: str, docs: list[dict], cases: list[dict], resolutions: list) -> list[str]:
+    """Each false alarm, wrong span and miss of ours, and each passage offered for an absent
+    one: the document, the quote, what we answered and why, the gold span and the offer."""
+    lines = []
+    for c, r in zip(cases, resolutions, strict=True):
+        result = outcome(c, r.span)
+        if result in ("right", "absent") and not (result == "absent" and r.offered):
+            continue
+        label = "offered for an absent passage" if result == "absent" else result
+        text = docs[c["doc"]]["b"]
+        lines.append(
+            f"- {label} | {pair} | {docs[c['doc']]['id']} | {c['kind']} | page "
+            f"{c['page_hint']} occurrence {c['occurrence']} | {r.status} ({r.reason})"
+        )
+        lines.append(f"    quote  {_clip(c['quote'])}")
+        for name, span in (("ours", r.span), ("gold", c["truth"]), ("offer", r.offered)):
+            if span is not None:
+                lines.append(f"    {name:<6} {span[0]}-{span[1]} {_clip(text[span[0] : span[1]])}")
+        lines.append(f"    why    {r.detail}")
+    return lines
 
 
 def _row(pair: str, name: str, f: dict, peer: dict | None) -> str:
@@ -353,15 +401,16 @@ def _row(pair: str, name: str, f: dict, peer: dict | None) -> str:
     return (
         f"| {pair:<24} | {name:<12} | {f['survivors']:>5} | {f['recall']:7.2%} | {f['wrong']:>4} "
         f"({wrong:6.2%}) | {f['false_alarms']:>3} of {f['absent']:<4} | {f['offered']:>3} of "
-        f"{f['miss']:<4} | {f['ms_per_anchor']:9.3f} | {speed} |"
+        f"{f['miss']:<4} | {f['offered_absent']:>3} of {f['absent']:<4} | "
+        f"{f['ms_per_anchor']:9.3f} | {speed} |"
     )
 
 
 TABLE_HEAD = (
     "| pair                     | resolver     | quotes |  recall | wrong spans   | false alarms |"
-    " offered    | ms/anchor | vs cg |\n"
+    " offered    | offered, absent | ms/anchor | vs cg |\n"
     "|--------------------------|--------------|--------|---------|---------------|--------------|"
-    "------------|-----------|-------|"
+    "------------|-----------------|-----------|-------|"
 )
 
 
@@ -374,6 +423,7 @@ def pooled(rows: list[dict]) -> dict:
         "miss",
         "false_alarms",
         "offered",
+        "offered_absent",
         "cpu_s",
         "anchors",
     )
@@ -390,10 +440,13 @@ def run(
     repeats: int = 1,
     only_pairs: list[str] | None = None,
     log: Callable[[str], None] = print,
+    show: bool = False,
 ) -> dict:
-    """Every pair on both halves: {half: {pair: {resolver: figures}}}, tables printed."""
+    """Every pair on both halves: {half: {pair: {resolver: figures}}}, tables printed; with
+    `show`, each half's false alarms, wrong spans, misses and offers for absent passages."""
     results: dict = {half: {} for half in HALVES}
     for half in HALVES:
+        shown: list[str] = []
         in_half = [d for d in docs if half_of(d["id"]) == half]
         log(f"\n### {half} half: {len(in_half)} documents")
         log(TABLE_HEAD)
@@ -405,7 +458,8 @@ def run(
             if not pdocs:
                 continue
             cases, counts = build_cases(pdocs, name, per_doc)
-            figs = run_contenders(pdocs, cases, peers, repeats)
+            figs, resolutions = run_contenders(pdocs, cases, peers, repeats)
+            shown += listing(name, pdocs, cases, resolutions) if show else []
             results[half][name] = {**figs, "sampling": dict(counts), "documents": len(pdocs)}
             for rname, f in figs.items():
                 log(_row(name, rname, f, figs.get("context-grid")))
@@ -416,6 +470,9 @@ def run(
         overall = results[half].get("overall", {})
         for rname, f in overall.items():
             log(_row("overall", rname, f, overall.get("context-grid")))
+        if show:
+            log(f"\nours on the {half} half, every answer not right:")
+            log("\n".join(shown) or "(none)")
     return results
 
 
@@ -518,6 +575,11 @@ def main() -> None:
     parser.add_argument(
         "--ablate", action="store_true", help="switch each rule off alone and write the ledger"
     )
+    parser.add_argument(
+        "--show",
+        action="store_true",
+        help="list each false alarm, wrong span, miss and offer for an absent passage",
+    )
     args = parser.parse_args()
     t0 = time.perf_counter()
     docs, drift = corpus.load(freeze=args.freeze)
@@ -533,7 +595,7 @@ def main() -> None:
         LEDGER.write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n")
         print(f"ledger written to {LEDGER.name}")
         return
-    results = run(docs, args.per_doc, not args.ours_only, args.repeats, args.pair)
+    results = run(docs, args.per_doc, not args.ours_only, args.repeats, args.pair, show=args.show)
     if args.json:
         args.json.write_text(
             json.dumps({"version": RESOLVER_VERSION, "results": results}, indent=1)
