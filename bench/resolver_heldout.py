@@ -56,6 +56,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -76,7 +77,7 @@ from resolver_bench import (
 )
 
 import evalsets.pure.resolver as resolver_module
-from evalsets.pure.resolver import RESOLVER_VERSION, RULES, Rules
+from evalsets.pure.resolver import RESOLVER_VERSION, RULES, THRESHOLDS, Rules, Thresholds
 
 HALVES = ("tuning", "held-out")
 #: Surviving quotes sampled per document and pair; absent passages are a fifth of that.
@@ -497,52 +498,82 @@ def all_cases(docs: list[dict], per_doc: int) -> dict[str, list[tuple[list[dict]
     return out
 
 
-def ours_outcomes(cases_by_half: dict, rules: Rules) -> dict[str, list[str]]:
-    """Ours' outcome on every case, per half, with `rules` in force."""
-    saved = resolver_module.RULES
+def _labelled(case: dict, resolution: Any) -> str:
+    """A case's outcome, with ", offered" for a miss whose right passage is offered and for
+    an absent passage offered anything."""
+    result = outcome(case, resolution.span)
+    offered = resolution.offered
+    if (result == "miss" and _offered_right(case, offered)) or (
+        result == "absent" and offered is not None
+    ):
+        return f"{result}, offered"
+    return result
+
+
+def ours_outcomes(
+    cases_by_half: dict, rules: Rules, thresholds: Thresholds | None = None
+) -> dict[str, list[str]]:
+    """Ours' outcome on every case (`_labelled`), per half, with `rules` (and `thresholds`)
+    in force."""
+    saved = resolver_module.RULES, resolver_module.THRESHOLDS
     resolver_module.RULES = rules
+    resolver_module.THRESHOLDS = thresholds or saved[1]
     try:
-        return {
-            half: [
-                outcome(c, span)
-                for pdocs, cases in groups
-                for c, span in zip(cases, run_ours(pdocs, cases), strict=True)
-            ]
-            for half, groups in cases_by_half.items()
-        }
+        out: dict[str, list[str]] = {}
+        for half, groups in cases_by_half.items():
+            out[half] = []
+            for pdocs, cases in groups:
+                resolutions: list = []
+                run_ours(pdocs, cases, resolutions=resolutions)
+                out[half] += map(_labelled, cases, resolutions)
+        return out
     finally:
-        resolver_module.RULES = saved
+        resolver_module.RULES, resolver_module.THRESHOLDS = saved
 
 
 def weigh(on: list[str], off: list[str]) -> dict:
-    """What a rule does on one half: passages it turns better and worse, and the totals."""
-    better = sum(RANK[a] > RANK[b] for a, b in zip(on, off, strict=True))
-    worse = sum(RANK[a] < RANK[b] for a, b in zip(on, off, strict=True))
-    n_on, n_off = Counter(on), Counter(off)
+    """What a rule does on one half: passages it turns better and worse, and the totals.
+    Offers are weighed apart (an offer is not an answer): `offer_gain` is the misses it
+    makes offer the right passage, less the absent passages it makes offer anything."""
+    base_on, base_off = ([label.split(",")[0] for label in side] for side in (on, off))
+    better = sum(RANK[a] > RANK[b] for a, b in zip(base_on, base_off, strict=True))
+    worse = sum(RANK[a] < RANK[b] for a, b in zip(base_on, base_off, strict=True))
+    n_on, n_off = Counter(on) + Counter(base_on), Counter(off) + Counter(base_off)
     totals = {
         f"{k}_{side}": n[k]
-        for k in ("right", "wrong", "false alarm")
+        for k in ("right", "wrong", "false alarm", "miss, offered", "absent, offered")
         for side, n in (("on", n_on), ("off", n_off))
     }
-    return {"better": better, "worse": worse, "gain": better - worse, **totals}
+    offer_gain = (n_on["miss, offered"] - n_off["miss, offered"]) - (
+        n_on["absent, offered"] - n_off["absent, offered"]
+    )
+    return {
+        "better": better,
+        "worse": worse,
+        "gain": better - worse,
+        "offer_gain": offer_gain,
+        **totals,
+    }
 
 
 def ablate(docs: list[dict], per_doc: int, log: Callable[[str], None] = print) -> dict:
     """Each rule of `Rules` switched off alone, on both halves; kept only when it gains on
-    the held-out half and turns no held-out passage worse."""
+    the held-out half (answers, or offers net of offers for absent passages), turns no
+    held-out answer worse and adds no net offer noise there."""
     cases = all_cases(docs, per_doc)
     base = ours_outcomes(cases, RULES)
     # rules weighed before stay in the ledger, with the version that weighed them
     ledger = json.loads(LEDGER.read_text()) if LEDGER.exists() else {"rules": {}}
-    log("| rule | tuning: better / worse | held-out: better / worse | kept |")
-    log("|------|------------------------|--------------------------|------|")
+    log("| rule | tuning: better / worse, offers | held-out: better / worse, offers | kept |")
+    log("|------|--------------------------------|----------------------------------|------|")
     for field in dataclasses.fields(Rules):
         if not getattr(RULES, field.name):
             continue
         off = ours_outcomes(cases, dataclasses.replace(RULES, **{field.name: False}))
         halves = {half: weigh(base[half], off[half]) for half in HALVES}
         held = halves["held-out"]
-        kept = held["better"] > 0 and held["worse"] == 0
+        gains = held["better"] > 0 or held["offer_gain"] > 0
+        kept = gains and held["worse"] == 0 and held["offer_gain"] >= 0
         ledger["rules"][field.name] = {
             **halves,
             "held_out_gain": held["gain"],
@@ -551,9 +582,74 @@ def ablate(docs: list[dict], per_doc: int, log: Callable[[str], None] = print) -
             "per_doc": per_doc,
         }
         t = halves["tuning"]
-        tuning, held_out = f"{t['better']} / {t['worse']}", f"{held['better']} / {held['worse']}"
+        tuning = f"{t['better']} / {t['worse']}, {t['offer_gain']:+d}"
+        held_out = f"{held['better']} / {held['worse']}, {held['offer_gain']:+d}"
         log(f"| {field.name} | {tuning} | {held_out} | {kept} |")
     return ledger
+
+
+# ---------------------------------------------------------------------------
+# calibration: each threshold tried at values around the chosen one, on the tuning half
+# ---------------------------------------------------------------------------
+
+
+def around(value: float) -> list[float]:
+    """The values a threshold's calibration table tries: the chosen one and two either side
+    (a share +-0.05 and +-0.1, kept within 0..1; a count or a length x0.5, x0.75, x1.25, x1.5,
+    at least 1; another number +-10% and +-20%)."""
+    if isinstance(value, int):
+        tried = {max(1, round(value * f)) for f in (0.5, 0.75, 1, 1.25, 1.5)}
+    elif 0 < value <= 1:
+        tried = {round(min(1.0, max(0.0, value + d)), 2) for d in (-0.1, -0.05, 0, 0.05, 0.1)}
+    else:
+        tried = {round(value * f, 2) for f in (0.8, 0.9, 1, 1.1, 1.2)}
+    return sorted(tried | {value})
+
+
+CALIBRATION_HEAD = (
+    "| value | recall | wrong | false alarms | right passage offered | offered, absent |\n"
+    "|-------|--------|-------|--------------|-----------------------|-----------------|"
+)
+
+
+def calibration_row(value: object, labels: list[str], mark: str = "") -> str:
+    """One row of a calibration table from `_labelled` outcomes."""
+    n = Counter(label.split(",")[0] for label in labels)
+    n_offers = Counter(labels)
+    survivors = n["right"] + n["wrong"] + n["miss"]
+    absent = n["absent"] + n["false alarm"]
+    return (
+        f"| {value}{mark} | {n['right'] / max(1, survivors):.2%} | {n['wrong']} | "
+        f"{n['false alarm']} of {absent} | {n_offers['miss, offered']} of {n['miss']} | "
+        f"{n_offers['absent, offered']} of {absent} |"
+    )
+
+
+def calibrate(docs: list[dict], per_doc: int, log: Callable[[str], None] = print) -> None:
+    """For each threshold of `Thresholds`, a table of the tuning half at values around the
+    chosen one (marked *), then both halves at the chosen values."""
+    cases = all_cases(docs, per_doc)
+    tuning = {"tuning": cases["tuning"]}
+    base = ours_outcomes(cases, RULES)
+    for field in dataclasses.fields(Thresholds):
+        chosen = getattr(THRESHOLDS, field.name)
+        log(f"\n`{field.name}` (chosen: {chosen}), tuning half")
+        log(CALIBRATION_HEAD)
+        for value in around(chosen):
+            if value == chosen:
+                log(calibration_row(value, base["tuning"], " *"))
+                continue
+            tried = dataclasses.replace(THRESHOLDS, **{field.name: type(chosen)(value)})
+            try:
+                labels = ours_outcomes(tuning, RULES, tried)["tuning"]
+            except (ValueError, ZeroDivisionError) as error:
+                log(f"| {value} | cannot run: {error} | | | | |")
+                continue
+            log(calibration_row(value, labels))
+    log("\nboth halves at the chosen values")
+    log(CALIBRATION_HEAD.replace("| value |", "| half  |", 1))
+    for half in HALVES:
+        log(calibration_row(half, base[half]))
 
 
 def main() -> None:
@@ -576,6 +672,11 @@ def main() -> None:
         "--ablate", action="store_true", help="switch each rule off alone and write the ledger"
     )
     parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="print each threshold's table on the tuning half around its chosen value (slow)",
+    )
+    parser.add_argument(
         "--show",
         action="store_true",
         help="list each false alarm, wrong span, miss and offer for an absent passage",
@@ -594,6 +695,9 @@ def main() -> None:
         ledger = ablate(docs, args.per_doc)
         LEDGER.write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n")
         print(f"ledger written to {LEDGER.name}")
+        return
+    if args.calibrate:
+        calibrate(docs, args.per_doc)
         return
     results = run(docs, args.per_doc, not args.ours_only, args.repeats, args.pair, show=args.show)
     if args.json:
