@@ -1642,7 +1642,7 @@ def test_a_formula_whose_signs_this_parse_reads_as_other_characters_is_offered()
         "and bounds of variables\n1 < p \x14 100 0 \x14 x1 < +1\n1 < q \x14 600 0 \x14 x2 < +1\n"
         "where p, q, r are auxiliary variables (rows).\n"
     )
-    quote = "and bounds of variables\n−∞ < p ≤ 100 0 ≤ x1 < +∞\n−∞ < q ≤ 600 0"
+    quote = "and bounds of variables\n\u2212∞ < p ≤ 100 0 ≤ x1 < +∞\n\u2212∞ < q ≤ 600 0"
     r = resolve(text, quote)
     assert r.status == NOT_FOUND and not r.found
     assert r.offered is not None
