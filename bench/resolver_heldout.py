@@ -36,7 +36,11 @@ absent too. Any span returned for an absent passage is a false alarm. Glyph plac
 (pdfminer's "(cid:12)", pypdf's control character) are not words in either parse.
 
 "Offered" counts surviving quotes a resolver did not find but for which it offered a passage
-overlapping at least half of the true span (ours only: the peers offer nothing).
+overlapping at least half of the true span (ours only: the peers offer nothing); "offered,
+absent" counts absent passages for which it offered anything (noise).
+
+`--show` lists every answer of ours that is not right; `--calibrate` prints a table of the
+tuning half for each threshold at values around its chosen one; `--ablate` weighs each rule.
 
 CPU time (this process, `time.process_time`) per anchor includes each resolver's per-parse
 set-up: our `prepare()`, context-grid's `ParsedDocument`, the naive baseline's collapsing.
@@ -538,7 +542,9 @@ def weigh(on: list[str], off: list[str]) -> dict:
     base_on, base_off = ([label.split(",")[0] for label in side] for side in (on, off))
     better = sum(RANK[a] > RANK[b] for a, b in zip(base_on, base_off, strict=True))
     worse = sum(RANK[a] < RANK[b] for a, b in zip(base_on, base_off, strict=True))
-    n_on, n_off = Counter(on) + Counter(base_on), Counter(off) + Counter(base_off)
+    # the base outcome of every passage, and how many of them carry an offer
+    n_on = Counter(base_on) + Counter(label for label in on if "," in label)
+    n_off = Counter(base_off) + Counter(label for label in off if "," in label)
     totals = {
         f"{k}_{side}": n[k]
         for k in ("right", "wrong", "false alarm", "miss, offered", "absent, offered")

@@ -1668,3 +1668,12 @@ def test_a_quote_typed_with_misspelt_words_is_still_offered():
     r = resolve(LEAVE, quote)
     assert r.status == NOT_FOUND
     assert r.offered is not None and LEAVE[r.offered[0] : r.offered[1]].startswith("Employees")
+
+
+def test_a_quote_in_a_script_of_many_characters_is_weighed_for_an_offer_without_error():
+    # edlib aligns at most 256 distinct characters at once; Chinese text holds more, so a
+    # word of it counts for an offer only as it is
+    text = "".join(chr(0x4E00 + i) for i in range(400))
+    quote = text[50:350] + "".join(chr(0x9000 + i) for i in range(90))
+    r = resolve(text, quote)
+    assert r.status == NOT_FOUND and r.offered is None
