@@ -80,7 +80,9 @@ CID = re.compile(r"\(cid:\d+\)")
 
 
 def tokens(text: str, markdown: bool = False) -> list[tuple[str, int, int]]:
-    skip = [(m.start(), m.end()) for m in (MARKUP if markdown else CID).finditer(text)]
+    # markitdown reads a PDF with pdfminer, so its parse holds glyph placeholders as well
+    found = [*CID.finditer(text), *(MARKUP.finditer(text) if markdown else ())]
+    skip = sorted((m.start(), m.end()) for m in found)
     out, k = [], 0
     for m in WORD.finditer(text):
         while k < len(skip) and skip[k][1] <= m.start():

@@ -29,12 +29,18 @@ Absent passages, built to tempt: a real head of a passage of the document (30-60
 words) spliced onto the tail of a passage of another document of the same kind (80%), or a
 real passage's first and last words (15-25% each) around another document's middle
 (bookends, 20%); fillers whose word trigrams are in the target are dropped. Passages the
-target lost (<= 30% of words aligned, <= 20% of trigrams present, and its words run together
-not a substring of the target's words run together) count as absent too. Any
-span returned for an absent passage is a false alarm.
+target lost (<= 30% of words aligned, <= 20% of trigrams present, and at most 20% of the
+8-character pieces of its words run together found in the target's words run together, so a
+passage kept with its words glued, a line inserted or a label dropped is not "lost") count as
+absent too. Any span returned for an absent passage is a false alarm. Glyph placeholders
+(pdfminer's "(cid:12)", pypdf's control character) are not words in either parse.
 
 "Offered" counts surviving quotes a resolver did not find but for which it offered a passage
-overlapping at least half of the true span (ours only: the peers offer nothing).
+overlapping at least half of the true span (ours only: the peers offer nothing); "offered,
+absent" counts absent passages for which it offered anything (noise).
+
+`--show` lists every answer of ours that is not right; `--calibrate` prints a table of the
+tuning half for each threshold at values around its chosen one; `--ablate` weighs each rule.
 
 CPU time (this process, `time.process_time`) per anchor includes each resolver's per-parse
 set-up: our `prepare()`, context-grid's `ParsedDocument`, the naive baseline's collapsing.
@@ -54,6 +60,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -74,7 +81,7 @@ from resolver_bench import (
 )
 
 import evalsets.pure.resolver as resolver_module
-from evalsets.pure.resolver import RESOLVER_VERSION, RULES, Rules
+from evalsets.pure.resolver import RESOLVER_VERSION, RULES, THRESHOLDS, Rules, Thresholds
 
 HALVES = ("tuning", "held-out")
 #: Surviving quotes sampled per document and pair; absent passages are a fifth of that.
@@ -127,6 +134,20 @@ def _presence(words: list[str], trigrams: set) -> float:
     return sum(g in trigrams for g in grams) / len(grams)
 
 
+#: Characters in a piece of a passage's words run together (`_squashed_presence`).
+SQUASHED_GRAM = 8
+
+
+def _squashed_presence(squashed: str, target: str) -> float:
+    """The share of the `SQUASHED_GRAM`-character pieces of a passage's words run together
+    found in the target's words run together: a passage the target keeps with its words
+    glued ("majorpartoftheadditions"), a line of another column put between two of its
+    lines, or a label line dropped is not lost, though few of its words align."""
+    k = SQUASHED_GRAM
+    pieces = {squashed[i : i + k] for i in range(len(squashed) - k + 1)} or {squashed}
+    return sum(piece in target for piece in pieces) / len(pieces)
+
+
 def _survivor(
     doc: dict, ta: list, tb: list, mapping: dict, i: int, j: int
 ) -> tuple[str, dict | None]:
@@ -154,7 +175,8 @@ def _survivor(
     if len(got) <= 0.3 * n and _presence(words, _trigrams(target_words)) <= 0.2:
         # the alignment can miss a copy whose words the target splits or joins otherwise
         # ("infor-\nmation", words without spaces): one with the same letters is not lost
-        if "".join(words) in doc["squashed"]:
+        squashed = "".join(words)
+        if squashed in doc["squashed"] or _squashed_presence(squashed, doc["squashed"]) > 0.2:
             return "left out: present with other word breaks", None
         return "lost", {**anchor, "truth": None}
     return "left out: partly aligned", None
@@ -296,13 +318,16 @@ def _offered_right(case: dict, offered: tuple[int, int] | None) -> bool:
 
 
 def tally(cases: list[dict], spans: list, offered: list | None = None) -> Counter:
-    """Counts of one resolver over cases: right, wrong, miss, false alarm, absent, offered."""
+    """Counts of one resolver over cases: right, wrong, miss, false alarm, absent, offered
+    (the right passage, for a miss) and offered for an absent passage (noise, if many)."""
     n: Counter = Counter()
     for k, (c, span) in enumerate(zip(cases, spans, strict=True)):
         result = outcome(c, span)
         n[result] += 1
         if result == "miss" and offered is not None and _offered_right(c, offered[k]):
             n["offered"] += 1
+        if result == "absent" and offered is not None and offered[k] is not None:
+            n["offered absent"] += 1
     return n
 
 
@@ -317,6 +342,7 @@ def figures(n: Counter, cpu_s: float, anchors: int) -> dict:
         "miss": n["miss"],
         "false_alarms": n["false alarm"],
         "offered": n["offered"],
+        "offered_absent": n["offered absent"],
         "recall": n["right"] / max(1, survivors),
         "cpu_s": cpu_s,
         "anchors": anchors,
@@ -326,8 +352,9 @@ def figures(n: Counter, cpu_s: float, anchors: int) -> dict:
 
 def run_contenders(
     docs: list[dict], cases: list[dict], peers: bool, repeats: int
-) -> dict[str, dict]:
-    """Each resolver's figures over the cases (timed, set-up included)."""
+) -> tuple[dict[str, dict], list]:
+    """Each resolver's figures over the cases (timed, set-up included), and our
+    resolutions."""
     out = {}
     contenders: list[tuple[str, Callable]] = []
     if peers:
@@ -340,7 +367,33 @@ def run_contenders(
     run_ours(docs, cases, resolutions=resolutions)
     offered = [r.offered for r in resolutions]
     out["ours"] = figures(tally(cases, spans, offered), ms * len(cases) / 1000, len(cases))
-    return out
+    return out, resolutions
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return repr(text if len(text) <= limit else f"{text[:limit]}...")
+
+
+def listing(pair: str, docs: list[dict], cases: list[dict], resolutions: list) -> list[str]:
+    """Each false alarm, wrong span and miss of ours, and each passage offered for an absent
+    one: the document, the quote, what we answered and why, the gold span and the offer."""
+    lines = []
+    for c, r in zip(cases, resolutions, strict=True):
+        result = outcome(c, r.span)
+        if result in ("right", "absent") and not (result == "absent" and r.offered):
+            continue
+        label = "offered for an absent passage" if result == "absent" else result
+        text = docs[c["doc"]]["b"]
+        lines.append(
+            f"- {label} | {pair} | {docs[c['doc']]['id']} | {c['kind']} | page "
+            f"{c['page_hint']} occurrence {c['occurrence']} | {r.status} ({r.reason})"
+        )
+        lines.append(f"    quote  {_clip(c['quote'])}")
+        for name, span in (("ours", r.span), ("gold", c["truth"]), ("offer", r.offered)):
+            if span is not None:
+                lines.append(f"    {name:<6} {span[0]}-{span[1]} {_clip(text[span[0] : span[1]])}")
+        lines.append(f"    why    {r.detail}")
+    return lines
 
 
 def _row(pair: str, name: str, f: dict, peer: dict | None) -> str:
@@ -353,15 +406,16 @@ def _row(pair: str, name: str, f: dict, peer: dict | None) -> str:
     return (
         f"| {pair:<24} | {name:<12} | {f['survivors']:>5} | {f['recall']:7.2%} | {f['wrong']:>4} "
         f"({wrong:6.2%}) | {f['false_alarms']:>3} of {f['absent']:<4} | {f['offered']:>3} of "
-        f"{f['miss']:<4} | {f['ms_per_anchor']:9.3f} | {speed} |"
+        f"{f['miss']:<4} | {f['offered_absent']:>3} of {f['absent']:<4} | "
+        f"{f['ms_per_anchor']:9.3f} | {speed} |"
     )
 
 
 TABLE_HEAD = (
     "| pair                     | resolver     | quotes |  recall | wrong spans   | false alarms |"
-    " offered    | ms/anchor | vs cg |\n"
+    " offered    | offered, absent | ms/anchor | vs cg |\n"
     "|--------------------------|--------------|--------|---------|---------------|--------------|"
-    "------------|-----------|-------|"
+    "------------|-----------------|-----------|-------|"
 )
 
 
@@ -374,6 +428,7 @@ def pooled(rows: list[dict]) -> dict:
         "miss",
         "false_alarms",
         "offered",
+        "offered_absent",
         "cpu_s",
         "anchors",
     )
@@ -390,10 +445,13 @@ def run(
     repeats: int = 1,
     only_pairs: list[str] | None = None,
     log: Callable[[str], None] = print,
+    show: bool = False,
 ) -> dict:
-    """Every pair on both halves: {half: {pair: {resolver: figures}}}, tables printed."""
+    """Every pair on both halves: {half: {pair: {resolver: figures}}}, tables printed; with
+    `show`, each half's false alarms, wrong spans, misses and offers for absent passages."""
     results: dict = {half: {} for half in HALVES}
     for half in HALVES:
+        shown: list[str] = []
         in_half = [d for d in docs if half_of(d["id"]) == half]
         log(f"\n### {half} half: {len(in_half)} documents")
         log(TABLE_HEAD)
@@ -405,7 +463,8 @@ def run(
             if not pdocs:
                 continue
             cases, counts = build_cases(pdocs, name, per_doc)
-            figs = run_contenders(pdocs, cases, peers, repeats)
+            figs, resolutions = run_contenders(pdocs, cases, peers, repeats)
+            shown += listing(name, pdocs, cases, resolutions) if show else []
             results[half][name] = {**figs, "sampling": dict(counts), "documents": len(pdocs)}
             for rname, f in figs.items():
                 log(_row(name, rname, f, figs.get("context-grid")))
@@ -416,6 +475,9 @@ def run(
         overall = results[half].get("overall", {})
         for rname, f in overall.items():
             log(_row("overall", rname, f, overall.get("context-grid")))
+        if show:
+            log(f"\nours on the {half} half, every answer not right:")
+            log("\n".join(shown) or "(none)")
     return results
 
 
@@ -440,52 +502,84 @@ def all_cases(docs: list[dict], per_doc: int) -> dict[str, list[tuple[list[dict]
     return out
 
 
-def ours_outcomes(cases_by_half: dict, rules: Rules) -> dict[str, list[str]]:
-    """Ours' outcome on every case, per half, with `rules` in force."""
-    saved = resolver_module.RULES
+def _labelled(case: dict, resolution: Any) -> str:
+    """A case's outcome, with ", offered" for a miss whose right passage is offered and for
+    an absent passage offered anything."""
+    result = outcome(case, resolution.span)
+    offered = resolution.offered
+    if (result == "miss" and _offered_right(case, offered)) or (
+        result == "absent" and offered is not None
+    ):
+        return f"{result}, offered"
+    return result
+
+
+def ours_outcomes(
+    cases_by_half: dict, rules: Rules, thresholds: Thresholds | None = None
+) -> dict[str, list[str]]:
+    """Ours' outcome on every case (`_labelled`), per half, with `rules` (and `thresholds`)
+    in force."""
+    saved = resolver_module.RULES, resolver_module.THRESHOLDS
     resolver_module.RULES = rules
+    resolver_module.THRESHOLDS = thresholds or saved[1]
     try:
-        return {
-            half: [
-                outcome(c, span)
-                for pdocs, cases in groups
-                for c, span in zip(cases, run_ours(pdocs, cases), strict=True)
-            ]
-            for half, groups in cases_by_half.items()
-        }
+        out: dict[str, list[str]] = {}
+        for half, groups in cases_by_half.items():
+            out[half] = []
+            for pdocs, cases in groups:
+                resolutions: list = []
+                run_ours(pdocs, cases, resolutions=resolutions)
+                out[half] += map(_labelled, cases, resolutions)
+        return out
     finally:
-        resolver_module.RULES = saved
+        resolver_module.RULES, resolver_module.THRESHOLDS = saved
 
 
 def weigh(on: list[str], off: list[str]) -> dict:
-    """What a rule does on one half: passages it turns better and worse, and the totals."""
-    better = sum(RANK[a] > RANK[b] for a, b in zip(on, off, strict=True))
-    worse = sum(RANK[a] < RANK[b] for a, b in zip(on, off, strict=True))
-    n_on, n_off = Counter(on), Counter(off)
+    """What a rule does on one half: passages it turns better and worse, and the totals.
+    Offers are weighed apart (an offer is not an answer): `offer_gain` is the misses it
+    makes offer the right passage, less the absent passages it makes offer anything."""
+    base_on, base_off = ([label.split(",")[0] for label in side] for side in (on, off))
+    better = sum(RANK[a] > RANK[b] for a, b in zip(base_on, base_off, strict=True))
+    worse = sum(RANK[a] < RANK[b] for a, b in zip(base_on, base_off, strict=True))
+    # the base outcome of every passage, and how many of them carry an offer
+    n_on = Counter(base_on) + Counter(label for label in on if "," in label)
+    n_off = Counter(base_off) + Counter(label for label in off if "," in label)
     totals = {
         f"{k}_{side}": n[k]
-        for k in ("right", "wrong", "false alarm")
+        for k in ("right", "wrong", "false alarm", "miss, offered", "absent, offered")
         for side, n in (("on", n_on), ("off", n_off))
     }
-    return {"better": better, "worse": worse, "gain": better - worse, **totals}
+    offer_gain = (n_on["miss, offered"] - n_off["miss, offered"]) - (
+        n_on["absent, offered"] - n_off["absent, offered"]
+    )
+    return {
+        "better": better,
+        "worse": worse,
+        "gain": better - worse,
+        "offer_gain": offer_gain,
+        **totals,
+    }
 
 
 def ablate(docs: list[dict], per_doc: int, log: Callable[[str], None] = print) -> dict:
     """Each rule of `Rules` switched off alone, on both halves; kept only when it gains on
-    the held-out half and turns no held-out passage worse."""
+    the held-out half (answers, or offers net of offers for absent passages), turns no
+    held-out answer worse and adds no net offer noise there."""
     cases = all_cases(docs, per_doc)
     base = ours_outcomes(cases, RULES)
     # rules weighed before stay in the ledger, with the version that weighed them
     ledger = json.loads(LEDGER.read_text()) if LEDGER.exists() else {"rules": {}}
-    log("| rule | tuning: better / worse | held-out: better / worse | kept |")
-    log("|------|------------------------|--------------------------|------|")
+    log("| rule | tuning: better / worse, offers | held-out: better / worse, offers | kept |")
+    log("|------|--------------------------------|----------------------------------|------|")
     for field in dataclasses.fields(Rules):
         if not getattr(RULES, field.name):
             continue
         off = ours_outcomes(cases, dataclasses.replace(RULES, **{field.name: False}))
         halves = {half: weigh(base[half], off[half]) for half in HALVES}
         held = halves["held-out"]
-        kept = held["better"] > 0 and held["worse"] == 0
+        gains = held["better"] > 0 or held["offer_gain"] > 0
+        kept = gains and held["worse"] == 0 and held["offer_gain"] >= 0
         ledger["rules"][field.name] = {
             **halves,
             "held_out_gain": held["gain"],
@@ -494,9 +588,74 @@ def ablate(docs: list[dict], per_doc: int, log: Callable[[str], None] = print) -
             "per_doc": per_doc,
         }
         t = halves["tuning"]
-        tuning, held_out = f"{t['better']} / {t['worse']}", f"{held['better']} / {held['worse']}"
+        tuning = f"{t['better']} / {t['worse']}, {t['offer_gain']:+d}"
+        held_out = f"{held['better']} / {held['worse']}, {held['offer_gain']:+d}"
         log(f"| {field.name} | {tuning} | {held_out} | {kept} |")
     return ledger
+
+
+# ---------------------------------------------------------------------------
+# calibration: each threshold tried at values around the chosen one, on the tuning half
+# ---------------------------------------------------------------------------
+
+
+def around(value: float) -> list[float]:
+    """The values a threshold's calibration table tries: the chosen one and two either side
+    (a share +-0.05 and +-0.1, kept within 0..1; a count or a length x0.5, x0.75, x1.25, x1.5,
+    at least 1; another number +-10% and +-20%)."""
+    if isinstance(value, int):
+        tried = {max(1, round(value * f)) for f in (0.5, 0.75, 1, 1.25, 1.5)}
+    elif 0 < value <= 1:
+        tried = {round(min(1.0, max(0.0, value + d)), 2) for d in (-0.1, -0.05, 0, 0.05, 0.1)}
+    else:
+        tried = {round(value * f, 2) for f in (0.8, 0.9, 1, 1.1, 1.2)}
+    return sorted(tried | {value})
+
+
+CALIBRATION_HEAD = (
+    "| value | recall | wrong | false alarms | right passage offered | offered, absent |\n"
+    "|-------|--------|-------|--------------|-----------------------|-----------------|"
+)
+
+
+def calibration_row(value: object, labels: list[str], mark: str = "") -> str:
+    """One row of a calibration table from `_labelled` outcomes."""
+    n = Counter(label.split(",")[0] for label in labels)
+    n_offers = Counter(labels)
+    survivors = n["right"] + n["wrong"] + n["miss"]
+    absent = n["absent"] + n["false alarm"]
+    return (
+        f"| {value}{mark} | {n['right'] / max(1, survivors):.2%} | {n['wrong']} | "
+        f"{n['false alarm']} of {absent} | {n_offers['miss, offered']} of {n['miss']} | "
+        f"{n_offers['absent, offered']} of {absent} |"
+    )
+
+
+def calibrate(docs: list[dict], per_doc: int, log: Callable[[str], None] = print) -> None:
+    """For each threshold of `Thresholds`, a table of the tuning half at values around the
+    chosen one (marked *), then both halves at the chosen values."""
+    cases = all_cases(docs, per_doc)
+    tuning = {"tuning": cases["tuning"]}
+    base = ours_outcomes(cases, RULES)
+    for field in dataclasses.fields(Thresholds):
+        chosen = getattr(THRESHOLDS, field.name)
+        log(f"\n`{field.name}` (chosen: {chosen}), tuning half")
+        log(CALIBRATION_HEAD)
+        for value in around(chosen):
+            if value == chosen:
+                log(calibration_row(value, base["tuning"], " *"))
+                continue
+            tried = dataclasses.replace(THRESHOLDS, **{field.name: type(chosen)(value)})
+            try:
+                labels = ours_outcomes(tuning, RULES, tried)["tuning"]
+            except (ValueError, ZeroDivisionError) as error:
+                log(f"| {value} | cannot run: {error} | | | | |")
+                continue
+            log(calibration_row(value, labels))
+    log("\nboth halves at the chosen values")
+    log(CALIBRATION_HEAD.replace("| value |", "| half  |", 1))
+    for half in HALVES:
+        log(calibration_row(half, base[half]))
 
 
 def main() -> None:
@@ -518,6 +677,16 @@ def main() -> None:
     parser.add_argument(
         "--ablate", action="store_true", help="switch each rule off alone and write the ledger"
     )
+    parser.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="print each threshold's table on the tuning half around its chosen value (slow)",
+    )
+    parser.add_argument(
+        "--show",
+        action="store_true",
+        help="list each false alarm, wrong span, miss and offer for an absent passage",
+    )
     args = parser.parse_args()
     t0 = time.perf_counter()
     docs, drift = corpus.load(freeze=args.freeze)
@@ -533,7 +702,10 @@ def main() -> None:
         LEDGER.write_text(json.dumps(ledger, indent=1, sort_keys=True) + "\n")
         print(f"ledger written to {LEDGER.name}")
         return
-    results = run(docs, args.per_doc, not args.ours_only, args.repeats, args.pair)
+    if args.calibrate:
+        calibrate(docs, args.per_doc)
+        return
+    results = run(docs, args.per_doc, not args.ours_only, args.repeats, args.pair, show=args.show)
     if args.json:
         args.json.write_text(
             json.dumps({"version": RESOLVER_VERSION, "results": results}, indent=1)

@@ -1623,3 +1623,57 @@ def test_a_copy_at_the_text_s_first_characters_cuts_nothing_before_it():
     assert prepare("12 apples and 3").resolve("12 apples").start == 0
     # one character in, "12" is the end of "512"
     assert not prepare("512 apples and 3").resolve("12 apples").found
+
+
+# -- resolver 2.1: what is offered when nothing is found -------------------------------------
+
+LEAVE = (
+    "Employees accrue 1.5 days of paid leave per month of service. Leave is taken in whole or "
+    "half days and must be approved in advance by a manager. The committee reviewed the annual "
+    "budget."
+)
+
+
+def test_a_formula_whose_signs_this_parse_reads_as_other_characters_is_offered():
+    # pypdf writes "≤" as a control character and "∞" as "1": too little of the quote is here
+    # in order to align it, but all its words are, so the passage is offered, not placed
+    text = (
+        "Consider the following example.\np = x1 + x2 + x3\nq = 10x1 + 4x2 + 5x3\n"
+        "and bounds of variables\n1 < p \x14 100 0 \x14 x1 < +1\n1 < q \x14 600 0 \x14 x2 < +1\n"
+        "where p, q, r are auxiliary variables (rows).\n"
+    )
+    quote = "and bounds of variables\n\u2212∞ < p ≤ 100 0 ≤ x1 < +∞\n\u2212∞ < q ≤ 600 0"
+    r = resolve(text, quote)
+    assert r.status == NOT_FOUND and not r.found
+    assert r.offered is not None
+    assert (
+        text[r.offered[0] : r.offered[1]] == text[text.index("and bounds") : text.index(" \x14 x2")]
+    )
+    assert "it is offered for a person to confirm or correct" in r.detail
+
+
+def test_a_real_head_on_a_tail_this_parse_does_not_hold_is_not_offered():
+    # the closest passage is the head alone: it holds too few of the quote's words to offer
+    quote = (
+        "Employees accrue 1.5 days of paid leave per month of service. Leave is taken in whole "
+        "oxy fez gnu yak owl"
+    )
+    r = resolve(LEAVE, quote)
+    assert r.status == NOT_FOUND and r.offered is None
+    assert "so it is not offered" in r.detail
+
+
+def test_a_quote_typed_with_misspelt_words_is_still_offered():
+    quote = "Employes acrue 1.5 dais of pais leave pr month of servise"
+    r = resolve(LEAVE, quote)
+    assert r.status == NOT_FOUND
+    assert r.offered is not None and LEAVE[r.offered[0] : r.offered[1]].startswith("Employees")
+
+
+def test_a_quote_in_a_script_of_many_characters_is_weighed_for_an_offer_without_error():
+    # edlib aligns at most 256 distinct characters at once; Chinese text holds more, so a
+    # word of it counts for an offer only as it is
+    text = "".join(chr(0x4E00 + i) for i in range(400))
+    quote = text[50:350] + "".join(chr(0x9000 + i) for i in range(90))
+    r = resolve(text, quote)
+    assert r.status == NOT_FOUND and r.offered is None

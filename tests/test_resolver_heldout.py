@@ -97,3 +97,52 @@ def test_the_benchmark_prints_every_resolver_for_every_pair_on_a_tiny_corpus(tin
             assert ours["recall"] >= figures["naive"]["recall"]
             assert ours["ms_per_anchor"] > 0
     assert "| overall" in printed
+
+
+def _glued_pair(target: str) -> list[dict]:
+    source = " ".join(" ".join(p) for p in PARAGRAPHS)
+    return [
+        {
+            "id": "glued",
+            "a": source,
+            "a_pages": None,
+            "b": target,
+            "b_pages": None,
+            "markdown": False,
+        }
+    ]
+
+
+def test_a_passage_the_target_keeps_with_its_words_glued_is_never_counted_lost():
+    # the target runs every word of a sentence together and puts a line of another column
+    # between two sentences: few words align, yet nothing is lost
+    sentences = [" ".join(p) for p in PARAGRAPHS]
+    glued = [s.replace(" ", "") for s in sentences]
+    target = f"{glued[0]}\nFigure 3: tide tables.\n{glued[1]}\n{glued[2]}"
+    _, counts = heldout.build_cases(_glued_pair(target), "glued", per_doc=40)
+    assert counts["lost"] == 0
+    assert counts["left out: present with other word breaks"] > 0
+    # a target that lost the last two paragraphs does lose passages
+    _, counts = heldout.build_cases(_glued_pair(glued[0]), "glued", per_doc=40)
+    assert counts["lost"] > 0
+
+
+def test_a_glyph_placeholder_is_not_a_word_in_a_markdown_parse():
+    assert [w for w, _, _ in tokens("in(cid:12)nite", markdown=True)] == ["in", "nite"]
+
+
+def test_the_calibration_prints_a_table_for_every_threshold(tiny_corpus):
+    lines: list[str] = []
+    heldout.calibrate(tiny_corpus, per_doc=6, log=lines.append)
+    printed = "\n".join(lines)
+    for field in heldout.dataclasses.fields(heldout.Thresholds):
+        chosen = getattr(heldout.THRESHOLDS, field.name)
+        assert f"`{field.name}` (chosen: {chosen}), tuning half" in printed
+        assert f"| {chosen} * |" in printed
+    assert "both halves at the chosen values" in printed
+
+
+def test_the_benchmark_lists_every_answer_that_is_not_right_when_asked(tiny_corpus):
+    lines: list[str] = []
+    heldout.run(tiny_corpus, per_doc=12, peers=False, log=lines.append, show=True)
+    assert "every answer not right:" in "\n".join(lines)
