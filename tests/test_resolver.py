@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 from pathlib import Path
 
@@ -1677,3 +1678,16 @@ def test_a_quote_in_a_script_of_many_characters_is_weighed_for_an_offer_without_
     quote = text[50:350] + "".join(chr(0x9000 + i) for i in range(90))
     r = resolve(text, quote)
     assert r.status == NOT_FOUND and r.offered is None
+
+
+def test_a_long_quote_of_chinese_text_read_with_a_few_characters_changed_is_found():
+    # The windows aligned hold far more than the 256 distinct characters edlib aligns at once.
+    rng = random.Random(7)
+    text = "".join(chr(0x4E00 + rng.randrange(600)) for _ in range(3000))
+    quote = text[1000:1400]
+    read = list(text)
+    for at in range(1010, 1400, 40):
+        read[at] = "\u3007"
+    r = resolve("".join(read), quote)
+    assert r.status == FUZZY
+    assert (r.start, r.end) == (1000, 1400)

@@ -57,7 +57,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "2.1"
+RESOLVER_VERSION = "2.2"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -2027,13 +2027,35 @@ def _ops(cigar: str | None) -> list[tuple[int, str]]:
     return [(int(k), op) for k, op in _CIGAR.findall(cigar or "")]
 
 
+#: What `_edlib_align` answers when it cannot align two texts: no path, no place, no distance.
+_UNALIGNED = {"editDistance": -1, "locations": [], "cigar": None}
+
+
+def _edlib_align(query: str, target: str, **options: Any) -> dict:
+    """`edlib.align`, which refuses more than 256 distinct characters in the two texts
+    together (a window of Chinese text holds more). Only equality matters to an alignment, so
+    the characters only one side has are each side's one stand-in, which changes no distance
+    and no path; two texts sharing more than 254 characters are not aligned (`_UNALIGNED`)."""
+    alphabet = set(query) | set(target)
+    if len(alphabet) <= _EDLIB_ALPHABET:
+        return edlib.align(query, target, **options)
+    shared = set(query) & set(target)
+    if len(shared) > _EDLIB_ALPHABET - 2:
+        return _UNALIGNED
+    spare = (chr(c) for c in range(0x110000) if chr(c) not in alphabet)
+    only_query, only_target = next(spare), next(spare)
+    query = "".join(ch if ch in shared else only_query for ch in query)
+    target = "".join(ch if ch in shared else only_target for ch in target)
+    return edlib.align(query, target, **options)
+
+
 def _align_gap(qgap: str, tgap: str) -> tuple[int, list[int]]:
     """Matched characters and inserted-text runs when aligning two gaps end to end."""
     if not qgap:
         return 0, [len(tgap)] if tgap else []
     if not tgap:
         return 0, []
-    ops = _ops(edlib.align(qgap, tgap, mode="NW", task="path")["cigar"])
+    ops = _ops(_edlib_align(qgap, tgap, mode="NW", task="path")["cigar"])
     return sum(k for k, op in ops if op == "="), [k for k, op in ops if op == "D"]
 
 
@@ -2047,7 +2069,7 @@ def _align_end(piece: str, seg: str, *, at_end: bool) -> tuple[int, int, list[in
     """
     if not seg:
         return 0, 0, []
-    found = edlib.align(piece, seg, mode="HW", task="locations")
+    found = _edlib_align(piece, seg, mode="HW", task="locations")
     if 0 <= found["editDistance"] <= len(piece) // 5 and found["locations"]:
         if at_end:
             a, b = max(found["locations"], key=lambda loc: loc[1])
@@ -2055,13 +2077,13 @@ def _align_end(piece: str, seg: str, *, at_end: bool) -> tuple[int, int, list[in
         else:
             a, b = min(found["locations"], key=lambda loc: loc[0])
             gap = a
-        ops = _ops(edlib.align(piece, seg[a : b + 1], mode="NW", task="path")["cigar"])
+        ops = _ops(_edlib_align(piece, seg[a : b + 1], mode="NW", task="path")["cigar"])
         runs = [k for k, op in ops if op == "D"] + ([gap] if gap else [])
         used = len(seg) - a if at_end else b + 1
         return sum(k for k, op in ops if op == "="), used, runs
     if at_end:
         piece, seg = piece[::-1], seg[::-1]
-    ops = _ops(edlib.align(piece, seg, mode="SHW", task="path")["cigar"])
+    ops = _ops(_edlib_align(piece, seg, mode="SHW", task="path")["cigar"])
     # characters of the quote left unmatched at the far end do not pull the span along
     while ops and ops[-1][1] != "=":
         ops.pop()
@@ -2347,7 +2369,8 @@ def _anchored_distance(context: str, ftext: str, at: int, *, before: bool) -> in
         seg = ftext[at : at + reach]
     if not seg:
         return len(context)
-    return int(edlib.align(context, seg, mode="SHW", task="distance")["editDistance"])
+    distance = int(_edlib_align(context, seg, mode="SHW", task="distance")["editDistance"])
+    return len(context) if distance < 0 else distance
 
 
 def _holds_all(window: str, pieces: list[str]) -> bool:
@@ -2362,13 +2385,9 @@ def _holds_all(window: str, pieces: list[str]) -> bool:
 
 
 def _words_kept(quote: str, folded_span: str) -> float:
-    """The share of the quote's words (folded, at least `kept_word_min` long when it has
-    such words) that occur in the folded span. A glyph placeholder ("(cid:19)", pdfminer's
-    name for a glyph without a character) is not a word: folding drops it from the span."""
-    if "(cid:" in quote:
-        quote = _CID.sub(" ", quote)
-    words = [w for w in map(fold, _WORD.findall(quote)) if w]
-    long_words = [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
+    """The share of the quote's words (`_long_words`, an unspaced script's split into pairs)
+    that occur in the folded span."""
+    long_words = _long_words(quote, split_unspaced=True)
     if not long_words:
         return 0.0
     return sum(w in folded_span for w in long_words) / len(long_words)
@@ -2378,13 +2397,40 @@ def _words_kept(quote: str, folded_span: str) -> float:
 _EDLIB_ALPHABET = 256
 
 
-def _long_words(quote: str) -> list[str]:
-    """The quote's words as `_words_kept` counts them: folded, at least `kept_word_min` long
-    when it has such words, glyph placeholders left out."""
+#: Scripts written without spaces between words (Chinese, Japanese kana and kanji): their
+#: words are each run's pairs of neighbouring characters, or a whole sentence would be one
+#: word, missing from any span in which a single character was read otherwise.
+_UNSPACED = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_UNSPACED_RUN = re.compile(f"[{_UNSPACED}]+")
+_KEPT_WORD = re.compile(f"[{_UNSPACED}]+|(?:(?![{_UNSPACED}])\\w)+")
+
+
+def _long_words(quote: str, *, split_unspaced: bool = False) -> list[str]:
+    """The quote's words: folded, at least `kept_word_min` long when it has such words,
+    glyph placeholders ("(cid:19)", pdfminer's name for a glyph without a character; folding
+    drops it from the span) left out. With `split_unspaced`, a run of an unspaced script is
+    its pairs of characters (each counted long): what a fuzzy span must hold to be accepted.
+    Offers count such a run as one word, as their thresholds were chosen (split, two more
+    absent passages were offered held out, and no miss more)."""
     if "(cid:" in quote:
         quote = _CID.sub(" ", quote)
-    words = [w for w in map(fold, _WORD.findall(quote)) if w]
-    return [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
+    if not split_unspaced:
+        words = [w for w in map(fold, _WORD.findall(quote)) if w]
+        return [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
+    words = [w for w in map(fold, _KEPT_WORD.findall(quote)) if w]
+    long_enough = [
+        piece
+        for w in words
+        for piece in _pairs_if_unspaced(w)
+        if len(piece) >= THRESHOLDS.kept_word_min or _UNSPACED_RUN.fullmatch(piece)
+    ]
+    return long_enough or words
+
+
+def _pairs_if_unspaced(word: str) -> list[str]:
+    if len(word) < 3 or not _UNSPACED_RUN.fullmatch(word):
+        return [word]
+    return [word[i : i + 2] for i in range(len(word) - 1)]
 
 
 def _holds_words(long_words: list[str], folded_span: str, share: float) -> bool:
@@ -2396,8 +2442,9 @@ def _holds_words(long_words: list[str], folded_span: str, share: float) -> bool:
         return False
     every = THRESHOLDS.offer_word_edits_every
     allowed = len(long_words) - math.ceil(share * len(long_words) - 1e-9)
-    # edlib aligns at most 256 distinct characters at once (a span of Chinese text may hold
-    # more): there, only words found as they are count
+    # A long span of Chinese text holds hundreds of distinct characters: a misspelt word
+    # counts only in a span of at most 256 (`_EDLIB_ALPHABET`), where the offers' thresholds
+    # were chosen (counting it in wider spans offered two more absent passages held out).
     alphabet = set(folded_span)
     for w in long_words:
         if w in folded_span:
@@ -2414,7 +2461,8 @@ def _distance(pattern: str, window: str) -> int:
     """Edit distance of `pattern` to its best-matching part of `window`."""
     if not window:
         return len(pattern)
-    return int(edlib.align(pattern, window, mode="HW", task="distance")["editDistance"])
+    distance = int(_edlib_align(pattern, window, mode="HW", task="distance")["editDistance"])
+    return len(pattern) if distance < 0 else distance
 
 
 # ---------------------------------------------------------------------------
