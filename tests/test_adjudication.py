@@ -127,9 +127,7 @@ def test_the_history_and_the_changes_feed_leave_out_the_other_annotators_quotes(
 ):
     api = client_for(annotator)
     history = api.get(BASE + "history/").json()["results"]
-    assert {e["data"].get("quote") for e in history if e["kind"] == "anchor_created"} == {
-        ANN_QUOTE
-    }
+    assert {e["data"].get("quote") for e in history if e["kind"] == "anchor_created"} == {ANN_QUOTE}
     feeds = (
         "/api/workspaces/acme/changes/?set=quiz&item=b1&after=0",
         "/api/workspaces/acme/changes/?document=handbook.txt&after=0",

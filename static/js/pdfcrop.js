@@ -4,28 +4,13 @@
    their boxes, the PDF view's own endpoint). Drawn only for the card on screen, at most
    MAX_CROPS per card, so a long review queue costs nothing until it is reached. */
 import * as G from "./api.js";
+import { boxOf } from "./pdfbox.js";
 import { api, withQuery } from "./urls.js";
 
 /* The most pictures one card draws (the rest keep their text and their link). */
 const MAX_CROPS = 6;
 /* Page height (of 1) shown above and below the boxed lines. */
 const MARGIN = 0.06;
-
-/* The box of characters [start, end) of the parse on this page, in the layer's units: the
-   runs it crosses, cut in proportion where it starts or ends inside one. */
-export function boxOf(layer, start, end) {
-  const s = start - layer.start, e = end - layer.start;
-  let box = null;
-  for (const [rs, re, x0, y0, x1, y1] of layer.runs) {
-    if (re <= s || rs >= e || re <= rs) continue;
-    const per = (x1 - x0) / (re - rs);
-    const left = x0 + per * Math.max(0, s - rs);
-    const right = x1 - per * Math.max(0, re - e);
-    box = box ? [Math.min(box[0], left), Math.min(box[1], y0), Math.max(box[2], right), Math.max(box[3], y1)]
-      : [left, y0, right, y1];
-  }
-  return box;
-}
 
 function loadImage(url) {
   return new Promise((resolve, reject) => {
