@@ -12,7 +12,7 @@ from django.test import Client
 
 from evalsets.anchoring import services as anchoring_services
 from evalsets.models import EvalItem, GoldAnchor, ItemEvent, Membership, Role
-from evalsets.review import adjudication, assignments, workflow
+from evalsets.review import adjudication, assignments, dashboard, workflow
 from tests.world import HANDBOOK
 
 pytestmark = pytest.mark.django_db
@@ -274,6 +274,17 @@ def test_merging_keeps_the_chosen_anchors_from_several_versions(
         BOB_QUOTE,
     }
     assert not GoldAnchor.objects.filter(pk=extra.pk).exists()
+
+
+def test_the_dashboard_still_compares_the_versions_after_adjudication_removed_some(
+    finished, reviewer, evalset
+):
+    before = dashboard.evalset_dashboard(evalset)["agreement"]
+    assert before["items"] and before["grades"]["units"] == 2
+    adjudication.adjudicate(
+        item=finished, user=reviewer, row_version=finished.row_version, pick="ann"
+    )
+    assert dashboard.evalset_dashboard(evalset)["agreement"] == before
 
 
 def test_after_adjudicating_the_same_reviewer_approves_it_in_the_normal_flow(finished, reviewer):

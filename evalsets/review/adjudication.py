@@ -37,7 +37,7 @@ from evalsets.models import (
 )
 from evalsets.review import blind
 from evalsets.review.audit import record
-from evalsets.review.dashboard import item_agreement
+from evalsets.review.dashboard import item_agreement, versions_record
 
 #: The most anchor ids one merge may name (an item with more is not adjudicated by hand).
 MAX_KEEP = 500
@@ -196,6 +196,8 @@ def adjudicate(
         )
     anchors = _anchors(current)
     kept_ids = _kept_ids(anchors, annotators, pick, keep)
+    # The versions' agreement, before their anchors go: the dashboard still compares them.
+    compared = versions_record([(a.user_id, a.user.username) for a in annotators], anchors)
     kept = [_anchor_row(a) for a in anchors if a.public_id in kept_ids]
     removed = [_anchor_row(a) for a in anchors if a.public_id not in kept_ids]
     GoldAnchor.objects.filter(item=current).exclude(public_id__in=kept_ids).delete()
@@ -208,7 +210,7 @@ def adjudicate(
         kind=EventKind.ADJUDICATED,
         actor=user,
         reason=reason,
-        data={"pick": pick, "kept": kept, "removed": removed},
+        data={"pick": pick, "kept": kept, "removed": removed, "versions": compared},
         row_version=current.row_version,
     )
     return {"item": current, "kept": kept, "removed": removed}

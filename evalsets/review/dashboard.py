@@ -504,6 +504,46 @@ def _item_scores(
     return scores, _clusters(placed)
 
 
+def versions_record(annotators: list[tuple[int, str]], anchors: Iterable[GoldAnchor]) -> dict:
+    """What agreement needs of one item's versions, by username, for the audit trail: kept
+    when adjudication removes the versions' anchors, so the dashboard still compares them."""
+    scores, units = _item_scores(annotators, anchors)
+    names = dict(annotators)
+    return {
+        "spans": [[n1, n2, score] for (n1, n2), score in sorted(scores.items())],
+        "units": [{names[pk]: grade for pk, grade in unit.items()} for unit in units],
+    }
+
+
+def from_record(
+    annotators: list[tuple[int, str]], record: dict
+) -> tuple[dict[tuple[str, str], float], list[dict[int, int]]]:
+    """``_item_scores`` of the versions ``versions_record`` kept (annotators by username)."""
+    pks = {name: pk for pk, name in annotators}
+    scores = {(n1, n2): score for n1, n2, score in record.get("spans", [])}
+    units = [
+        {pks[name]: grade for name, grade in unit.items() if name in pks}
+        for unit in record.get("units", [])
+    ]
+    return scores, units
+
+
+def _adjudicated_versions(items: list[EvalItem]) -> dict[int, dict]:
+    """The versions recorded when each adjudicated item was settled (its last adjudication)."""
+    settled = [item.pk for item in items if item.adjudicated_at is not None]
+    if not settled:
+        return {}
+    found: dict[int, dict] = {}
+    for item_pk, data in (
+        ItemEvent.objects.filter(item__in=settled, kind=EventKind.ADJUDICATED)
+        .order_by("id")
+        .values_list("item", "data")
+    ):
+        if "versions" in data:
+            found[item_pk] = data["versions"]
+    return found
+
+
 def item_agreement(annotators: list[tuple[int, str]], anchors: Iterable[GoldAnchor]) -> dict:
     """Agreement on one item between its ``annotators`` (``(user pk, username)``): span
     agreement per pair and its mean, and grade agreement (``grade_agreement``) over its units.
@@ -539,8 +579,12 @@ def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
     per_item = []
     per_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
     units_by_item = []
+    recorded = _adjudicated_versions(overlapped)
     for item in overlapped:
-        scores, units = _item_scores(annotators[item.pk], item.anchors.all())
+        if item.pk in recorded:  # its anchors now hold the decision, not the versions
+            scores, units = from_record(annotators[item.pk], recorded[item.pk])
+        else:
+            scores, units = _item_scores(annotators[item.pk], item.anchors.all())
         units_by_item.append((annotators[item.pk], units))
         for pair, score in scores.items():
             per_pair[pair].append(score)
