@@ -28,8 +28,8 @@ from evalsets.documents import renditions
 from evalsets.documents import selectors as documents_selectors
 from evalsets.models import AssignmentKind, ItemState, ParseStatus, Role
 from evalsets.releases import representations
+from evalsets.review import blind, workflow
 from evalsets.review import selectors as review_selectors
-from evalsets.review import workflow
 from evalsets.validation import MAX_QUESTION_CHARS
 from evalsets.workspaces import selectors as workspaces_selectors
 from labelling.labels import LABELS
@@ -189,6 +189,7 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "can_write": access.allows(membership, "item", "partial_update"),
             "threads": review_selectors.comment_threads(item),
             "events": review_selectors.recent_events(item, reader=membership),
+            "works_blind": blind.works_blind(item, membership),
             "own_document": own_document,
             "live_after": review_selectors.last_change(membership.workspace),
             "max_question_chars": MAX_QUESTION_CHARS,

@@ -112,6 +112,7 @@ def test_the_item_page_carries_only_the_annotators_own_anchors(blind, annotator)
     # The comment form's "about" list names the evidence too.
     assert f"evidence: \u201c{BOB_QUOTE}" not in page
     assert f"evidence: \u201c{ANN_QUOTE}" in page
+    assert "data-blind-note" in page
 
 
 def test_the_next_item_in_the_queue_carries_only_the_annotators_own_anchors(
@@ -190,6 +191,9 @@ def test_once_adjudicated_everyone_sees_what_was_kept(finished, reviewer, bob, c
         item=finished, user=reviewer, row_version=finished.row_version, pick="ann"
     )
     assert _quotes(client_for(bob).get(BASE).json()["anchors"]) == {ANN_QUOTE}
+    web = Client()
+    web.force_login(bob)
+    assert "data-blind-note" not in web.get("/w/acme/sets/quiz/items/b1/").content.decode()
 
 
 # -- the versions side by side ------------------------------------------------------------------

@@ -91,9 +91,6 @@ def visible_events(events: QuerySet[ItemEvent], membership) -> QuerySet[ItemEven
     return events.exclude(hidden)
 
 
-def is_blind(item: EvalItem) -> bool:
-    """Whether ``item`` is worked blind now (overlapped, not adjudicated)."""
-    if item.adjudicated_at is not None:
-        return False
-    count = ItemAssignment.objects.filter(item=item, kind=AssignmentKind.ANNOTATE).count()
-    return count >= OVERLAP
+def works_blind(item: EvalItem, membership) -> bool:
+    """Whether ``item`` is blind to the member now: they see only their own anchors on it."""
+    return blind_items_for(membership.user, membership.role).filter(pk=item.pk).exists()
