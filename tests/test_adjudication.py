@@ -175,7 +175,7 @@ def test_an_annotator_without_an_assignment_sees_only_their_own_on_a_blind_item_
     }
 
 
-def test_a_reviewer_assigned_to_annotate_works_blind_too(
+def test_a_reviewer_assigned_to_annotate_still_sees_every_version_and_the_annotator_only_hers(
     evalset, owner, reviewer, annotator, reference, client_for
 ):
     item = anchoring_services.item_create(evalset=evalset, user=owner, item_id="b1", question="Q?")
@@ -183,7 +183,9 @@ def test_a_reviewer_assigned_to_annotate_works_blind_too(
         evalset=evalset, by=owner, usernames=["ann", "rita"], kind="annotate", overlap=2
     )
     _highlight(item, annotator, ANN_QUOTE, reference)
-    assert client_for(reviewer).get(BASE).json()["anchors"] == []
+    _highlight(item, reviewer, BOB_QUOTE, reference)
+    assert _quotes(client_for(reviewer).get(BASE).json()["anchors"]) == {ANN_QUOTE, BOB_QUOTE}
+    assert _quotes(client_for(annotator).get(BASE).json()["anchors"]) == {ANN_QUOTE}
 
 
 def test_once_adjudicated_everyone_sees_what_was_kept(finished, reviewer, bob, client_for):

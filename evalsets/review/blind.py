@@ -6,11 +6,13 @@ that carry their quotes (an item's history, the changes feed):
 
 * An item is *blind* while it has two or more annotate assignments (overlap) and has not
   been adjudicated (``EvalItem.adjudicated_at`` is empty).
-* On a blind item, a reader sees every anchor they made themselves, and another person's
-  only when they are a reviewer or an owner **and** not one of its annotators: the people
-  who decide between the versions see them all, the people who write them see their own.
-* Everyone below reviewer (an annotator without an assignment on it, a viewer) sees only
-  their own anchors on a blind item, so no colleague can pass the others' evidence on.
+* On a blind item, an annotator or a viewer sees only the anchors they made themselves:
+  an assigned annotator works without the others' evidence, and one without an assignment
+  cannot read it and pass it on either.
+* Reviewers and owners see every anchor on every item: they decide between the versions.
+  That holds when one of them is also assigned to annotate it (an owner filling in as a
+  second annotator sees the first one's evidence; assign annotators for independent
+  versions). Someone who annotated an item never adjudicates it (``adjudication``).
 * On an item without overlap, or once adjudicated, everyone sees everything, as before.
 
 Each anchor says who made it (``created_by``), so the people who see all can tell them apart.
@@ -52,45 +54,34 @@ def overlapped_items() -> QuerySet:
     )
 
 
-def blind_items_for(user, role: Role | str | None) -> QuerySet[EvalItem]:
-    """The items on which ``user`` (with ``role`` in their workspace) sees only their own
-    anchors (a subquery; see the module's rule)."""
-    blind = EvalItem.objects.filter(adjudicated_at__isnull=True, pk__in=overlapped_items())
-    if role is not None and Role(role).at_least(Role.REVIEWER):
-        blind = blind.filter(
-            pk__in=ItemAssignment.objects.filter(user=user, kind=AssignmentKind.ANNOTATE).values(
-                "item"
-            )
-        )
-    return blind
+def sees_all(role: Role | str) -> bool:
+    """Whether a member with ``role`` sees every version of every item (reviewer, owner)."""
+    return Role(role).at_least(Role.REVIEWER)
 
 
-def hidden_from(user, role: Role | str | None) -> Q:
-    """A filter on anchors: those ``user`` may not see (another person's, on a blind item)."""
-    mine = Q(created_by=user) if user is not None and user.pk is not None else Q(pk__in=[])
-    return Q(item__in=blind_items_for(user, role)) & ~mine
+def blind_items() -> QuerySet[EvalItem]:
+    """The items worked blind now: overlapped and not adjudicated (a subquery)."""
+    return EvalItem.objects.filter(adjudicated_at__isnull=True, pk__in=overlapped_items())
 
 
 def visible_anchors(anchors: QuerySet[GoldAnchor], membership) -> QuerySet[GoldAnchor]:
-    """``anchors`` less those the member may not see. ``membership=None`` is the system
-    itself (a task, a command): it sees everything."""
-    if membership is None:
+    """``anchors`` less those the member may not see: another person's, on a blind item,
+    unless the member sees all. ``membership=None`` is the system itself (a task, a
+    command): it sees everything."""
+    if membership is None or sees_all(membership.role):
         return anchors
-    return anchors.exclude(hidden_from(membership.user, membership.role))
+    return anchors.exclude(Q(item__in=blind_items()) & ~Q(created_by=membership.user))
 
 
 def visible_events(events: QuerySet[ItemEvent], membership) -> QuerySet[ItemEvent]:
     """``events`` less another person's anchor events on an item blind to the member (they
     carry the quote): the history and the changes feed follow the anchors' rule."""
-    if membership is None:
+    if membership is None or sees_all(membership.role):
         return events
-    user = membership.user
-    hidden = Q(kind__in=ANCHOR_EVENT_KINDS, item__in=blind_items_for(user, membership.role)) & ~Q(
-        actor=user
-    )
+    hidden = Q(kind__in=ANCHOR_EVENT_KINDS, item__in=blind_items()) & ~Q(actor=membership.user)
     return events.exclude(hidden)
 
 
 def works_blind(item: EvalItem, membership) -> bool:
     """Whether ``item`` is blind to the member now: they see only their own anchors on it."""
-    return blind_items_for(membership.user, membership.role).filter(pk=item.pk).exists()
+    return not sees_all(membership.role) and blind_items().filter(pk=item.pk).exists()

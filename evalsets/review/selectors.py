@@ -332,7 +332,7 @@ def review_items(
     items = list(
         listed.select_related("author")
         .defer(*_user_columns_not_shown("author"))
-        .annotate(blind=Exists(blind.blind_items_for(None, None).filter(pk=OuterRef("pk"))))
+        .annotate(blind=Exists(blind.blind_items().filter(pk=OuterRef("pk"))))
         .prefetch_related(
             Prefetch("anchors", queryset=anchors), Prefetch("comments", queryset=comments)
         )
