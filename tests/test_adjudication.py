@@ -123,6 +123,23 @@ def test_the_next_item_in_the_queue_carries_only_the_annotators_own_anchors(
     assert _quotes(shown.json()["item"]["anchors"]) == {ANN_QUOTE}
 
 
+def test_a_new_highlights_overlap_warning_leaves_out_anothers_evidence_on_a_blind_item(
+    blind, evalset, owner, annotator, reviewer, bob, reference, client_for
+):
+    other = anchoring_services.item_create(evalset=evalset, user=owner, item_id="b2", question="Q?")
+    assignments.assignments_create(
+        evalset=evalset, by=owner, usernames=["ann", "bob"], kind="annotate", overlap=2
+    )
+    assert other.assignments.count() == 2
+    start = HANDBOOK.index(BOB_QUOTE)
+    body = {"parse": str(reference.public_id), "start": start, "end": start + len(BOB_QUOTE)}
+    url = "/api/workspaces/acme/evalsets/quiz/items/b2/anchors/"
+    mine = client_for(annotator).post(url, body, format="json")
+    assert mine.status_code == 201 and mine.json()["overlaps"] == []  # bob's on b1 is hidden
+    seen = client_for(reviewer).post(url, body, format="json")
+    assert [(o["item"], o["quote"]) for o in seen.json()["overlaps"]] == [("b1", BOB_QUOTE)]
+
+
 def test_the_history_and_the_changes_feed_leave_out_the_other_annotators_quotes(
     blind, annotator, reviewer, client_for
 ):

@@ -247,7 +247,7 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
         """A new anchor, with the evidence of other questions its highlight overlaps (a
         warning: the same passage may answer two questions, or one was misattached)."""
         out = anchoring_serializers.AnchorSerializer(anchor).data
-        out["overlaps"] = passages_selectors.overlapping_evidence(anchor)
+        out["overlaps"] = passages_selectors.overlapping_evidence(anchor, reader=self.membership)
         return out
 
     def _create_anchor(self, fields: dict):
