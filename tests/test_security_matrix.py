@@ -363,7 +363,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
             members(REVIEWER, 200),
             setup=_overlapped_q5,
             kwargs={"item": "q5"},
-            body=lambda w: {"row_version": w.kwargs["q5_row_version"], "pick": "ann"},
+            body=lambda w: {"row_version": w.kwargs.get("q5_row_version", 1), "pick": "ann"},
         ),
     },
     "item-comments": {
