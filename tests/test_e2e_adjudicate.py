@@ -81,6 +81,8 @@ def test_two_annotators_work_blind_and_the_reviewer_picks_one_version_then_appro
     _submit(page, live_server)
     expect(page.locator("[data-anchors] > li.anchor")).to_have_count(1)
     expect(page.locator("[data-anchors]")).to_contain_text("Employee Handbook")
+    expect(page.locator("[data-anchors]")).to_contain_text("by bob")
+    expect(page.locator("[data-blind-note]")).to_be_visible()
     assert EvalItem.objects.get(item_id="b1").state == "submitted"
     page.context.clear_cookies()
 
