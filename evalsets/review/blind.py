@@ -20,7 +20,7 @@ Each anchor says who made it (``created_by``), so the people who see all can tel
 
 from __future__ import annotations
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 
 from evalsets.models import (
     AssignmentKind,
@@ -32,7 +32,8 @@ from evalsets.models import (
     Role,
 )
 
-#: Annotators per item from which an item is worked blind.
+#: Annotators per item from which an item is worked blind (``overlapped`` asks for a second
+#: annotate assignment, which is what 2 means).
 OVERLAP = 2
 #: The audit events that carry an anchor's quote: hidden by the same rule as the anchor.
 ANCHOR_EVENT_KINDS = (
@@ -43,14 +44,22 @@ ANCHOR_EVENT_KINDS = (
 )
 
 
-def overlapped_items() -> QuerySet:
-    """The pks of items with ``OVERLAP`` or more annotate assignments (a subquery)."""
-    return (
-        ItemAssignment.objects.filter(kind=AssignmentKind.ANNOTATE)
-        .values("item")
-        .annotate(annotators=Count("id"))
-        .filter(annotators__gte=OVERLAP)
-        .values("item")
+def overlapped(item: str) -> Exists:
+    """Whether the item named by ``item`` (a path from the outer query: ``"item"`` from an
+    anchor or an event, ``"pk"`` from an item) has ``OVERLAP`` or more annotate assignments.
+
+    Correlated to that one item (its second assignment exists), so the cost is an index look-up
+    per row read, not an aggregate over every assignment in the database.
+    """
+    first = (
+        ItemAssignment.objects.filter(item=OuterRef("item"), kind=AssignmentKind.ANNOTATE)
+        .order_by("pk")
+        .values("pk")[:1]
+    )
+    return Exists(
+        ItemAssignment.objects.filter(
+            item=OuterRef(item), kind=AssignmentKind.ANNOTATE, pk__gt=Subquery(first)
+        )
     )
 
 
@@ -60,8 +69,13 @@ def sees_all(role: Role | str) -> bool:
 
 
 def blind_items() -> QuerySet[EvalItem]:
-    """The items worked blind now: overlapped and not adjudicated (a subquery)."""
-    return EvalItem.objects.filter(adjudicated_at__isnull=True, pk__in=overlapped_items())
+    """The items worked blind now: overlapped and not adjudicated."""
+    return EvalItem.objects.filter(overlapped("pk"), adjudicated_at__isnull=True)
+
+
+def _blind_item(path: str = "item") -> Q:
+    """On rows that point at an item (``path``): the item is worked blind now."""
+    return Q(overlapped(path), **{f"{path}__adjudicated_at__isnull": True})
 
 
 def visible_anchors(anchors: QuerySet[GoldAnchor], membership) -> QuerySet[GoldAnchor]:
@@ -70,7 +84,7 @@ def visible_anchors(anchors: QuerySet[GoldAnchor], membership) -> QuerySet[GoldA
     command): it sees everything."""
     if membership is None or sees_all(membership.role):
         return anchors
-    return anchors.exclude(Q(item__in=blind_items()) & ~Q(created_by=membership.user))
+    return anchors.exclude(_blind_item() & ~Q(created_by=membership.user))
 
 
 def visible_events(events: QuerySet[ItemEvent], membership) -> QuerySet[ItemEvent]:
@@ -78,7 +92,7 @@ def visible_events(events: QuerySet[ItemEvent], membership) -> QuerySet[ItemEven
     carry the quote): the history and the changes feed follow the anchors' rule."""
     if membership is None or sees_all(membership.role):
         return events
-    hidden = Q(kind__in=ANCHOR_EVENT_KINDS, item__in=blind_items()) & ~Q(actor=membership.user)
+    hidden = Q(kind__in=ANCHOR_EVENT_KINDS) & _blind_item() & ~Q(actor=membership.user)
     return events.exclude(hidden)
 
 
