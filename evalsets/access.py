@@ -56,6 +56,9 @@ ROLES: dict[str, dict[str, Role | None]] = {
         "request_changes": Role.REVIEWER,
         "reopen": Role.OWNER,
     },
+    # Comparing an overlapped item's versions and settling them: a reviewer's decision (the
+    # service also refuses anyone who annotated the item).
+    "adjudication": {"retrieve": Role.REVIEWER, "create": Role.REVIEWER},
     "comment": {"list": Role.VIEWER, "create": Role.ANNOTATOR},
     "history": {"list": Role.VIEWER},
     "assignment": {"list": Role.VIEWER, "create": ASSIGN, "destroy": ASSIGN},

@@ -10,15 +10,16 @@ dashboard's figures from ``evalsets.review.dashboard`` and its drawing from ``la
 from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_safe
 
 from evalsets import access
 from evalsets.anchoring import selectors as anchoring_selectors
 from evalsets.models import ItemState, Role
-from evalsets.review import dashboard, workflow
+from evalsets.review import adjudication, dashboard, workflow
 from evalsets.review import selectors as review_selectors
 from labelling import charts
+from labelling.labels import GRADE_WORDS
 from labelling.permissions import requires
 
 #: The review page renders at most this many items; the rest follow on the next visit.
@@ -37,9 +38,10 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
         raise Http404(f"no state {state!r}")
     mine = request.GET.get("queue") == "mine"
     items = review_selectors.review_items(
-        evalset, user=request.user, state=state, mine=mine, limit=PAGE_ITEMS, context=CONTEXT
+        evalset, membership=membership, state=state, mine=mine, limit=PAGE_ITEMS, context=CONTEXT
     )
     can_review = access.allows(membership, "workflow", "approve")
+    places = review_selectors.pdf_places(a for item in items for a in item.anchors.all())
     cards = []
     for item in items:
         barred = request.user.pk in item.writers
@@ -55,9 +57,14 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
                     item.item_id, item.state, "request_changes"
                 ),
                 "anchors": [
-                    {"anchor": a, "context": anchoring_selectors.anchor_in_context(a)}
+                    {
+                        "anchor": a,
+                        "context": anchoring_selectors.anchor_in_context(a),
+                        "pdf": places.get(a.pk),
+                    }
                     for a in item.anchors.all()
                 ],
+                "can_adjudicate": can_review and item.blind and item.state == ItemState.SUBMITTED,
             }
         )
     return render(
@@ -74,6 +81,31 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
             "mine": mine,
             "states": ItemState.choices,
             "truncated": len(items) == PAGE_ITEMS,
+        },
+    )
+
+
+@require_safe
+@requires(Role.REVIEWER)
+def adjudication_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> HttpResponse:
+    """An overlapped item's versions side by side, with their agreement; the reviewer picks
+    one or merges (``static/js/adjudicate.js`` sends it to the API, which holds the rules)."""
+    membership = request.membership
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
+    item = get_object_or_404(evalset.items.all(), item_id=item_id)
+    data = adjudication.versions(item, user=request.user)
+    for version in [*data["versions"], {"anchors": data["others"]}]:
+        for row in version["anchors"]:
+            row["grade_words"] = GRADE_WORDS.get(row["grade"], "")
+    return render(
+        request,
+        "review/adjudicate.html",
+        {
+            "workspace": membership.workspace,
+            "evalset": evalset,
+            "membership": membership,
+            "item": item,
+            "data": data,
         },
     )
 

@@ -28,8 +28,8 @@ from evalsets.documents import renditions
 from evalsets.documents import selectors as documents_selectors
 from evalsets.models import AssignmentKind, ItemState, ParseStatus, Role
 from evalsets.releases import representations
+from evalsets.review import blind, workflow
 from evalsets.review import selectors as review_selectors
-from evalsets.review import workflow
 from evalsets.validation import MAX_QUESTION_CHARS
 from evalsets.workspaces import selectors as workspaces_selectors
 from labelling.labels import LABELS
@@ -165,7 +165,7 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
     membership = request.membership
     evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
     (item,) = anchoring_selectors.with_anchors(
-        [get_object_or_404(anchoring_selectors.items(evalset), item_id=item_id)]
+        [get_object_or_404(anchoring_selectors.items(evalset), item_id=item_id)], reader=membership
     )
     # "Highlight evidence in" opens on the item's own document (its first evidence's), not
     # on whichever comes first in the alphabet.
@@ -188,7 +188,8 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "documents": documents_selectors.documents_to_highlight(membership.workspace),
             "can_write": access.allows(membership, "item", "partial_update"),
             "threads": review_selectors.comment_threads(item),
-            "events": review_selectors.recent_events(item),
+            "events": review_selectors.recent_events(item, reader=membership),
+            "works_blind": blind.works_blind(item, membership),
             "own_document": own_document,
             "live_after": review_selectors.last_change(membership.workspace),
             "max_question_chars": MAX_QUESTION_CHARS,

@@ -65,7 +65,7 @@ def busy_item(item, annotator, reference, evalset, django_capture_on_commit_call
         meta={"topic": "leave", "weights": [1, 2.5, None]},
     )
     (shown,) = anchoring_selectors.with_anchors(
-        [anchoring_selectors.items(evalset).get(pk=item.pk)]
+        [anchoring_selectors.items(evalset).get(pk=item.pk)], reader=None
     )
     return shown
 
@@ -93,7 +93,9 @@ def test_an_item_without_author_assignee_or_anchors_renders_nulls_as_drf_does(ev
     bare = anchoring_services.item_create(
         evalset=evalset, user=None, item_id="bare", question="Bare?"
     )
-    (bare,) = anchoring_selectors.with_anchors([anchoring_selectors.items(evalset).get(pk=bare.pk)])
+    (bare,) = anchoring_selectors.with_anchors(
+        [anchoring_selectors.items(evalset).get(pk=bare.pk)], reader=None
+    )
     assert bare.author is None and bare.assignee is None
     fast = anchoring_serializers.ItemSerializer().to_representation(bare)
     assert fast == drf_rendering(anchoring_serializers.ItemSerializer(), bare)
@@ -116,7 +118,7 @@ def test_a_list_of_items_renders_as_drf_renders_it(busy_item, evalset, annotator
     anchoring_services.item_create(
         evalset=evalset, user=annotator, item_id="q2", question="Second?"
     )
-    items = anchoring_selectors.with_anchors(anchoring_selectors.items(evalset))
+    items = anchoring_selectors.with_anchors(anchoring_selectors.items(evalset), reader=None)
     fast = anchoring_serializers.ItemSerializer(items, many=True).data
     assert fast == [drf_rendering(anchoring_serializers.ItemSerializer(), item) for item in items]
     assert [len(item["anchors"]) for item in fast] == [2, 0]
@@ -131,12 +133,13 @@ def test_anchors_are_queried_only_for_items_that_have_some(
         )
     drafts = list(anchoring_selectors.items(evalset).filter(item_id__startswith="d"))
     with django_assert_num_queries(0):
-        assert [item.prefetched_anchors for item in anchoring_selectors.with_anchors(drafts)] == [
-            []
-        ] * 3
+        assert [
+            item.prefetched_anchors
+            for item in anchoring_selectors.with_anchors(drafts, reader=None)
+        ] == [[]] * 3
     everything = list(anchoring_selectors.items(evalset))
     with django_assert_num_queries(2):  # the anchors, then their resolutions
-        shown = anchoring_selectors.with_anchors(everything)
+        shown = anchoring_selectors.with_anchors(everything, reader=None)
     assert [len(item.prefetched_anchors) for item in shown] == [2, 0, 0, 0]
 
 

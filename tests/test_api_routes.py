@@ -380,6 +380,13 @@ ROUTES = [
         (),
     ),
     (
+        "workspaces/<slug:ws>/evalsets/<slug:set_slug>/items/<str:item>/adjudication/",
+        "item-adjudication",
+        "evalsets.review.api.views.AdjudicationViewSet",
+        (("get", "retrieve"), ("post", "create")),
+        (),
+    ),
+    (
         "workspaces/<slug:ws>/evalsets/<slug:set_slug>/items/<str:item>/reopen/",
         "item-reopen",
         "evalsets.review.api.views.WorkflowViewSet",
@@ -838,6 +845,11 @@ RESOLVED = [
     (
         "/workspaces/s-ws/evalsets/s-set_slug/items/str-item/request-changes/",
         "item-request-changes",
+        (("item", "str-item"), ("set_slug", "s-set_slug"), ("ws", "s-ws")),
+    ),
+    (
+        "/workspaces/s-ws/evalsets/s-set_slug/items/str-item/adjudication/",
+        "item-adjudication",
         (("item", "str-item"), ("set_slug", "s-set_slug"), ("ws", "s-ws")),
     ),
     (

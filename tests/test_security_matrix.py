@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.core.exceptions import ObjectDoesNotExist
 from django.core.files.base import ContentFile
@@ -30,13 +31,14 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
 from evalsets import access
+from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import renditions
 from evalsets.documents import services as documents_services
-from evalsets.models import Document
-from evalsets.review import workflow
+from evalsets.models import Document, EvalItem, Membership, Role
+from evalsets.review import assignments, workflow
 from evalsets.workspaces import services as workspaces_services
 from tests.conftest import PASSWORD
-from tests.world import PDF_SOURCE_ID, RUN_FILE, World, import_file, upload
+from tests.world import PDF_SOURCE_ID, RUN_FILE, World, create_user, import_file, upload
 
 OWNER, REVIEWER, ANNOTATOR, VIEWER = "owner", "reviewer", "annotator", "viewer"
 ROLES = (OWNER, REVIEWER, ANNOTATOR, VIEWER)  # highest first
@@ -152,6 +154,31 @@ def _markdown_document(world: World) -> None:
     renditions.rendition_build(parse=parse)
 
 
+def _overlapped_q5(world: World) -> None:
+    """``q5``: annotated blind by ann and anya (overlap 2), both finished: ready to adjudicate."""
+    anya = get_user_model().objects.filter(username="anya").first() or create_user("anya")
+    Membership.objects.get_or_create(
+        workspace=world.workspace, user=anya, defaults={"role": Role.ANNOTATOR}
+    )
+    item = anchoring_services.item_create(
+        evalset=world.evalset, user=world.users[OWNER], item_id="q5", question="Leave per month?"
+    )
+    assignments.assignments_create(
+        evalset=world.evalset,
+        by=world.users[OWNER],
+        usernames=["ann", "anya"],
+        kind="annotate",
+        item_ids=["q5"],
+        overlap=2,
+    )
+    for user, quote in ((world.users[ANNOTATOR], "1.5 days of leave"), (anya, "per month")):
+        anchoring_services.anchor_create_typed(
+            item=item, user=user, source_id="handbook.txt", quote=quote
+        )
+        workflow.item_submit(item=item, user=user)
+    world.kwargs["q5_row_version"] = EvalItem.objects.get(pk=item.pk).row_version
+
+
 def _row_version(world: World) -> int:
     world.item.refresh_from_db()
     return world.item.row_version
@@ -197,6 +224,8 @@ MATRIX: dict[str, dict[str, Rule]] = {
     # Redirects a member to the next item in their queue, or to the set's page when none waits.
     "queue-next": {"GET": Rule(members(VIEWER, 302))},
     "review-page": {"GET": PAGE},
+    # Comparing the blind versions of an overlapped item is a reviewer's page.
+    "adjudication-page": {"GET": Rule(members(REVIEWER, 200))},
     "dashboard-page": {"GET": PAGE},
     "evalset-releases": {"GET": PAGE},
     "members-page": {"GET": PAGE},
@@ -327,6 +356,15 @@ MATRIX: dict[str, dict[str, Rule]] = {
     },
     "item-reopen": {
         "POST": Rule(members(OWNER, 200), kwargs={"item": "q2"}, body=lambda w: {"reason": "x"})
+    },
+    "item-adjudication": {
+        "GET": Rule(members(REVIEWER, 200)),
+        "POST": Rule(
+            members(REVIEWER, 200),
+            setup=_overlapped_q5,
+            kwargs={"item": "q5"},
+            body=lambda w: {"row_version": w.kwargs.get("q5_row_version", 1), "pick": "ann"},
+        ),
     },
     "item-comments": {
         "GET": READ,

@@ -36,6 +36,7 @@ from evalsets.models import (
     ItemAssignment,
     ItemState,
 )
+from evalsets.review import blind
 
 #: Item fields whose edit makes the editor one of the item's writers (four eyes).
 CONTENT_FIELDS = ("question", "qtype", "answer")
@@ -74,12 +75,22 @@ def _resolutions_prefetch() -> Prefetch:
 
 
 def anchors_with_resolutions() -> QuerySet[GoldAnchor]:
-    """Anchors with their rows in every parse as the list ``prefetched_resolutions``."""
+    """Anchors with their rows in every parse as the list ``prefetched_resolutions``, and
+    who made each (``created_by``: its id and username only)."""
     return (
-        GoldAnchor.objects.select_related("reference_parse")
-        .defer(*(f"reference_parse__{name}" for name in PARSE_BULK))
+        GoldAnchor.objects.select_related("reference_parse", "created_by")
+        .defer(
+            *(f"reference_parse__{name}" for name in PARSE_BULK),
+            *_user_columns_not_shown("created_by"),
+        )
         .prefetch_related(_resolutions_prefetch())
     )
+
+
+def anchors_for(membership) -> QuerySet[GoldAnchor]:
+    """``anchors_with_resolutions`` less those ``membership`` may not see on an item worked
+    blind (``blind.visible_anchors``; ``None``: the system, which sees everything)."""
+    return blind.visible_anchors(anchors_with_resolutions(), membership)
 
 
 def with_resolutions(anchor: GoldAnchor) -> GoldAnchor:
@@ -113,8 +124,9 @@ def items(evalset) -> QuerySet[EvalItem]:
     )
 
 
-def with_anchors(items: Iterable[EvalItem]) -> list[EvalItem]:
-    """``items`` with their anchors (and those anchors' resolutions) as ``prefetched_anchors``.
+def with_anchors(items: Iterable[EvalItem], *, reader) -> list[EvalItem]:
+    """``items`` with the anchors ``reader`` (a membership) may see, and those anchors'
+    resolutions, as ``prefetched_anchors`` (``anchors_for``).
 
     Only items that have anchors are queried for them, so a page of fresh drafts costs no
     query at all; Django skips objects that already carry the ``to_attr`` list.
@@ -125,7 +137,7 @@ def with_anchors(items: Iterable[EvalItem]) -> list[EvalItem]:
             item.prefetched_anchors = []
     prefetch_related_objects(
         items,
-        Prefetch("anchors", queryset=anchors_with_resolutions(), to_attr="prefetched_anchors"),
+        Prefetch("anchors", queryset=anchors_for(reader), to_attr="prefetched_anchors"),
     )
     return items
 

@@ -11,7 +11,7 @@ from django.db.models import (
 from django.shortcuts import get_object_or_404
 
 from evalsets import validation
-from evalsets.anchoring.selectors import anchors_with_resolutions
+from evalsets.anchoring.selectors import anchors_for
 from evalsets.errors import InvalidInput
 from evalsets.models import (
     AnchorResolution,
@@ -117,11 +117,12 @@ def documents_to_highlight(workspace) -> list[Document]:
 # -- the document page --------------------------------------------------------------------------
 
 
-def document_anchors(document: Document) -> QuerySet[GoldAnchor]:
-    """Every anchor on ``document`` in reading order, with its item (and set) and its
-    resolutions: three queries whatever the count."""
+def document_anchors(document: Document, *, reader) -> QuerySet[GoldAnchor]:
+    """Every anchor on ``document`` that ``reader`` (a membership) may see
+    (``anchors_for``), in reading order, with its item (and set) and its resolutions: three
+    queries whatever the count."""
     return (
-        anchors_with_resolutions()
+        anchors_for(reader)
         .filter(document=document)
         .select_related("item__evalset")
         .order_by("ref_start", "id")

@@ -63,6 +63,9 @@ class EvalItem(models.Model):
     )
     #: Bumped on every write; a client sends the one it read, and a stale one gets a 409.
     row_version = models.PositiveIntegerField(default=1)
+    #: When a reviewer chose between the versions of an overlapped item (blind until then:
+    #: ``evalsets.review.blind``); empty for an item never adjudicated.
+    adjudicated_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -50,6 +50,7 @@ class EventKind(models.TextChoices):
     COMMENTED = "commented", "Commented"
     ASSIGNED = "assigned", "Assigned"
     UNASSIGNED = "unassigned", "Unassigned"
+    ADJUDICATED = "adjudicated", "Adjudicated (versions picked or merged)"
 
 
 #: The events that are workflow transitions (they carry ``from_state`` and ``to_state``).

@@ -18,6 +18,7 @@ from evalsets.models import (
 )
 from evalsets.passages import ranking, vectors
 from evalsets.pure import passages as cutting
+from evalsets.review import blind
 
 #: Code points of a passage shown around its first matched word.
 SNIPPET_CHARS = 240
@@ -81,14 +82,16 @@ def suggestions(item: EvalItem, *, limit: int = RESULTS, document: int | None = 
     return search(item.evalset.workspace, item.question, limit=limit, document=document)
 
 
-def overlapping_evidence(anchor: GoldAnchor) -> list[dict]:
+def overlapping_evidence(anchor: GoldAnchor, *, reader) -> list[dict]:
     """Evidence already given to another question that ``anchor``'s highlight overlaps, in
-    the parse it was highlighted in: other anchors highlighted there, or placed there."""
+    the parse it was highlighted in: other anchors highlighted there, or placed there; only
+    those ``reader`` (a membership) may see (``blind``: not another annotator's evidence on
+    an item worked blind)."""
     parse_id, start, end = anchor.reference_parse_id, anchor.ref_start, anchor.ref_end
     if parse_id is None or start is None:
         return []
     others = GoldAnchor.objects.filter(item__evalset__workspace=anchor.item.evalset.workspace_id)
-    others = others.exclude(item=anchor.item_id)
+    others = blind.visible_anchors(others.exclude(item=anchor.item_id), reader)
     placed = AnchorResolution.objects.filter(
         parse_id=parse_id, status__in=FOUND_STATUSES, start__lt=end, end__gt=start
     ).values("anchor_id")

@@ -94,6 +94,8 @@ def anchor_data(anchor: GoldAnchor) -> dict:
         "pending": is_pending(anchor),
         "resolutions": [resolution_data(r) for r in anchor.prefetched_resolutions],
         "suggested": anchor.suggested or None,
+        # Who made it: on an overlapped item each annotator's version is told apart by it.
+        "created_by": _username(anchor.created_by) if anchor.created_by_id else None,
         "created_at": iso_time(anchor.created_at),
     }
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import replace
 from itertools import combinations
 
@@ -483,6 +484,81 @@ def _annotators_of(evalset: EvalSet) -> tuple[dict[int, list], dict[int, set[int
     return annotators, finished
 
 
+def _item_scores(
+    annotators: list[tuple[int, str]], anchors: Iterable[GoldAnchor]
+) -> tuple[dict[tuple[str, str], float], list[dict[int, int]]]:
+    """One item's span agreement per pair of ``annotators`` (``(user pk, username)``), and
+    its units for grade agreement (``_clusters``), from its ``anchors``."""
+    spans: dict[int, dict] = {user_pk: defaultdict(list) for user_pk, _ in annotators}
+    placed = []
+    for anchor in anchors:
+        if anchor.created_by_id in spans:
+            key, start, end = _anchor_span(anchor)
+            spans[anchor.created_by_id][key].append((start, end))
+            placed.append((anchor.created_by_id, key, start, end, anchor.grade))
+    merged = {user: {k: _merge(v) for k, v in s.items()} for user, s in spans.items()}
+    scores = {
+        (n1, n2): span_agreement(merged[u1], merged[u2])
+        for (u1, n1), (u2, n2) in combinations(annotators, 2)
+    }
+    return scores, _clusters(placed)
+
+
+def versions_record(annotators: list[tuple[int, str]], anchors: Iterable[GoldAnchor]) -> dict:
+    """What agreement needs of one item's versions, by username, for the audit trail: kept
+    when adjudication removes the versions' anchors, so the dashboard still compares them."""
+    scores, units = _item_scores(annotators, anchors)
+    names = dict(annotators)
+    return {
+        "spans": [[n1, n2, score] for (n1, n2), score in sorted(scores.items())],
+        "units": [{names[pk]: grade for pk, grade in unit.items()} for unit in units],
+    }
+
+
+def from_record(
+    annotators: list[tuple[int, str]], record: dict
+) -> tuple[dict[tuple[str, str], float], list[dict[int, int]]]:
+    """``_item_scores`` of the versions ``versions_record`` kept (annotators by username)."""
+    pks = {name: pk for pk, name in annotators}
+    scores = {(n1, n2): score for n1, n2, score in record.get("spans", [])}
+    units = [
+        {pks[name]: grade for name, grade in unit.items() if name in pks}
+        for unit in record.get("units", [])
+    ]
+    return scores, units
+
+
+def _adjudicated_versions(items: list[EvalItem]) -> dict[int, dict]:
+    """The versions recorded when each adjudicated item was settled (its last adjudication)."""
+    settled = [item.pk for item in items if item.adjudicated_at is not None]
+    if not settled:
+        return {}
+    found: dict[int, dict] = {}
+    for item_pk, data in (
+        ItemEvent.objects.filter(item__in=settled, kind=EventKind.ADJUDICATED)
+        .order_by("id")
+        .values_list("item", "data")
+    ):
+        if "versions" in data:
+            found[item_pk] = data["versions"]
+    return found
+
+
+def item_agreement(annotators: list[tuple[int, str]], anchors: Iterable[GoldAnchor]) -> dict:
+    """Agreement on one item between its ``annotators`` (``(user pk, username)``): span
+    agreement per pair and its mean, and grade agreement (``grade_agreement``) over its units.
+    Each anchor's resolutions are read through ``anchor.resolutions.all()``."""
+    scores, units = _item_scores(annotators, anchors)
+    return {
+        "spans": round(sum(scores.values()) / len(scores), 4) if scores else None,
+        "pairs": [
+            {"annotators": list(pair), "agreement": round(score, 4)}
+            for pair, score in sorted(scores.items())
+        ],
+        "grades": grade_agreement([(annotators, units)]),
+    }
+
+
 def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
     """Agreement between the annotators assigned to the same item, only on items every one of
     them finished (submitted their part): people who have not started would otherwise
@@ -503,21 +579,16 @@ def agreement(evalset: EvalSet, items: list[EvalItem]) -> dict:
     per_item = []
     per_pair: dict[tuple[str, str], list[float]] = defaultdict(list)
     units_by_item = []
+    recorded = _adjudicated_versions(overlapped)
     for item in overlapped:
-        spans: dict[int, dict] = {user_pk: defaultdict(list) for user_pk, _ in annotators[item.pk]}
-        placed = []
-        for anchor in item.anchors.all():
-            if anchor.created_by_id in spans:
-                key, start, end = _anchor_span(anchor)
-                spans[anchor.created_by_id][key].append((start, end))
-                placed.append((anchor.created_by_id, key, start, end, anchor.grade))
-        units_by_item.append((annotators[item.pk], _clusters(placed)))
-        merged = {user: {k: _merge(v) for k, v in s.items()} for user, s in spans.items()}
-        scores = []
-        for (u1, n1), (u2, n2) in combinations(annotators[item.pk], 2):
-            score = span_agreement(merged[u1], merged[u2])
-            scores.append(score)
-            per_pair[(n1, n2)].append(score)
+        if item.pk in recorded:  # its anchors now hold the decision, not the versions
+            scores, units = from_record(annotators[item.pk], recorded[item.pk])
+        else:
+            scores, units = _item_scores(annotators[item.pk], item.anchors.all())
+        units_by_item.append((annotators[item.pk], units))
+        for pair, score in scores.items():
+            per_pair[pair].append(score)
+        scores = list(scores.values())
         per_item.append(
             {
                 "item": item.item_id,

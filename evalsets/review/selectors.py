@@ -23,6 +23,8 @@ from evalsets.anchoring.selectors import (
 )
 from evalsets.errors import InvalidInput
 from evalsets.models import (
+    FOUND_STATUSES,
+    AnchorResolution,
     AssignmentKind,
     Comment,
     EvalItem,
@@ -33,7 +35,10 @@ from evalsets.models import (
     ItemEvent,
     ItemState,
     Notification,
+    ParseVersion,
 )
+from evalsets.pure.textpages import page_of
+from evalsets.review import blind
 from evalsets.workspaces.selectors import members
 
 ANCHOR_EVENTS = (
@@ -124,18 +129,22 @@ def comment_threads(item: EvalItem) -> list[dict]:
     return [{"comment": root, "replies": replies(root)} for root in roots]
 
 
-def recent_events(item: EvalItem, limit: int = 200) -> list[ItemEvent]:
-    return list(ItemEvent.objects.filter(item=item).order_by("-at", "-id")[:limit])
+def recent_events(item: EvalItem, *, reader, limit: int = 200) -> list[ItemEvent]:
+    """The item's latest events that ``reader`` (a membership) may see (``blind``)."""
+    events = blind.visible_events(ItemEvent.objects.filter(item=item), reader)
+    return list(events.order_by("-at", "-id")[:limit])
 
 
 # -- the audit trail and four eyes --------------------------------------------------------------
 
 
-def history(*, workspace, evalset_slug: str, item_id: str) -> QuerySet[ItemEvent]:
-    """Every event of one item, oldest first, whether or not the item still exists."""
-    return ItemEvent.objects.filter(
+def history(*, workspace, evalset_slug: str, item_id: str, reader) -> QuerySet[ItemEvent]:
+    """Every event of one item that ``reader`` (a membership) may see (``blind``), oldest
+    first, whether or not the item still exists."""
+    events = ItemEvent.objects.filter(
         workspace=workspace, evalset_slug=evalset_slug, item_key=item_id
-    ).order_by("at", "id")
+    )
+    return blind.visible_events(events, reader).order_by("at", "id")
 
 
 #: The most changes one poll of ``/changes/`` answers (a page far behind reloads instead).
@@ -155,17 +164,19 @@ def changes_after(
     evalset_slug: str = "",
     item_key: str = "",
     source_id: str = "",
+    reader=None,
     limit: int = CHANGES_LIMIT,
 ) -> list[ItemEvent]:
     """The workspace's audit events after event ``after``, oldest first: those of one item
-    (``evalset_slug`` and ``item_key``), or the anchor changes on one document (``source_id``).
-    One query; the pages poll it."""
+    (``evalset_slug`` and ``item_key``), or the anchor changes on one document (``source_id``),
+    less those ``reader`` (a membership; None: the system) may not see. One query; the pages
+    poll it."""
     events = ItemEvent.objects.filter(workspace=workspace, id__gt=after)
     if item_key:
         events = events.filter(evalset_slug=evalset_slug, item_key=item_key)
     if source_id:
         events = events.filter(kind__in=ANCHOR_EVENTS, data__source_id=source_id)
-    return list(events.order_by("id")[:limit])
+    return list(blind.visible_events(events, reader).order_by("id")[:limit])
 
 
 def changes_since(item: EvalItem, row_version: int) -> list[dict]:
@@ -297,13 +308,18 @@ def queues_of(user, workspaces: Iterable) -> list[dict]:
 
 
 def review_items(
-    evalset: EvalSet, *, user, state: str, mine: bool, limit: int, context: int
+    evalset: EvalSet, *, membership, state: str, mine: bool, limit: int, context: int
 ) -> list[EvalItem]:
-    """The items in ``state`` (only those assigned to ``user`` for review when ``mine``),
-    oldest change first, at most ``limit``, each with its anchors (resolutions read through
-    ``reference_windows(context)``), its comments and ``writers`` (``writers_of``)."""
-    anchors = GoldAnchor.objects.prefetch_related(
-        Prefetch("resolutions", queryset=reference_windows(context))
+    """The items in ``state`` (only those assigned to the member for review when ``mine``),
+    oldest change first, at most ``limit``, each with the anchors the member may see
+    (``blind``; resolutions read through ``reference_windows(context)``), its comments,
+    ``writers`` (``writers_of``) and ``blind`` (overlapped and not adjudicated yet)."""
+    user = membership.user
+    anchors = blind.visible_anchors(
+        GoldAnchor.objects.select_related("created_by")
+        .defer(*_user_columns_not_shown("created_by"))
+        .prefetch_related(Prefetch("resolutions", queryset=reference_windows(context))),
+        membership,
     )
     comments = Comment.objects.select_related("author").order_by("created_at", "id")
     listed = evalset.items.filter(state=state)
@@ -316,6 +332,7 @@ def review_items(
     items = list(
         listed.select_related("author")
         .defer(*_user_columns_not_shown("author"))
+        .annotate(blind=Exists(blind.blind_items().filter(pk=OuterRef("pk"))))
         .prefetch_related(
             Prefetch("anchors", queryset=anchors), Prefetch("comments", queryset=comments)
         )
@@ -325,6 +342,37 @@ def review_items(
     for item in items:
         item.writers = who_wrote[item.pk]
     return items
+
+
+#: The parser whose parse carries the character boxes the PDF view draws from.
+PDF_PARSER = "pdfium"
+
+
+def pdf_places(anchors: Iterable[GoldAnchor]) -> dict[int, dict]:
+    """Where each anchor lies on its PDF, for the review card's picture of the page: for an
+    anchor found in a ``pdfium`` parse, ``{"parse", "page", "start", "end"}`` (offsets in that
+    parse). Its resolutions must be prefetched with their parse (``reference_windows``);
+    the pages of every parse named are read in one query, their text never."""
+    found: dict[int, AnchorResolution] = {}
+    for anchor in anchors:
+        for res in anchor.resolutions.all():
+            if res.parse.parser == PDF_PARSER and res.status in FOUND_STATUSES and res.end:
+                found[anchor.pk] = res
+                break
+    starts = dict(
+        ParseVersion.objects.filter(pk__in={r.parse_id for r in found.values()}).values_list(
+            "pk", "page_starts"
+        )
+    )
+    return {
+        pk: {
+            "parse": str(res.parse.public_id),
+            "page": page_of(starts.get(res.parse_id), res.start),
+            "start": res.start,
+            "end": res.end,
+        }
+        for pk, res in found.items()
+    }
 
 
 def assignment_queues(evalset: EvalSet) -> list[dict]:

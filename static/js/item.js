@@ -61,7 +61,8 @@ function itemEditor(root) {
       li.dataset.anchor = a.id;
       const head = el("div", "anchor-head");
       const quote = el("blockquote", "quote", a.quote);
-      const src = el("span", "src", a.source_id + (a.page_hint ? " · page " + a.page_hint : ""));
+      // Who made it: on an item several people annotate, reviewers tell the versions apart.
+      const src = el("span", "src", a.source_id + (a.page_hint ? " · page " + a.page_hint : "") + (a.created_by ? " · by " + a.created_by : ""));
       head.append(src);
       // A person chose and trimmed it, starting from a suggested passage: a reviewer can tell.
       if (a.suggested) head.append(" ", el("span", "badge suggested", "from a suggestion"));

@@ -4,6 +4,7 @@
    page loaded is refused (409) instead of approved unseen. */
 import * as G from "./api.js";
 import "./compare.js";
+import { drawCrops } from "./pdfcrop.js";
 import { api } from "./urls.js";
 
 const root = document.querySelector("[data-review]");
@@ -36,6 +37,13 @@ function reviewPage(root) {
     if (position) position.textContent = (index + 1) + " of " + cards.length;
     const form = cards[index].querySelector("[data-changes-form]");
     if (form) form.hidden = true;
+    drawCrops(cards[index], ws);
+  }
+
+  /* An item with several blind versions: open the page that compares them. */
+  function adjudicate() {
+    const link = current() && current().querySelector("[data-adjudicate]");
+    if (link) window.location.assign(link.href);
   }
 
   function current() { return cards[index]; }
@@ -138,6 +146,7 @@ function reviewPage(root) {
       c: openChanges,
       j: () => show(index + 1),
       k: () => show(index - 1),
+      v: adjudicate,
       "?": toggleHelp,
     };
     const act = actions[e.key];
@@ -148,5 +157,7 @@ function reviewPage(root) {
   }, true);
 
   cards.forEach((card) => { card.tabIndex = -1; });
-  show(0);
+  // "#review-q7" (the adjudication page sends the reviewer back so) opens on that item.
+  const asked = cards.findIndex((card) => "#" + card.id === decodeURIComponent(window.location.hash));
+  show(asked >= 0 ? asked : 0);
 }

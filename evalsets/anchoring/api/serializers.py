@@ -62,6 +62,9 @@ class AnchorSerializer(serializers.ModelSerializer):
     highlight = serializers.SerializerMethodField()
     resolutions = ResolutionSerializer(source="prefetched_resolutions", many=True, read_only=True)
     pending = serializers.SerializerMethodField()
+    created_by = serializers.CharField(
+        source="created_by.username", default=None, allow_null=True, read_only=True
+    )
 
     class Meta:
         model = GoldAnchor
@@ -78,6 +81,7 @@ class AnchorSerializer(serializers.ModelSerializer):
             "pending",
             "resolutions",
             "suggested",
+            "created_by",
             "created_at",
         ]
 

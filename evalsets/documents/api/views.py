@@ -86,7 +86,9 @@ class DocumentViewSet(WorkspaceScoped, viewsets.GenericViewSet):
     def anchors(self, request, *args, **kwargs):
         """Every anchor on this document, in reading order, with its item and where it lies
         in each parse."""
-        page = self.paginate_queryset(documents_selectors.document_anchors(self.get_object()))
+        page = self.paginate_queryset(
+            documents_selectors.document_anchors(self.get_object(), reader=self.membership)
+        )
         return self.get_paginated_response(
             anchoring_serializers.DocumentAnchorSerializer(page, many=True).data
         )

@@ -206,6 +206,7 @@ class ChangesView(WorkspaceScoped, APIView):
             evalset_slug=params.get("set", ""),
             item_key=item_key,
             source_id=source_id,
+            reader=self.membership,
         )
         tab = origin.clean(request.headers.get(origin.HEADER))
         changes = [

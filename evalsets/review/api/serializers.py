@@ -41,6 +41,24 @@ class ReopenSerializer(StorableInput, serializers.Serializer):
     reason = serializers.CharField(required=False, allow_blank=True, max_length=MAX_COMMENT_CHARS)
 
 
+class AdjudicateSerializer(StorableInput, serializers.Serializer):
+    row_version = serializers.IntegerField(
+        help_text="the row_version you compared; if the item changed since, it is refused (409)"
+    )
+    pick = serializers.CharField(
+        required=False,
+        max_length=150,
+        help_text="keep this annotator's version (their username); every other anchor goes",
+    )
+    keep = serializers.ListField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        max_length=500,
+        help_text="merge: the ids of the anchors to keep, from any versions; the rest go",
+    )
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=MAX_COMMENT_CHARS)
+
+
 class TransitionResultSerializer(serializers.Serializer):
     id = serializers.CharField(source="item.item_id")
     state = serializers.CharField(source="item.state")

@@ -13,6 +13,11 @@ urlpatterns = [
         rv.WorkflowViewSet.as_view({"post": "request_changes"}),
         name="item-request-changes",
     ),
+    path(
+        f"{item}/adjudication/",
+        rv.AdjudicationViewSet.as_view({"get": "retrieve", "post": "create"}),
+        name="item-adjudication",
+    ),
     path(f"{item}/reopen/", rv.WorkflowViewSet.as_view({"post": "reopen"}), name="item-reopen"),
     path(
         f"{item}/comments/",

@@ -30,7 +30,7 @@ from evalsets.models import (
     ItemAssignment,
     ItemEvent,
 )
-from evalsets.review import assignments, comments, dashboard, workflow
+from evalsets.review import adjudication, assignments, comments, dashboard, workflow
 from evalsets.review import selectors as review_selectors
 from evalsets.review.api import serializers as rs
 
@@ -122,6 +122,43 @@ class WorkflowViewSet(_ReviewScoped, viewsets.GenericViewSet):
         return _result(item)
 
 
+class AdjudicationViewSet(_ReviewScoped, viewsets.GenericViewSet):
+    """An overlapped item's versions side by side (GET), and settling it (POST): pick one
+    annotator's version or keep a chosen subset of anchors (reviewer or owner who did not
+    annotate it). See ``evalsets.review.adjudication``."""
+
+    serializer_class = None
+    resource = "adjudication"
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def retrieve(self, request, *args, **kwargs):
+        return Response(adjudication.versions(self.item, user=request.user))
+
+    @extend_schema(request=rs.AdjudicateSerializer, responses={200: OpenApiTypes.OBJECT})
+    def create(self, request, *args, **kwargs):
+        data = rs.AdjudicateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        done = adjudication.adjudicate(
+            item=self.item,
+            user=request.user,
+            row_version=fields["row_version"],
+            pick=fields.get("pick"),
+            keep=fields.get("keep"),
+            reason=fields.get("reason", ""),
+        )
+        item = done["item"]
+        return Response(
+            {
+                "id": item.item_id,
+                "state": item.state,
+                "row_version": item.row_version,
+                "kept": done["kept"],
+                "removed": done["removed"],
+            }
+        )
+
+
 class CommentViewSet(_ReviewScoped, viewsets.GenericViewSet):
     """Comments on an item or one of its anchors, threaded by ``parent``; oldest first."""
 
@@ -194,6 +231,7 @@ class HistoryViewSet(_ReviewScoped, viewsets.GenericViewSet):
             workspace=self.workspace,
             evalset_slug=self.kwargs["set_slug"],
             item_id=self.kwargs["item"],
+            reader=self.membership,
         )
 
     def list(self, request, *args, **kwargs):
@@ -287,7 +325,8 @@ class NextItemViewSet(_ReviewScoped, viewsets.GenericViewSet):
         item = None
         if first is not None:
             (shown,) = anchoring_selectors.with_anchors(
-                [anchoring_selectors.items(self.evalset).get(pk=first.item_id)]
+                [anchoring_selectors.items(self.evalset).get(pk=first.item_id)],
+                reader=self.membership,
             )
             item = anchoring_serializers.ItemSerializer(shown).data
         return Response({"role": role, "remaining": mine.count(), "item": item})
