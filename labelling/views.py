@@ -187,6 +187,7 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "item_json": representations.item_data(item),
             "qtypes": anchoring_selectors.qtype_suggestions(evalset),
             "guidelines_html": render_guidelines(evalset.guidelines),
+            "guidelines_set": evalset.slug,
             "documents": documents_selectors.documents_to_highlight(membership.workspace),
             "can_write": access.allows(membership, "item", "partial_update"),
             "threads": review_selectors.comment_threads(item),

@@ -69,9 +69,7 @@ def test_another_workspaces_member_gets_a_404_for_the_sets_settings(client_for, 
 # -- question types -----------------------------------------------------------------------------
 
 
-def test_an_owner_keeps_a_list_of_question_types_trimmed_and_each_once(
-    client_for, evalset, owner
-):
+def test_an_owner_keeps_a_list_of_question_types_trimmed_and_each_once(client_for, evalset, owner):
     response = _patch_set(client_for(owner), qtypes=[" factoid ", "multi-hop", "factoid"])
     assert response.status_code == 200, response.json()
     assert client_for(owner).get(SET).json()["qtypes"] == ["factoid", "multi-hop"]
