@@ -6,13 +6,18 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.files.base import ContentFile
 from playwright.sync_api import expect
 
 from evalsets.anchoring import services as anchoring_services
-from evalsets.models import GoldAnchor, ItemEvent
+from evalsets.documents import renditions
+from evalsets.documents import services as documents_services
+from evalsets.models import Document, GoldAnchor, ItemEvent
 from tests.browser import axe_violations, log_in
 from tests.conftest import PASSWORD
+from tests.documents import make_pdf
 from tests.test_e2e_narrow import OVERFLOWING
+from tests.test_e2e_pdf_view import open_pdf, upload
 from tests.world import HANDBOOK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -219,3 +224,69 @@ def test_evidence_removed_on_the_item_page_comes_back_with_its_undo_button(
     expect(page.locator("li.anchor .quote")).to_have_text("Leave may be carried over.")
     again = GoldAnchor.objects.get()
     assert (again.grade, again.page_hint) == (1, 1)
+
+
+def test_in_the_pdf_view_a_highlight_in_the_panel_opens_its_page(
+    page, live_server, workspace, annotator, item, background
+):
+    pages = [f"Page {n} of the long report, with words of its own." for n in range(1, 7)]
+    document = upload(workspace, annotator, make_pdf(pages), "long.pdf")
+    reference = document.parses.get(is_reference=True)
+    quote = "Page 5 of the long report"
+    start = reference.text.index(quote)
+    anchoring_services.anchor_create_from_highlight(
+        item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
+    )
+    page.set_viewport_size(WIDE)
+    log_in(page, live_server, "ann", PASSWORD)
+    open_pdf(page, live_server, "long.pdf")
+    panel = page.locator("[data-doc-panel]")
+    pdf_box = page.locator("[data-pdf-pages]").bounding_box()
+    assert panel.bounding_box()["x"] >= pdf_box["x"] + pdf_box["width"]
+    row = panel.locator("[data-panel-anchor]")
+    expect(row).to_contain_text("p. 5")
+    row.click()
+    expect(page.locator('[data-pdf-page="5"][data-drawn="1"] img.pdf-image')).to_be_in_viewport()
+    expect(page.locator('[data-pdf-page="1"]')).not_to_be_in_viewport()
+
+
+MARKDOWN = "# Travel\n\n" + "\n\n".join(f"Paragraph {n} of the policy." for n in range(1, 80))
+
+
+def test_in_the_view_as_it_looks_a_highlight_in_the_panel_is_marked_in_the_frame(
+    page, live_server, workspace, annotator, item
+):
+    source = MARKDOWN.encode()
+    document = Document(workspace=workspace, source_id="travel.md", sha256="2" * 64)
+    document.size = len(source)
+    document.file.save("travel.md", ContentFile(source), save=False)
+    document.kind = "markdown"
+    document.save()
+    text = MARKDOWN.replace("# ", "")
+    parse = documents_services.parse_version_add(
+        document=document,
+        parser="markdown-it",
+        parser_version="4",
+        text=text,
+        page_starts=[0],
+        origin="parsed",
+    )
+    renditions.rendition_build(parse=parse)
+    quote = "Paragraph 70 of the policy."
+    start = text.index(quote)
+    anchoring_services.anchor_create_from_highlight(
+        item=item, user=annotator, parse=parse, start=start, end=start + len(quote)
+    )
+    _open(page, live_server, "/w/acme/documents/travel.md", WIDE)
+    panel = page.locator("[data-doc-panel]")
+    expect(panel.locator("[data-panel-anchor]")).to_contain_text("Paragraph 70")
+    frame = page.locator("[data-rendered-frame]")
+    assert panel.bounding_box()["x"] >= frame.bounding_box()["x"] + frame.bounding_box()["width"]
+    panel.locator("[data-panel-anchor]").click()
+    marked = (
+        "() => { const w = document.querySelector('[data-rendered-frame]').contentWindow;"
+        " const h = w.CSS.highlights.get('gw-search-current');"
+        " return h ? [...h].map((r) => r.toString()).join('') : ''; }"
+    )
+    page.wait_for_function(marked)
+    assert page.evaluate(marked) == quote
