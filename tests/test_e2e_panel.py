@@ -98,6 +98,12 @@ def test_the_panel_beside_the_document_lists_its_highlights_each_a_click_or_a_ke
     expect(focused).to_have_text("Remote work is limited to 30 days a year.")
     assert axe_violations(page) == []
 
+    # At 1,366 px both still fit side by side, the document the wider.
+    page.set_viewport_size({"width": 1366, "height": 768})
+    doc_box, panel_box = page.locator("[data-pages]").bounding_box(), panel.bounding_box()
+    assert panel_box["x"] >= doc_box["x"] + doc_box["width"] and doc_box["width"] > 640
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1366
+
     # Collapsed, the document takes the room.
     panel.get_by_role("button", name="Hide").click()
     expect(rows.first).to_be_hidden()
