@@ -13,7 +13,7 @@ from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import renditions
 from evalsets.documents import services as documents_services
 from evalsets.models import Document, GoldAnchor, ItemEvent
-from tests.browser import axe_violations, log_in
+from tests.browser import axe_violations, log_in, shot
 from tests.conftest import PASSWORD
 from tests.documents import make_pdf
 from tests.test_e2e_narrow import OVERFLOWING
@@ -80,6 +80,8 @@ def test_the_panel_beside_the_document_lists_its_highlights_each_a_click_or_a_ke
     panel_box = panel.bounding_box()
     assert panel_box["x"] >= doc_box["x"] + doc_box["width"], (doc_box, panel_box)
     assert doc_box["width"] > 700
+
+    shot(page, "document-panel.png")
 
     rows.nth(1).click()
     focused = page.locator("mark.hl:focus")
