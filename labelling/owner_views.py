@@ -19,6 +19,7 @@ from evalsets.anchoring import selectors as anchoring_selectors
 from evalsets.documents import ingest
 from evalsets.models import AssignmentKind, Role
 from evalsets.pure import parsers
+from evalsets.pure.guidelines import MAX_GUIDELINES_CHARS, render_guidelines
 from evalsets.review import selectors as review_selectors
 from evalsets.workspaces import selectors as workspaces_selectors
 from labelling.permissions import requires
@@ -103,5 +104,26 @@ def settings_page(request: HttpRequest, ws: str) -> HttpResponse:
             "workspace": workspace,
             "kinds": kinds,
             "can_edit": access.allows(membership, "workspace", "partial_update"),
+        },
+    )
+
+
+@require_safe
+@requires(Role.VIEWER)
+def evalset_settings_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
+    """An eval set's guidelines (Markdown) and its list of question types: owners edit them
+    through the set's API (PATCH), everyone else reads them."""
+    membership = request.membership
+    evalset = anchoring_selectors.evalset_in(membership.workspace, set_slug)
+    return render(
+        request,
+        "owner/evalset_settings.html",
+        {
+            "membership": membership,
+            "workspace": membership.workspace,
+            "evalset": evalset,
+            "guidelines_html": render_guidelines(evalset.guidelines),
+            "max_guidelines_chars": MAX_GUIDELINES_CHARS,
+            "can_edit": access.allows(membership, "evalset", "partial_update"),
         },
     )

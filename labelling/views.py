@@ -27,6 +27,7 @@ from evalsets.anchoring import selectors as anchoring_selectors
 from evalsets.documents import renditions
 from evalsets.documents import selectors as documents_selectors
 from evalsets.models import AssignmentKind, ItemState, ParseStatus, Role
+from evalsets.pure.guidelines import render_guidelines
 from evalsets.releases import representations
 from evalsets.review import blind, workflow
 from evalsets.review import selectors as review_selectors
@@ -185,6 +186,8 @@ def item_page(request: HttpRequest, ws: str, set_slug: str, item_id: str) -> Htt
             "item": item,
             "item_json": representations.item_data(item),
             "qtypes": anchoring_selectors.qtype_suggestions(evalset),
+            "guidelines_html": render_guidelines(evalset.guidelines),
+            "guidelines_set": evalset.slug,
             "documents": documents_selectors.documents_to_highlight(membership.workspace),
             "can_write": access.allows(membership, "item", "partial_update"),
             "threads": review_selectors.comment_threads(item),
@@ -264,7 +267,12 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
         page_starts, length = [0], 0
     can_delete = access.allows(membership, "document", "destroy")
     sets = list(anchoring_selectors.evalsets(membership.workspace).values_list("slug", flat=True))
-    chosen_set = request.GET.get("set") or (sets[0] if sets else "")
+    asked_set = request.GET.get("set", "")
+    chosen_set = asked_set or (sets[0] if sets else "")
+    chosen_set = chosen_set if chosen_set in sets else (sets[0] if sets else "")
+    worked_on = (
+        anchoring_selectors.evalset_in(membership.workspace, chosen_set) if chosen_set else None
+    )
     # The page's script reads the anchors and the items to attach to from the API.
     config = {
         "workspace": membership.workspace.slug,
@@ -285,7 +293,9 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
             for p in parses
         ],
         "sets": sets,
-        "set": chosen_set if chosen_set in sets else (sets[0] if sets else ""),
+        "set": chosen_set,
+        # The annotations panel lists this set's questions, or every set's when none is asked.
+        "panel_set": asked_set if asked_set in sets else "",
         "item": request.GET.get("item", ""),
         "can_write": access.allows(membership, "anchor", "create"),
         "rendered": _rendered_config(request, document, shown),
@@ -304,6 +314,8 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
             "shown": shown,
             "config": config,
             "live_after": review_selectors.last_change(membership.workspace),
+            "guidelines_html": render_guidelines(worked_on.guidelines) if worked_on else "",
+            "guidelines_set": chosen_set,
             "can_delete_document": can_delete,
             "delete_impact": documents_selectors.document_delete_impact(document)
             if can_delete

@@ -32,6 +32,7 @@ PAGES = [
     "/w/acme/sets/quiz/assignments/",
     "/w/acme/sets/quiz/releases/",
     "/w/acme/sets/quiz/import/",
+    "/w/acme/sets/quiz/settings/",
     "/w/acme/documents/handbook.txt",
     "/w/acme/documents/handbook.txt?view=text",
     "/w/acme/documents/tiny.pdf",

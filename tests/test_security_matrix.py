@@ -231,6 +231,7 @@ MATRIX: dict[str, dict[str, Rule]] = {
     "members-page": {"GET": PAGE},
     "settings-page": {"GET": PAGE},
     "assignments-page": {"GET": PAGE},
+    "evalset-settings": {"GET": PAGE},
     "evalset-import": {"GET": PAGE},
     "evalset-experiments": {"GET": PAGE},
     "experiment": {"GET": PAGE},

@@ -197,7 +197,10 @@ def questions_of(evalset: EvalSet, *, exclude: str = "") -> list[tuple[str, str]
 
 
 def qtype_suggestions(evalset: EvalSet) -> list[str]:
-    """context-grid's suggested question types and every type the set already uses."""
+    """The set's own list of question types when an owner keeps one; else context-grid's
+    suggested types and every type the set already uses."""
+    if evalset.qtypes:
+        return list(evalset.qtypes)
     used = evalset.items.filter(qtype__isnull=False).values_list("qtype", flat=True).distinct()
     return sorted(set(QuestionType.ALL) | set(used))
 

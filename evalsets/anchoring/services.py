@@ -27,6 +27,7 @@ from evalsets.models import (
     ResolutionStatus,
     Workspace,
 )
+from evalsets.pure import guidelines as guidelines_rules
 from evalsets.pure import resolver
 from evalsets.review import audit, workflow
 from evalsets.review import selectors as review_selectors
@@ -61,14 +62,40 @@ def evalset_create(
 
 @transaction.atomic
 def evalset_update(
-    *, evalset: EvalSet, name: str | None = None, meta: dict | None = None
+    *,
+    evalset: EvalSet,
+    name: str | None = None,
+    meta: dict | None = None,
+    guidelines: str | None = None,
+    qtypes: list[str] | None = None,
 ) -> EvalSet:
+    if qtypes is not None:
+        qtypes, problem = guidelines_rules.clean_qtypes(qtypes)
+        if problem:
+            raise InvalidInput(problem, field="qtypes")
+        evalset.qtypes = qtypes
     if name is not None:
         evalset.name = name
     if meta is not None:
         evalset.meta = meta
+    if guidelines is not None:
+        evalset.guidelines = guidelines
     evalset.save()
     return evalset
+
+
+#: The question type "Mark as unanswerable" sets: allowed whatever the set's list says.
+UNANSWERABLE = "unanswerable"
+
+
+def check_qtype(evalset: EvalSet, qtype: str | None) -> None:
+    """A set with a list of question types takes only those (or none, or unanswerable)."""
+    if not qtype or not evalset.qtypes or qtype in evalset.qtypes or qtype == UNANSWERABLE:
+        return
+    allowed = ", ".join(repr(q) for q in evalset.qtypes)
+    raise InvalidInput(
+        f"question type {qtype[:64]!r} is not one of this set's types: {allowed}", field="qtype"
+    )
 
 
 @transaction.atomic
@@ -114,6 +141,7 @@ def item_create(
 ) -> EvalItem:
     item_id = validation.check_item_id(item_id)
     question = validation.check_question(item_id, question)
+    check_qtype(evalset, qtype)
     if assignee is not None:
         _check_assignee(evalset, assignee, user)
     if EvalItem.objects.filter(evalset=evalset, item_id=item_id).exists():
@@ -144,6 +172,9 @@ def item_update(*, item: EvalItem, user, row_version: int, **changes: Any) -> Ev
         _check_assignee(item.evalset, changes["assignee"], user)
     if "qtype" in changes:
         changes["qtype"] = changes["qtype"] or None
+        # A type given before the set had its list stays while nobody changes it.
+        if changes["qtype"] != item.qtype:
+            check_qtype(item.evalset, changes["qtype"])
     if _unchanged(item, changes):
         return item  # nothing to write: no new row version, no history entry
     before = audit.snapshot(item, changes)
@@ -384,8 +415,11 @@ def anchor_create_typed(
     page_hint: int | None = None,
     occurrence: int = 0,
     allow_pending: bool = False,
+    prefix: str = "",
+    suffix: str = "",
 ) -> GoldAnchor:
-    """An anchor typed in (or imported): a quote and the file it comes from."""
+    """An anchor typed in (or imported): a quote and the file it comes from, with the text
+    around it when the caller has it (an undone deletion puts the context back)."""
     version = workflow.check_editable(item)  # locked: its version is ours to bump
     quote = validation.check_quote(quote)
     validation.check_grade(grade)
@@ -411,6 +445,8 @@ def anchor_create_typed(
         grade=grade,
         page_hint=page_hint,
         occurrence=occurrence,
+        prefix=prefix[-resolver.CONTEXT_CHARS :] if prefix else "",
+        suffix=suffix[: resolver.CONTEXT_CHARS],
         created_by=user,
     )
     _anchor_created(anchor, user=user, version=version)

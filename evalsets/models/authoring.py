@@ -20,6 +20,11 @@ class EvalSet(models.Model):
     version = models.PositiveIntegerField(default=1)
     source = models.CharField(max_length=100, default="manual")
     meta = models.JSONField(default=dict, blank=True)
+    #: What annotators read before they work (Markdown, written by an owner; shown rendered
+    #: and sanitised by ``evalsets.pure.guidelines``).
+    guidelines = models.TextField(blank=True, default="")
+    #: The question types an item may have, in the owner's order; empty: any text.
+    qtypes = models.JSONField(default=list, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -13,6 +13,7 @@ import "./live.js";
 import { cpLength, unitsAt } from "./offsets.js";
 import { poll } from "./poll.js";
 import { questionChecks } from "./question_checks.js";
+import { offerUndo, recreateBody } from "./undo.js";
 import { api, pages, withQuery } from "./urls.js";
 
 const editor = document.querySelector("[data-item-editor]");
@@ -487,7 +488,12 @@ function itemEditor(root) {
     try {
       await G.request("DELETE", api.anchor(ws, set, itemId, anchor.id));
       await refresh(false);
-      G.toast("Evidence removed");
+      // Undo creates it again from what it held (../undo.js).
+      offerUndo({ message: "Evidence removed.", undo: async () => {
+        await G.request("POST", api.anchors(ws, set, itemId), recreateBody(anchor));
+        await refresh(false);
+        pollResolutions();
+      } });
     } catch (err) { G.toast(err.message, "error"); button.disabled = false; }
   }
 

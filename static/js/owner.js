@@ -68,6 +68,10 @@ const builders = {
     form.dataset.next = pages.workspace(slug);
     return { slug: slug, name: form.elements.name.value.trim() || slug };
   },
+  evalsetSettings(form) {
+    const qtypes = form.elements.qtypes.value.split("\n").map((q) => q.trim()).filter(Boolean);
+    return { guidelines: form.elements.guidelines.value, qtypes: qtypes };
+  },
   parserSettings(form) {
     const parsers = {}, reference = {};
     form.querySelectorAll("[data-parser-of]").forEach((box) => {

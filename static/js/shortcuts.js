@@ -16,6 +16,10 @@ function chord(key) {
   if (key === "h") { window.location.href = "/"; return; }
   const target = document.querySelector('[data-chord="' + CSS.escape(key) + '"]');
   if (!target) return;
+  // A part behind a toggle opens first (the document's annotations panel, on gw:chord), and a
+  // <summary> opens its <details> (the guidelines, "g i").
+  target.dispatchEvent(new CustomEvent("gw:chord", { bubbles: true }));
+  if (target.tagName === "SUMMARY" && target.parentElement) target.parentElement.open = true;
   target.focus();
   if (target.select) target.select();
 }

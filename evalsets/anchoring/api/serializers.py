@@ -13,6 +13,7 @@ from evalsets.models import (
     EvalSet,
     GoldAnchor,
 )
+from evalsets.pure.guidelines import MAX_GUIDELINES_CHARS, render_guidelines
 from evalsets.releases import representations
 
 User = get_user_model()
@@ -21,16 +22,46 @@ User = get_user_model()
 class EvalSetSerializer(StorableInput, serializers.ModelSerializer):
     id = serializers.SlugField(source="slug", max_length=100)
     item_count = serializers.IntegerField(read_only=True, default=None, allow_null=True)
+    guidelines_html = serializers.SerializerMethodField()
 
     class Meta:
         model = EvalSet
-        fields = ["id", "name", "version", "source", "meta", "created_at", "item_count"]
-        read_only_fields = ["version", "source", "created_at"]
+        fields = [
+            "id",
+            "name",
+            "version",
+            "source",
+            "meta",
+            "guidelines",
+            "guidelines_html",
+            "qtypes",
+            "created_at",
+            "item_count",
+        ]
+        # Set with PATCH, where they are checked (an owner's action).
+        read_only_fields = ["version", "source", "created_at", "guidelines", "qtypes"]
+
+    def get_guidelines_html(self, obj) -> str:
+        """The guidelines rendered from Markdown and sanitised: safe to insert as HTML."""
+        return render_guidelines(obj.guidelines)
 
 
 class EvalSetUpdateSerializer(StorableInput, serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     meta = serializers.DictField(required=False)
+    guidelines = serializers.CharField(
+        max_length=MAX_GUIDELINES_CHARS,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        help_text="Markdown shown to annotators where they work",
+    )
+    qtypes = serializers.ListField(
+        child=serializers.CharField(max_length=64, allow_blank=True),
+        max_length=100,
+        required=False,
+        help_text="the question types items may have; an empty list allows any text",
+    )
 
 
 class ResolutionSerializer(serializers.ModelSerializer):
@@ -145,10 +176,25 @@ class AnchorCreateSerializer(StorableInput, serializers.Serializer):
     grade = serializers.IntegerField(required=False, default=2)
     page_hint = serializers.IntegerField(required=False, allow_null=True)
     occurrence = serializers.IntegerField(required=False, default=0)
+    # The text around a typed quote (an undone deletion sends the deleted anchor's back).
+    prefix = serializers.CharField(
+        required=False, max_length=64, allow_blank=True, trim_whitespace=False
+    )
+    suffix = serializers.CharField(
+        required=False, max_length=64, allow_blank=True, trim_whitespace=False
+    )
     suggested = SuggestedPassageSerializer(required=False, allow_null=True)
 
     def validate(self, attrs):
         highlight = "parse" in attrs
+        context = [k for k in ("prefix", "suffix") if k in attrs]
+        if highlight and context:
+            raise serializers.ValidationError(
+                {
+                    k: ["a highlight takes its context from the parse; send it without"]
+                    for k in context
+                }
+            )
         if attrs.get("suggested") and not highlight:
             raise serializers.ValidationError(
                 {"suggested": ["a suggested passage goes with a highlight (parse, start, end)"]}

@@ -270,6 +270,8 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
             grade=fields["grade"],
             page_hint=fields.get("page_hint"),
             occurrence=fields["occurrence"],
+            prefix=fields.get("prefix", ""),
+            suffix=fields.get("suffix", ""),
         )
 
     def retrieve(self, request, *args, **kwargs):

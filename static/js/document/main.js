@@ -7,6 +7,7 @@
      rendered.js the document as it looks (HTML, Markdown, Word) in a sandboxed frame
      pdf.js      the PDF as it looks (page images, text layer, anchors), switched with the text
      search.js   search the whole parse on the server; hits listed, jumped to, marked
+     panel.js    the annotations panel: questions and highlights here, each a click away
      ../compare.js  how each parser read an anchor's evidence (from the tooltip)
      ../live.js  others' changes to this document, which redraw the highlights
      ../offsets.js  code points <-> UTF-16 units, the page of an offset (shared with item.js)
@@ -16,6 +17,7 @@
 import { setupAnchors } from "./anchors.js";
 import { setupKeys } from "./keys.js";
 import { setupPages } from "./pages.js";
+import { setupPanel } from "./panel.js";
 import { setupPdf } from "./pdf.js";
 import { setupPopover } from "./popover.js";
 import { setupRendered } from "./rendered.js";
@@ -56,6 +58,7 @@ if (renderedEl && cfg.parse_ready) {
   setupAnchors(ctx);
   setupPopover(ctx);
   setupSearch(ctx); // over the reference parse, which the frame is aligned to
+  setupPanel(ctx);
   ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
   window.groundworkDocument = { rendered: ctx.rendered, refreshAnchors: ctx.anchors.refresh, search: ctx.search && ctx.search.run };
 }
@@ -68,6 +71,7 @@ if (pagesEl && cfg.parse_ready) {
   setupKeys(ctx);
   setupSearch(ctx);
   setupPdf(ctx); // after the keys: in the PDF view its own keys go first
+  setupPanel(ctx);
 
   const drawn = ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
   const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);

@@ -56,6 +56,9 @@ export function setupPopover(ctx) {
   const popQuestion = pop.querySelector("[data-pop-question]");
   const popBusy = pop.querySelector("[data-pop-busy]");
   const popSave = pop.querySelector("[data-pop-save]");
+  const qtypePick = pop.querySelector("[data-pop-qtype-pick]");
+  const qtypeList = pop.querySelector("[data-pop-qtype-list]");
+  const qtypeFree = pop.querySelector("[data-pop-qtype-free]");
   let current = null; // {start, end, quote, range}
   let chosenItem = cfg.item || null;
   let returnFocus = null;
@@ -88,6 +91,7 @@ export function setupPopover(ctx) {
       ]);
       if (seq !== searchSeq) return;
       if (!popId.value || popId.dataset.auto === "1") { popId.value = evalset.next_item_id; popId.dataset.auto = "1"; }
+      showQtypes(evalset.qtypes || []);
       popResults.replaceChildren();
       for (const it of data.results) {
         const li = document.createElement("li");
@@ -119,6 +123,20 @@ export function setupPopover(ctx) {
         if (!popSearch.value) setMode("new");
       }
     } catch (err) { popError("non_field_errors", err.message); }
+  }
+  /* A new question's type: picked from the set's list when it keeps one, else typed. */
+  function showQtypes(qtypes) {
+    qtypePick.hidden = !qtypes.length;
+    qtypeFree.hidden = qtypes.length > 0;
+    const chosen = qtypeList.value;
+    qtypeList.replaceChildren(G.el("option", "", "(none)"));
+    qtypeList.firstChild.value = "";
+    for (const q of qtypes) { const o = G.el("option", "", q); o.value = q; qtypeList.append(o); }
+    qtypeList.value = qtypes.includes(chosen) ? chosen : "";
+  }
+  function newQtype() {
+    const value = qtypePick.hidden ? qtypeFree.querySelector("input").value.trim() : qtypeList.value;
+    return value || null;
   }
   let searchTimer = null;
   popSearch.addEventListener("input", () => { clearTimeout(searchTimer); searchTimer = setTimeout(search, 150); });
@@ -198,7 +216,7 @@ export function setupPopover(ctx) {
     try {
       if (mode() === "new") {
         try {
-          const item = await G.request("POST", api.items(cfg.workspace, set), { id: popId.value.trim(), question: popQuestion.value });
+          const item = await G.request("POST", api.items(cfg.workspace, set), { id: popId.value.trim(), question: popQuestion.value, qtype: newQtype() });
           itemId = item.id;
         } catch (err) {
           for (const [field, messages] of Object.entries(err.errors || {})) popError(field, messages.join(" "));
@@ -221,7 +239,9 @@ export function setupPopover(ctx) {
       });
       window.getSelection().removeAllRanges();
       closePopover();
-      announceSaved(set, itemId, anchor);
+      const box = announceSaved(set, itemId, anchor);
+      // The annotations panel offers to undo it (panel.js).
+      document.dispatchEvent(new CustomEvent("gw:anchor-saved", { detail: { set, item: itemId, anchor, box } }));
       if (anchor.overlaps && anchor.overlaps.length) announceOverlaps(anchor.overlaps);
       await ctx.anchors.refresh();
       ctx.anchors.followResolution(anchor.id);
@@ -334,6 +354,7 @@ export function setupPopover(ctx) {
     link.textContent = "Open " + itemId;
     link.dataset.openItem = itemId;
     box.appendChild(link);
+    return box;
   }
 
   popSave.addEventListener("click", save);

@@ -1,0 +1,20 @@
+from django.db import migrations, models
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("evalsets", "0023_passage_vectors"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="evalset",
+            name="guidelines",
+            field=models.TextField(blank=True, default=""),
+        ),
+        migrations.AddField(
+            model_name="evalset",
+            name="qtypes",
+            field=models.JSONField(blank=True, default=list),
+        ),
+    ]
