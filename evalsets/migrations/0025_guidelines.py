@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evalsets", "0023_passage_vectors"),
+        ("evalsets", "0024_adjudication"),
     ]
 
     operations = [
