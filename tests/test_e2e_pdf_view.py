@@ -13,6 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from fpdf import FPDF
 from playwright.sync_api import expect
 
+from evalsets import queue
 from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import services as documents_services
 from evalsets.models import AnchorResolution, GoldAnchor
@@ -20,6 +21,7 @@ from tests import services as svc
 from tests.browser import log_in, shot
 from tests.conftest import PASSWORD
 from tests.documents import UNICODE_FONT, break_page, make_pdf
+from tests.resolving import resolve_anchor
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -179,6 +181,34 @@ def test_existing_anchors_are_drawn_over_their_words_with_their_status_per_parse
     expect(tip.locator(".badge.exact")).to_have_count(2, timeout=30_000)
     expect(tip.locator(".badge.normalised")).to_have_count(1)
     shot(page, "pdf-view.png")
+
+
+def test_an_anchor_placed_after_the_pdf_view_opened_is_drawn_when_the_workers_place_it(
+    page, live_server, workspace, annotator, item, background, monkeypatch
+):
+    # Made elsewhere (another person, an import) and still being placed when the page opens:
+    # the page follows it, as it follows its own saves.
+    document = upload(workspace, annotator, make_handbook_pdf(), "handbook.pdf")
+    reference = document.parses.get(is_reference=True)
+    quote = "Receipts are kept for seven years"
+    start = reference.text.index(quote)
+    with monkeypatch.context() as held_back:  # no worker hears of it: placed below, by hand
+        held_back.setattr(queue, "send", lambda *args, **kwargs: True)
+        anchor = anchoring_services.anchor_create_from_highlight(
+            item=item, user=annotator, parse=reference, start=start, end=start + len(quote)
+        )
+    AnchorResolution.objects.filter(anchor=anchor).exclude(parse=reference).delete()
+    log_in(page, live_server, "ann", PASSWORD)
+    open_pdf(page, live_server, "handbook.pdf")
+    page.locator("[data-goto-input]").fill("2")
+    page.locator("[data-goto-input]").press("Enter")
+    expect(page.locator('[data-pdf-page="2"] .pdf-text span').first).to_be_visible()
+    mark = page.locator('[data-pdf-page="2"] mark.pdf-hl')
+    expect(mark).to_have_count(0)
+
+    resolve_anchor(anchor)
+
+    expect(mark).to_have_count(1, timeout=15_000)
 
 
 def test_home_and_end_in_the_pdf_view_go_to_the_top_and_the_last_page(

@@ -156,6 +156,21 @@ export function setupAnchors(ctx) {
     }, { every: 500, grow: 1.25, most: 3000, rounds: 60 });
   }
 
+  /* The first read, then the same following for anchors made before this page opened (by
+     someone else, an import, a page closed right after its save) whose places the workers
+     are still finding: without it their marks appeared only on the next load. */
+  async function load() {
+    await refresh();
+    const unresolved = () => anchors.some((a) => !resolved(a.id));
+    if (unresolved()) {
+      poll(async () => {
+        await refresh();
+        return unresolved();
+      }, { every: 1000, grow: 1.25, most: 5000, rounds: 60 });
+    }
+    return anchors;
+  }
+
   /* -- n / p: the next or previous highlight, loading pages to reach it --------------------- */
   function focusHighlight(step) {
     const pages = ctx.pages;
@@ -178,6 +193,6 @@ export function setupAnchors(ctx) {
     else G.toast(step > 0 ? "No more highlights below" : "No more highlights above");
   }
 
-  ctx.anchors = { spans: () => spans, refresh, followResolution, focusHighlight, itemUrl, showTipAt, hideTipSoon, all: () => anchors };
+  ctx.anchors = { spans: () => spans, load, refresh, followResolution, focusHighlight, itemUrl, showTipAt, hideTipSoon, all: () => anchors };
   return ctx.anchors;
 }
