@@ -56,7 +56,7 @@ def main() -> None:
     from sustained_bench import seed
 
     if fresh:
-        sizes = argparse.Namespace(documents=1, pages=1000, page_chars=2000, users=20)
+        sizes = argparse.Namespace(documents=1, pages=1000, page_chars=2000, users=20, side_pages=1)
         seeded = seed(argparse.Namespace(**vars(sizes), items_per_user=50))
         (var / "seeded.pickle").write_bytes(pickle.dumps(seeded))
     seeded = pickle.loads((var / "seeded.pickle").read_bytes())

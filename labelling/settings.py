@@ -422,7 +422,8 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        # DRF's, with its lookup written out (the ORM's build of it cost CPU on every request)
+        "evalsets.api.authentication.TokenAuthentication",
     ],
     # Every API view names its row of the table of roles (``evalsets.access.ROLES``); an
     # action the table does not name fails closed.

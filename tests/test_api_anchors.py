@@ -14,7 +14,8 @@ from django.utils import timezone
 from evalsets.anchoring import resolution as resolution_module
 from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import services as documents_services
-from evalsets.models import AnchorResolution, GoldAnchor, ParseVersion
+from evalsets.models import AnchorResolution, EvalItem, GoldAnchor, ParseVersion
+from labelling.celery import app as celery_app
 from tests.conftest import HANDBOOK
 from tests.resolving import resolve_anchor
 
@@ -506,3 +507,68 @@ def test_the_default_resolver_cache_holds_the_three_parses_of_a_1000_page_pdf():
     prepared.resolve("a passage that is nowhere in it, so that approximate matching runs there")
     per_character = prepared.nbytes() / len(text)
     assert 3 * 4_200_000 * per_character < resolution_module.PreparedCache().budget()
+
+
+@pytest.fixture
+def tasks_on_workers():
+    """Tasks are queued for workers, as in production, not run in this process."""
+    eager = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = False
+    yield
+    celery_app.conf.task_always_eager = eager
+
+
+#: What one anchor create over HTTP reads and writes, with tasks on workers: the token and
+#: its user, the membership and its workspace, the parse, the item and its set; the item's
+#: lock-and-bump, the anchor, its event (in a savepoint here, the test's transaction being
+#: open); then the overlapping evidence. The coalescing flag is read after the commit.
+CREATE_QUERIES = 10
+
+
+def test_one_anchor_create_makes_a_fixed_handful_of_queries_however_much_the_workspace_holds(
+    client_for, item, annotator, reference, tasks_on_workers, django_assert_max_num_queries
+):
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    quote = "Remote work is limited"
+    start = HANDBOOK.index(quote)
+    for n in range(5):  # other anchors, overlapping: read in the one overlap query
+        anchoring_services.anchor_create_from_highlight(
+            item=item, user=annotator, parse=reference, start=start + n, end=start + 12
+        )
+    # An earlier highlight in this parse: this process holds its text since (as a web
+    # process in steady state does), so the text is not read again.
+    assert _highlight(client_for(annotator), reference, start, start + 6).status_code == 201
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=annotator).key}")
+    other = anchoring_services.item_create(
+        evalset=item.evalset, user=annotator, item_id="q9", question="Where?"
+    )
+
+    with django_assert_max_num_queries(CREATE_QUERIES):
+        response = client.post(
+            ANCHORS.replace("q1", other.item_id),
+            {"parse": str(reference.public_id), "start": start, "end": start + len(quote)},
+            format="json",
+        )
+
+    assert response.status_code == 201, response.content
+    assert len(response.json()["overlaps"]) == 6
+    assert response.json()["resolutions"] == []  # queued, not resolved in this process
+
+
+def test_a_highlight_on_an_approved_item_is_refused_and_leaves_its_row_version_alone(
+    client_for, item, annotator, reference
+):
+    EvalItem.objects.filter(pk=item.pk).update(state="approved")
+    before = EvalItem.objects.get(pk=item.pk).row_version
+    quote = "Remote work is limited"
+    start = HANDBOOK.index(quote)
+
+    response = _highlight(client_for(annotator), reference, start, start + len(quote))
+
+    assert response.status_code == 409
+    assert "is approved" in response.json()["errors"]["state"][0]
+    assert EvalItem.objects.get(pk=item.pk).row_version == before
+    assert not GoldAnchor.objects.filter(item=item).exists()

@@ -15,12 +15,21 @@ import io
 from contextlib import contextmanager
 
 import pytest
+from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import SimpleUploadedFile
 from PIL import Image
 
 from evalsets import storage as stored
 from evalsets.anchoring import services as anchoring_services
-from evalsets.models import EvalItem, ParseStatus, ParseVersion, Release, ReleaseStatus
+from evalsets.api import downloads
+from evalsets.models import (
+    EvalItem,
+    ParseStatus,
+    ParseVersion,
+    Release,
+    ReleaseFile,
+    ReleaseStatus,
+)
 from tests import services as svc
 from tests.documents import make_pdf
 from tests.world import import_file
@@ -199,3 +208,98 @@ def test_the_storage_helpers_behave_alike_on_s3_and_the_file_system(request, set
             stored.open_ranged("t/none")
         assert stored.delete_folder("t") == 2
         assert list(stored.stored_names("t")) == []
+
+
+def _stored_release(evalset, owner, data: bytes) -> str:
+    """A ready release whose one file is ``data``, stored as a build stores it; its URL."""
+    release = Release.objects.create(
+        evalset=evalset,
+        version=1,
+        created_by=owner,
+        status=ReleaseStatus.READY,
+        formats=["contextgrid-jsonl"],
+    )
+    file = ReleaseFile(
+        release=release,
+        format="contextgrid-jsonl",
+        filename="quiz-v1.jsonl",
+        media_type="application/x-ndjson",
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+    )
+    file.file.save("quiz-v1.jsonl", ContentFile(data), save=True)
+    return f"{WS}/evalsets/quiz/releases/1/files/contextgrid-jsonl"
+
+
+@pytest.mark.parametrize("backend", ["filesystem", "s3"])
+def test_a_release_file_larger_than_a_chunk_streams_from_the_storage_a_chunk_at_a_time(
+    backend, request, settings, tmp_path, monkeypatch, workspace, owner, client_for, evalset
+):
+    if backend == "s3":
+        request.getfixturevalue("s3_prefix")
+    else:
+        settings.MEDIA_ROOT = tmp_path / "media"
+    fetched = []  # the byte count of each ranged GET the web process sends to the bucket
+    read_range = stored._S3Range.readinto
+
+    def counted(self, buffer):
+        got = read_range(self, buffer)
+        fetched.append(got)
+        return got
+
+    monkeypatch.setattr(stored._S3Range, "readinto", counted)
+    data = bytes(range(256)) * 4096 * 3 + b"tail"  # 3 MiB and a bit: 13 chunks
+    url = _stored_release(evalset, owner, data)
+
+    response = client_for(owner).get(url)
+
+    assert response.status_code == 200 and response.streaming
+    assert response["Content-Length"] == str(len(data))
+    assert response["Accept-Ranges"] == "bytes"
+    chunks = iter(response.streaming_content)
+    first = next(chunks)
+    if backend == "s3":
+        # Read by range from the bucket: one chunk fetched so far, not the whole object.
+        assert fetched == [downloads.CHUNK]
+    rest = list(chunks)
+    if backend == "s3":
+        assert max(fetched) <= downloads.CHUNK and sum(fetched) == len(data)
+    assert max(len(chunk) for chunk in [first, *rest]) <= downloads.CHUNK
+    assert len(rest) >= len(data) // downloads.CHUNK
+    assert first + b"".join(rest) == data
+    response.close()
+
+
+@pytest.mark.parametrize("backend", ["filesystem", "s3"])
+def test_a_ranged_release_download_answers_206_with_exactly_the_bytes_asked_for(
+    backend, request, settings, tmp_path, workspace, owner, client_for, evalset
+):
+    if backend == "s3":
+        request.getfixturevalue("s3_prefix")
+    else:
+        settings.MEDIA_ROOT = tmp_path / "media"
+    data = bytes(range(256)) * 4096 * 2  # 2 MiB
+    url = _stored_release(evalset, owner, data)
+    client = client_for(owner)
+    etag = client.head(url)["ETag"]
+
+    middle = client.get(url, HTTP_RANGE="bytes=300000-900099")
+    tail = client.get(url, HTTP_RANGE="bytes=-10")
+    onward = client.get(url, HTTP_RANGE="bytes=2000000-", HTTP_IF_RANGE=etag)
+    stale = client.get(url, HTTP_RANGE="bytes=0-9", HTTP_IF_RANGE='"another version"')
+    past_the_end = client.get(url, HTTP_RANGE=f"bytes={len(data)}-")
+
+    assert middle.status_code == 206
+    assert middle["Content-Range"] == f"bytes 300000-900099/{len(data)}"
+    assert middle["Content-Length"] == "600100"
+    body = list(middle.streaming_content)
+    assert max(len(chunk) for chunk in body) <= downloads.CHUNK
+    assert b"".join(body) == data[300000:900100]
+    assert (tail.status_code, b"".join(tail.streaming_content)) == (206, data[-10:])
+    assert b"".join(onward.streaming_content) == data[2000000:]
+    assert onward["Content-Range"] == f"bytes 2000000-{len(data) - 1}/{len(data)}"
+    assert (stale.status_code, len(b"".join(stale.streaming_content))) == (200, len(data))
+    assert past_the_end.status_code == 416
+    assert past_the_end["Content-Range"] == f"bytes */{len(data)}"
+    for response in (middle, tail, onward, stale):
+        response.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from celery import current_app as celery_app
 from contextgrid import QuestionType
 from django.contrib.auth import get_user_model
 from django.db.models import (
@@ -95,8 +96,13 @@ def anchors_for(membership) -> QuerySet[GoldAnchor]:
 
 def with_resolutions(anchor: GoldAnchor) -> GoldAnchor:
     """An anchor just written, as ``anchors_with_resolutions`` would read it, without reading
-    it again: only its rows in every parse are read (none yet unless tasks run in-process)."""
-    prefetch_related_objects([anchor], _resolutions_prefetch())
+    it again. Its rows in every parse are read only when tasks run in-process (they were
+    written at its commit); with workers, its resolution was only queued at that commit, so
+    it has none yet and the query would cost every create for an empty list."""
+    if celery_app.conf.task_always_eager:
+        prefetch_related_objects([anchor], _resolutions_prefetch())
+    else:
+        anchor.prefetched_resolutions = []
     return anchor
 
 

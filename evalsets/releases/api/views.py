@@ -8,7 +8,7 @@ files; only an owner can make a release or import into a set.
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import FileResponse, Http404
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils.functional import cached_property
 from drf_spectacular.utils import extend_schema, inline_serializer
@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from evalsets import validation
 from evalsets.anchoring import selectors as anchoring_selectors
-from evalsets.api import throttles
+from evalsets.api import downloads, throttles
 from evalsets.api.scoping import WorkspaceScoped
 from evalsets.api.storable import StrictJSONParser
 from evalsets.errors import Conflict, InvalidInput
@@ -96,14 +96,16 @@ class ReleaseFileView(_ReleaseBase):
             raise Http404(
                 f"release {release.version} has no {kwargs['fmt']!r} file; built: {built}"
             )
-        response = FileResponse(
-            stored.file.open("rb"),
-            as_attachment=True,
+        # Streamed from the storage a chunk at a time, never read whole into this process.
+        response = downloads.stored_file(
+            request,
+            name=stored.file.name,
+            store=stored.file.storage,
+            size=stored.size,
             filename=stored.filename,
             content_type=stored.media_type,
+            etag=f'"{stored.sha256}"',
         )
-        response["Content-Length"] = str(stored.size)
-        response["ETag"] = f'"{stored.sha256}"'
         response["X-Content-SHA256"] = stored.sha256
         return response
 
