@@ -246,3 +246,11 @@ def test_a_new_small_uploads_parses_are_all_ready_while_a_long_documents_slow_pa
     finally:
         for process in workers:
             svc.stop_worker(process)
+
+
+def test_a_parse_whose_parser_is_no_longer_registered_is_still_queued(pdf, published):
+    parse = _parse(pdf, "a-plugin-since-removed", status=ParseStatus.QUEUED)
+
+    ingest.send_parse(parse.pk)
+
+    assert published == [("parse_version", (parse.pk,), queue.PARSE)]

@@ -134,8 +134,11 @@ def is_slow(parse: ParseVersion, pages: int) -> bool:
         return True
     if parse.is_reference:
         return False
-    cost = parsers.parse_seconds(parsers.get_parser(parse.parser), pages)
-    return cost > settings.GROUNDWORK_PARSE_SLOW_S
+    try:
+        parser = parsers.get_parser(parse.parser)
+    except (KeyError, ImportError, AttributeError):  # a plugin since removed: its task says so
+        return False
+    return parsers.parse_seconds(parser, pages) > settings.GROUNDWORK_PARSE_SLOW_S
 
 
 def parse_kind(parse: ParseVersion) -> str:
@@ -146,9 +149,18 @@ def parse_kind(parse: ParseVersion) -> str:
     pages = 1
     if parse.document.kind == "pdf":
         pages = _known_pages(parse.document_id) or settings.GROUNDWORK_MAX_PAGES
-        span = pages_per_range(parse.parser)
+        span = _span(parse.parser)
         pages = min(span, pages) if span else pages
     return queue.PARSE_SLOW if is_slow(parse, pages) else queue.PARSE
+
+
+def _span(parser_name: str) -> int | None:
+    """``pages_per_range``, or None for a parser no longer registered (a plugin since
+    removed): its task, not the one queueing it, reports that."""
+    try:
+        return pages_per_range(parser_name)
+    except (KeyError, ImportError, AttributeError):
+        return None
 
 
 def range_kind(parse: ParseVersion, total: int) -> str:
@@ -176,7 +188,7 @@ def _waits_for_count(parse: ParseVersion) -> bool:
     """Whether ``parse`` is worth holding back until its document's pages are counted: the
     count decides its queue (slow on a long PDF, not on a short one), nobody has counted them
     yet, and the document's reference parse, which will, is still to be read."""
-    if parse.document.kind != "pdf" or parse.is_reference or pages_per_range(parse.parser):
+    if parse.document.kind != "pdf" or parse.is_reference or _span(parse.parser):
         return False
     if (parse.diagnostics or {}).get(SLOW_RETRY) or _known_pages(parse.document_id):
         return False
