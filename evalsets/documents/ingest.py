@@ -835,7 +835,7 @@ def document_reparse(*, document: Document) -> list[ParseVersion]:
     resolved against them.
     """
     failed = list(
-        ParseVersion.objects.select_for_update()
+        ParseVersion.objects.select_for_update(of=("self",))
         .filter(document=document, status=ParseStatus.FAILED)
         .select_related("document")
         .defer("text")
