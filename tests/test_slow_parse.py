@@ -8,10 +8,14 @@ import pytest
 from django.core.files.base import ContentFile
 
 from evalsets import queue
+from evalsets.anchoring import resolution
+from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import ingest
+from evalsets.documents import services as documents_services
 from evalsets.documents import tasks as documents_tasks
 from evalsets.models import Document, ParseStatus, ParseVersion, Workspace
 from tests import services as svc
+from tests.conftest import HANDBOOK
 from tests.documents import make_pdf
 from tests.slow_parser import gate
 
@@ -254,3 +258,35 @@ def test_a_parse_whose_parser_is_no_longer_registered_is_still_queued(pdf, publi
     ingest.send_parse(parse.pk)
 
     assert published == [("parse_version", (parse.pk,), queue.PARSE)]
+
+
+# -- a long document's parses in the resolver's cache -----------------------------------------
+
+
+def test_a_documents_parses_that_do_not_all_fit_the_cache_cost_one_fold_per_anchor_not_all(
+    document, item, annotator, settings, monkeypatch
+):
+    for n in range(2):
+        documents_services.parse_version_add(
+            document=document, parser=f"copy{n}", parser_version="1", text=HANDBOOK
+        )
+    settings.GROUNDWORK_RESOLVER_CACHE_CHARS = int(len(HANDBOOK) * 2.5)  # two of three
+    resolution.prepared_parses.clear()
+    folded = []
+    real_prepare = resolution.resolver.prepare
+
+    def prepare(text, **kwargs):
+        folded.append(len(text))
+        return real_prepare(text, **kwargs)
+
+    monkeypatch.setattr(resolution.resolver, "prepare", prepare)
+    folds = []
+    for quote in ("Remote work is limited to 30 days a year.", "Receipts are kept"):
+        anchoring_services.anchor_create_typed(
+            item=item, user=annotator, source_id="handbook.txt", quote=quote
+        )
+        before = len(folded)
+        resolution.resolve_pending(document.pk)
+        folds.append(len(folded) - before)
+
+    assert folds == [3, 1]  # the first anchor folds all three; the next only the one not held
