@@ -332,8 +332,8 @@ GROUNDWORK_PARSE_RANGE_PAGES = (
 # Each worker process keeps the most recently used parses folded and indexed for the resolver
 # (15-20 bytes a character in memory), so a new anchor does not fold its parses again. An
 # anchor is resolved in every parse of its document in turn: the three parses of a 1,000-page
-# PDF (4.2 M characters each) must fit at once, or each one evicts the next (least recently
-# used, in a cycle) and every anchor folds all three again.
+# PDF (4.2 M characters each) should fit at once; when they do not, a pass visits the parses
+# held first, so each anchor folds only the one that did not fit (bench/long_document_bench.py).
 GROUNDWORK_RESOLVER_CACHE_CHARS = env_int("GROUNDWORK_RESOLVER_CACHE_CHARS", 13_000_000)
 # The PDF view's page images: drawn once, shared by every reader, kept on disk up to this size
 # (least recently read go first). The shared copy of each image is in the storage; this is
