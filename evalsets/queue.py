@@ -13,6 +13,12 @@ queue (``GROUNDWORK_TASK_QUEUE``, which each test session sets to a name of its 
 new upload's parse never waits behind thousands of resolutions; ``manage.py rundev`` and the
 production command lines run a worker for parse work apart from resolution work.
 
+Parse work a person waits for (the reference parse, and every parse of an ordinary document)
+goes to the ``parse`` queue; a parse that would take a worker long (a slow parser on a long
+document: ``evalsets.documents.ingest.parse_kind``) goes to ``parse-slow`` instead, which
+a worker of its own consumes, so it never holds every slot of the parse worker. The caller
+names that queue (``kind=``) since only the parse row says which one it is.
+
 If the broker cannot be reached, the work is logged and left to the sweep: the write that
 needed it has committed, so refusing the request then would only report a saved change as
 failed (and invite a duplicate on retry). The database still says the work is unfinished,
@@ -36,8 +42,10 @@ logger = logging.getLogger(__name__)
 TASK_PREFIX = "evalsets.tasks."
 
 PARSE, RESOLVE, RELEASE, EXPERIMENTS = "parse", "resolve", "release", "experiments"
+#: Parses and page ranges known to take long (``ingest.parse_kind``), sent here by name.
+PARSE_SLOW = "parse-slow"
 #: The queues a worker consumes (after the default one, for anything not routed here).
-KINDS = (PARSE, RESOLVE, RELEASE, EXPERIMENTS)
+KINDS = (PARSE, PARSE_SLOW, RESOLVE, RELEASE, EXPERIMENTS)
 #: Which queue each task goes to. Sweeps and attaching imported labels are short and belong
 #: with ingest: behind a resolution backlog they would be late for no reason.
 QUEUE_OF: dict[str, str] = {
@@ -78,12 +86,20 @@ def route(name: str, args, kwargs, options, task=None, **kw) -> dict | None:
     return None if kind is None else {"queue": queue_name(kind)}
 
 
-def send(task_name: str, *ids: int, expires: float | None = None, **options: Any) -> bool:
+def send(
+    task_name: str,
+    *ids: int,
+    expires: float | None = None,
+    kind: str | None = None,
+    **options: Any,
+) -> bool:
     """Publish ``task_name(*ids, **options)`` now; False (logged) when the broker cannot be
-    reached. ``expires``: seconds after which a worker drops the message unread."""
+    reached. ``expires``: seconds after which a worker drops the message unread; ``kind``:
+    the queue of that kind rather than the task's own (``QUEUE_OF``)."""
     task = app.tasks[TASK_PREFIX + task_name]
+    where = {} if kind is None else {"queue": queue_name(kind)}
     try:
-        task.apply_async(ids, options, expires=expires)
+        task.apply_async(ids, options, expires=expires, **where)
     except BrokerUnreachable as exc:
         logger.warning(
             "could not queue %s%r (%s); the sweep will queue it again", task_name, ids, exc
@@ -92,10 +108,11 @@ def send(task_name: str, *ids: int, expires: float | None = None, **options: Any
     return True
 
 
-def after_commit(task_name: str, *ids: int) -> None:
-    """Publish ``task_name(*ids)`` once the current transaction commits (now, outside one)."""
+def after_commit(task_name: str, *ids: int, kind: str | None = None) -> None:
+    """Publish ``task_name(*ids)`` once the current transaction commits (now, outside one),
+    to the queue of ``kind`` when given (``send``)."""
     app.tasks[TASK_PREFIX + task_name]  # an unknown name fails here, in the writer's request
-    transaction.on_commit(lambda: send(task_name, *ids))
+    transaction.on_commit(lambda: send(task_name, *ids, kind=kind))
 
 
 def after_commit_once(

@@ -287,10 +287,10 @@ def sweep(older_than: timedelta | None = None, *, periodic: bool = False) -> dic
     """
     parses = stale_parses(older_than)
     for pk in parses:
-        queue.send("parse_version", pk)
+        ingest.send_parse(pk)  # on the parse queue it belongs to (slow or not)
     ranges = stale_ranges(older_than)
     for pk in ranges:
-        queue.send("parse_range", pk)
+        ingest.send_range(pk)
     unresolved = documents_missing_resolutions(
         older_than=(older_than if older_than is not None else stale_after()) if periodic else None
     )
@@ -362,9 +362,14 @@ def sweep_leases() -> dict[str, int]:
         "build_release": _ids(Release, releases_services.abandoned_builds()),
         "run_experiment_cell": experiment_cells.abandoned_cells(),
     }
+    # a parse or range goes back to the parse queue it belongs to (slow or not)
+    senders = {"parse_version": ingest.send_parse, "parse_range": ingest.send_range}
     for task_name, ids in found.items():
         for pk in ids:
-            queue.send(task_name, pk)
+            if task_name in senders:
+                senders[task_name](pk)
+            else:
+                queue.send(task_name, pk)
     return {task_name: len(ids) for task_name, ids in found.items()}
 
 

@@ -307,6 +307,16 @@ GROUNDWORK_PARSE_MEMORY_MB = env_int("GROUNDWORK_PARSE_MEMORY_MB", 2048)
 # (a page of nested fills costs minutes to read for a few hundred bytes), so such a file
 # holds a parse worker for seconds, not for the whole timeout of each parser. 0: no limit.
 GROUNDWORK_PARSE_PAGE_S = env_int("GROUNDWORK_PARSE_PAGE_S", 30)
+# A parse estimated to take longer than this many seconds of one core (pages x the parser's
+# seconds_per_page, as bench/parse_scaling_bench.py's PDF costs) goes to the slow parse
+# queue, which a worker of its own consumes (Procfile slow-parse-worker), so the parse worker
+# is never held by it; the reference parse never goes there. There a task gets
+# GROUNDWORK_PARSE_SLOW_TIMEOUT_S in all and GROUNDWORK_PARSE_SLOW_PAGE_S a page, and Retry
+# of a parse that ran out of time reads it there. Keep the slow timeout under the task's soft
+# time limit (GROUNDWORK_TASK_SOFT_TIME_LIMIT_S).
+GROUNDWORK_PARSE_SLOW_S = env_int("GROUNDWORK_PARSE_SLOW_S", 20)
+GROUNDWORK_PARSE_SLOW_TIMEOUT_S = env_int("GROUNDWORK_PARSE_SLOW_TIMEOUT_S", 780)
+GROUNDWORK_PARSE_SLOW_PAGE_S = env_int("GROUNDWORK_PARSE_SLOW_PAGE_S", 120)
 #: A team's own parsers, as dotted paths "package.module:ATTR" (comma-separated in the
 #: environment); packages can also publish them under the ``groundwork.parsers`` entry points.
 GROUNDWORK_PARSERS = env_list("GROUNDWORK_PARSERS", [])
@@ -323,8 +333,9 @@ GROUNDWORK_PARSE_RANGE_PAGES = (
 # up to this many MB (weighed as they are: about 10 bytes a character once folded and indexed,
 # plus the text, and 3 more once a quote needed approximate matching there), so a new anchor does
 # not fold its parses again. An anchor is resolved in every parse of its document in turn: the
-# three parses of a 1,000-page PDF (4.2 M characters each) must fit at once, or each one
-# evicts the next (least recently used, in a cycle) and every anchor folds all three again.
+# three parses of a 1,000-page PDF (4.2 M characters each) should fit at once; when they do
+# not, a pass visits the parses held first, so each anchor folds only the one that did not fit
+# (bench/long_document_bench.py).
 GROUNDWORK_RESOLVER_CACHE_MB = env_int("GROUNDWORK_RESOLVER_CACHE_MB", 256)
 # The PDF view's page images: drawn once, shared by every reader, kept on disk up to this size
 # (least recently read go first). The shared copy of each image is in the storage; this is
@@ -570,9 +581,9 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
-# The queues' prefix; each test session uses one of its own. Tasks go to
-# "<prefix>.parse", "<prefix>.resolve", "<prefix>.release" or "<prefix>.experiments"
-# (evalsets.queue.QUEUE_OF), and a
+# The queues' prefix; each test session uses one of its own. Tasks go to "<prefix>.parse",
+# "<prefix>.parse-slow" (a slow parser on a long document), "<prefix>.resolve",
+# "<prefix>.release" or "<prefix>.experiments" (evalsets.queue.QUEUE_OF), and a
 # worker started without -Q consumes all of them and the default queue "<prefix>".
 CELERY_TASK_DEFAULT_QUEUE = env_str("GROUNDWORK_TASK_QUEUE", "celery")
 CELERY_TASK_QUEUES = [
@@ -580,7 +591,7 @@ CELERY_TASK_QUEUES = [
     for name in [CELERY_TASK_DEFAULT_QUEUE]
     + [
         f"{CELERY_TASK_DEFAULT_QUEUE}.{kind}"
-        for kind in ("parse", "resolve", "release", "experiments")
+        for kind in ("parse", "parse-slow", "resolve", "release", "experiments")
     ]
 ]
 CELERY_TASK_ROUTES = ("evalsets.queue.route",)

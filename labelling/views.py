@@ -13,6 +13,7 @@ item search).
 from __future__ import annotations
 
 from csp.decorators import csp
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db import connection
@@ -24,7 +25,7 @@ from django.views.decorators.http import require_safe
 
 from evalsets import access
 from evalsets.anchoring import selectors as anchoring_selectors
-from evalsets.documents import renditions
+from evalsets.documents import ingest, renditions
 from evalsets.documents import selectors as documents_selectors
 from evalsets.models import AssignmentKind, ItemState, ParseStatus, Role
 from evalsets.pure.guidelines import render_guidelines
@@ -96,12 +97,13 @@ def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
         statuses = [p.status for p in doc.parses.all()]
         doc.failed = ParseStatus.FAILED in statuses
         doc.failed_upload = bool(statuses) and set(statuses) == {ParseStatus.FAILED}
-        # Retry runs a parser that timed out again under the same limit: the row says so.
-        doc.timed_out = [
-            p.parser
-            for p in doc.parses.all()
-            if p.status == ParseStatus.FAILED and p.error_code == "timeout"
-        ]
+        # A parse that ran out of time is retried with the slow parse queue's time, or not at
+        # all once it had that: the row says which before anyone presses Retry.
+        failed = [p for p in doc.parses.all() if p.status == ParseStatus.FAILED]
+        plans = {p.pk: ingest.retry_plan(p) for p in failed}
+        doc.retried_slower = [p.parser for p in failed if plans[p.pk] == ingest.RETRY_SLOWER]
+        doc.not_retried = [p.parser for p in failed if plans[p.pk] == ingest.RETRY_REFUSED]
+        doc.slow_timeout = settings.GROUNDWORK_PARSE_SLOW_TIMEOUT_S
     can_delete = access.allows(membership, "document", "destroy")
     return render(
         request,
@@ -289,6 +291,8 @@ def document_page(request: HttpRequest, ws: str, doc: str) -> HttpResponse:
                 "parser": p.parser,
                 "version": p.parser_version,
                 "status": p.status,
+                # why it failed, for the highlight's tooltip (a reason for people, no trace)
+                "error": p.error if p.status == ParseStatus.FAILED else "",
             }
             for p in parses
         ],

@@ -71,9 +71,15 @@ def database_url() -> str:
 
 
 def start_worker(
-    media_root: Path, *, name: str = "test", concurrency: int = 1, **extra_env: str
+    media_root: Path,
+    *,
+    name: str = "test",
+    concurrency: int = 1,
+    queues: list[str] | None = None,
+    **extra_env: str,
 ) -> subprocess.Popen:
-    """Start a worker in a session of its own, so a test can kill its whole process group."""
+    """Start a worker in a session of its own, so a test can kill its whole process group.
+    It reads every queue of this session unless ``queues`` names some (``-Q``)."""
     env = {
         **os.environ,
         "DATABASE_URL": database_url(),
@@ -99,6 +105,7 @@ def start_worker(
             "--without-gossip",
             "--without-mingle",
             f"--hostname={name}-{os.getpid()}@%h",
+            *([f"--queues={','.join(queues)}"] if queues else []),
         ],
         cwd=ROOT,
         env=env,

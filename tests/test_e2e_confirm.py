@@ -7,14 +7,16 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 
 from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import services as documents_services
-from evalsets.models import AnchorResolution, ResolutionStatus
+from evalsets.models import AnchorResolution, ParseVersion, ResolutionStatus
 from tests import services as svc
 from tests.browser import log_in
 from tests.conftest import PASSWORD
+from tests.documents import make_pdf
 from tests.test_confirm import DAMAGED, PASSAGE
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -149,6 +151,85 @@ def test_show_candidate_opens_that_parse_at_the_candidate_marked(
                    return h ? [...h][0].toString() : null; }"""
     )
     assert marked is not None and marked.startswith("The comittee reviewd")
+    in_view = page.evaluate(
+        """() => { const r = [...CSS.highlights.get("gw-candidate")][0].getBoundingClientRect();
+                   return r.top >= 0 && r.bottom <= window.innerHeight; }"""
+    )
+    assert in_view
+
+
+#: A 40-page PDF whose page 30 holds the passage as a broken font map reads it.
+CANDIDATE_PAGE = 30
+LONG_PDF_PAGES = [
+    DAMAGED if n == CANDIDATE_PAGE else f"Page {n}. Minutes of an ordinary meeting, no budget."
+    for n in range(1, 41)
+]
+
+
+@pytest.fixture
+def offered_in_pdf(item, annotator, workspace, background, settings):
+    workspace.parser_settings = {"parsers": {"pdf": ["pypdf", "pdfium"]}}
+    workspace.save(update_fields=["parser_settings"])
+    upload = SimpleUploadedFile("long.pdf", make_pdf(LONG_PDF_PAGES), "application/pdf")
+    documents_services.document_upload(workspace=workspace, user=annotator, upload=upload)
+    svc.wait_for_parses("long.pdf", 2)
+    pdfium = ParseVersion.objects.get(document__source_id="long.pdf", parser="pdfium")
+    anchor = anchoring_services.anchor_create_typed(
+        item=item, user=annotator, source_id="long.pdf", quote=PASSAGE
+    )
+    svc.wait_for(
+        lambda: AnchorResolution.objects.filter(
+            anchor=anchor, parse=pdfium, detail__offered_start__isnull=False
+        ).exists(),
+        what="pdfium to offer a candidate on page 30",
+    )
+    return anchor, pdfium
+
+
+def test_show_candidate_opens_the_pdf_view_at_the_candidates_page_marked(
+    page, live_server, offered_in_pdf
+):
+    _, pdfium = offered_in_pdf
+    log_in(page, live_server, "ann", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/sets/quiz/items/q1/")
+    offer = page.locator(f'[data-offer-parse="{pdfium.public_id}"]')
+    offer.get_by_role("link", name="Show candidate").click()
+    expect(page).to_have_url(re.compile(rf"parse={pdfium.public_id}.*#candidate=\d+-\d+"))
+    expect(page.locator("[data-pdf-pages]")).to_be_visible()  # the PDF view, as it looks
+    marks = page.locator(f'[data-pdf-page="{CANDIDATE_PAGE}"] mark.pdf-candidate-mark')
+    expect(marks.first).to_be_visible(timeout=30_000)
+    expect(marks.first).to_be_in_viewport()
+    expect(page.locator("[data-doc-status]")).to_contain_text(
+        f"The candidate is marked on page {CANDIDATE_PAGE}"
+    )
+    assert page.locator("mark.pdf-candidate-mark").count() == marks.count()
+
+
+def test_show_candidate_in_another_parse_of_a_pdf_opens_that_parses_text_marked(
+    page, live_server, offered_in_pdf
+):
+    anchor, _ = offered_in_pdf
+    pypdf = ParseVersion.objects.get(document__source_id="long.pdf", parser="pypdf")
+    svc.wait_for(
+        lambda: AnchorResolution.objects.filter(
+            anchor=anchor, parse=pypdf, detail__offered_start__isnull=False
+        ).exists(),
+        what="pypdf to offer a candidate too",
+    )
+    log_in(page, live_server, "ann", PASSWORD)
+    page.goto(f"{live_server.url}/w/acme/sets/quiz/items/q1/")
+    offer = page.locator(f'[data-offer-parse="{pypdf.public_id}"]')
+    offer.get_by_role("link", name="Show candidate").click()
+    expect(page.locator("[data-doc-status]")).to_contain_text(
+        f"The candidate is marked on page {CANDIDATE_PAGE}"
+    )
+    expect(page.locator("[data-pdf-pages]")).to_have_attribute("hidden", "")  # the text view
+    marked = page.evaluate(
+        """() => { const h = CSS.highlights.get("gw-candidate");
+                   return h ? [...h][0].toString() : null; }"""
+    )
+    assert marked is not None  # pypdf reads the justified line with doubled spaces
+    assert " ".join(marked.split()).startswith("The comittee reviewd the anual budgett")
     in_view = page.evaluate(
         """() => { const r = [...CSS.highlights.get("gw-candidate")][0].getBoundingClientRect();
                    return r.top >= 0 && r.bottom <= window.innerHeight; }"""

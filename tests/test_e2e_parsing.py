@@ -30,7 +30,7 @@ def test_a_document_opened_while_parsing_opens_its_text_when_the_parse_is_ready(
     expect(page.locator('[data-page-text="1"]')).to_contain_text("Employee Handbook")
 
 
-def test_a_failed_parse_shows_as_failed_in_the_highlights_tooltip(
+def test_a_failed_parse_shows_as_failed_with_its_reason_in_the_highlights_tooltip(
     page, live_server, document, reference, item, annotator
 ):
     quote = "Remote work is limited to 30 days a year."
@@ -42,7 +42,11 @@ def test_a_failed_parse_shows_as_failed_in_the_highlights_tooltip(
     broken = documents_services.parse_version_add(
         document=document, parser="broken-reader", parser_version="1", text=HANDBOOK
     )
-    ParseVersion.objects.filter(pk=broken.pk).update(status=ParseStatus.FAILED)
+    ParseVersion.objects.filter(pk=broken.pk).update(
+        status=ParseStatus.FAILED,
+        error_code="timeout",
+        error="Parsing took longer than 300 s and was stopped.",
+    )
     log_in(page, live_server, "ann", PASSWORD)
     page.goto(f"{live_server.url}/w/acme/documents/handbook.txt?view=text")
     page.locator("mark.hl").first.hover()
@@ -51,6 +55,9 @@ def test_a_failed_parse_shows_as_failed_in_the_highlights_tooltip(
     expect(failed).to_contain_text("parse failed")
     expect(failed).to_have_class("badge failed")
     expect(tip.locator("li.badge.pending")).to_have_count(0)
+    expect(tip.locator(".tip-failed")).to_have_text(
+        "broken-reader: Parsing took longer than 300 s and was stopped."
+    )
 
 
 def test_an_uploads_note_follows_the_table_once_the_parses_are_done(

@@ -251,14 +251,29 @@ def test_a_failed_upload_offers_retry_and_remove_and_says_why_remove_is_disabled
     assert "removing a document needs the owner role" in row
 
 
-def test_retry_of_a_parser_that_timed_out_says_it_will_likely_time_out_again(
-    web, owner, failed_upload
+def test_retry_of_a_parser_that_timed_out_says_it_reads_it_on_the_slow_queue_with_more_time(
+    web, owner, failed_upload, settings
 ):
+    settings.GROUNDWORK_PARSE_SLOW_TIMEOUT_S = 780
     failed_upload.parses.update(error_code="timeout", error="took longer than 300 s")
     body = web(owner).get("/w/acme/").content.decode()
     row = body[body.index('data-doc="broken.txt"') :].split("</tr>")[0]
-    assert "plaintext timed out: a retry runs under the same time limit" in row
-    assert 'data-confirm="plaintext timed out on broken.txt. Retry runs it again' in row
+    assert "plaintext ran out of time: Retry reads it on the slow parse queue" in row
+    assert "with up to 780 s" in row and "Retry anyway?" not in row
+
+
+def test_retry_of_a_parser_that_had_the_slow_queues_time_says_it_stays_failed(
+    web, owner, failed_upload, settings
+):
+    settings.GROUNDWORK_PARSE_SLOW_TIMEOUT_S = 780
+    failed_upload.parses.update(
+        error_code="timeout",
+        error="took longer than 780 s",
+        diagnostics={ingest.TIMED_OUT: {"limit": "total", "seconds": 780}},
+    )
+    body = web(owner).get("/w/acme/").content.decode()
+    row = body[body.index('data-doc="broken.txt"') :].split("</tr>")[0]
+    assert "plaintext ran out of the most time a parse gets: Retry leaves it failed" in row
 
 
 def test_retry_of_a_parse_that_failed_otherwise_asks_nothing(web, owner, failed_upload):

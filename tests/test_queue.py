@@ -158,7 +158,8 @@ def test_every_groundwork_task_has_a_queue_of_its_kind():
     }
 
     assert registered - set(queue.QUEUE_OF) == set(), "add new tasks to evalsets.queue.QUEUE_OF"
-    assert set(queue.QUEUE_OF.values()) == set(queue.KINDS)
+    # the slow parse queue is named by the sender (ingest.parse_kind), not by a task's name
+    assert set(queue.QUEUE_OF.values()) | {queue.PARSE_SLOW} == set(queue.KINDS)
 
 
 @pytest.mark.parametrize(
@@ -278,3 +279,4 @@ def test_rundev_consumes_every_queue_with_parsing_and_resolution_in_separate_wor
     )
     parse_worker = next(q for q in consumed if f"{prefix}.parse" in q)
     assert f"{prefix}.resolve" not in parse_worker
+    assert f"{prefix}.parse-slow" not in parse_worker

@@ -137,6 +137,11 @@ class PreparedCache:
                 self._trim()
             return prepared
 
+    def holds(self, parse: ParseVersion) -> bool:
+        """Whether ``parse`` is here, without counting as a use."""
+        with self._lock:
+            return self.key(parse) in self._entries
+
     def put(self, parse: ParseVersion, prepared: Any) -> None:
         if self._size(prepared) > self.budget():
             return
@@ -270,8 +275,14 @@ def _resolve_pass(document_id: int, token: str) -> int:
     """One holder's pass: clear the flag, then resolve what each ready parse lacks."""
     _release(document_id)
     done = 0
-    parses = ParseVersion.objects.filter(document=document_id, status=ParseStatus.READY)
-    for parse in parses.defer("text"):
+    parses = list(
+        ParseVersion.objects.filter(document=document_id, status=ParseStatus.READY).defer("text")
+    )
+    # The parses this process holds prepared go first. When a document's parses do not all
+    # fit the cache, a pass in a fixed order evicts each one just before it is needed again
+    # and every anchor folds them all; with the held ones first, only the missing one is.
+    parses.sort(key=lambda parse: not prepared_parses.holds(parse))
+    for parse in parses:
         if not _renew_resolving(document_id, token):
             break  # taken over: the new holder does the rest
         done += resolve_in_parse(

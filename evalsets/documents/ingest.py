@@ -22,7 +22,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F, Q, Subquery, Sum
+from django.db.models import F, Max, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -83,8 +83,156 @@ def queue_parses(document: Document) -> list[ParseVersion]:
             has_reference = True
         queued.append(parse)
     for parse in queued:
-        queue.after_commit("parse_version", parse.pk)
+        queue_parse(parse)
     return queued
+
+
+# -- which queue a parse's work goes to, and its time ----------------------------------------
+
+#: Set in a parse's ``diagnostics`` when Retry hands a parse that ran out of time to the slow
+#: parse queue, with that queue's budget.
+SLOW_RETRY = "slow_retry"
+#: Set in a queued parse's ``diagnostics`` while it waits for its document's pages to be
+#: counted before it is queued (``queue_parse``).
+WAITS_FOR_COUNT = "waits_for_count"
+#: Set in a failed parse's ``diagnostics`` when it ran out of time: which limit it reached
+#: (``total`` or ``page``) and the seconds it had, so Retry knows whether more would help.
+TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The time one parse task may take, in all and for any one page."""
+
+    timeout_s: float
+    page_s: float
+
+
+def budget(kind: str) -> Budget:
+    """A parse task's time on the queue of ``kind``: the slow parse queue gives more
+    (``GROUNDWORK_PARSE_SLOW_TIMEOUT_S``, ``GROUNDWORK_PARSE_SLOW_PAGE_S``) since nobody
+    waits behind it there."""
+    if kind == queue.PARSE_SLOW:
+        return Budget(
+            settings.GROUNDWORK_PARSE_SLOW_TIMEOUT_S, settings.GROUNDWORK_PARSE_SLOW_PAGE_S
+        )
+    return Budget(settings.GROUNDWORK_PARSE_TIMEOUT_S, settings.GROUNDWORK_PARSE_PAGE_S)
+
+
+def _known_pages(document_id: int) -> int:
+    """The document's page count as any of its parses has counted it (0: none has yet)."""
+    found = ParseVersion.objects.filter(document_id=document_id).aggregate(n=Max("progress_total"))
+    return found["n"] or 0
+
+
+def is_slow(parse: ParseVersion, pages: int) -> bool:
+    """Whether reading ``pages`` pages with ``parse``'s parser goes to the slow parse queue:
+    its estimated time (``parsers.parse_seconds``) is more than ``GROUNDWORK_PARSE_SLOW_S``,
+    and it is not the reference parse (the one everything waits for); or Retry sent it there
+    after it ran out of time."""
+    if (parse.diagnostics or {}).get(SLOW_RETRY):
+        return True
+    if parse.is_reference:
+        return False
+    try:
+        parser = parsers.get_parser(parse.parser)
+    except (KeyError, ImportError, AttributeError):  # a plugin since removed: its task says so
+        return False
+    return parsers.parse_seconds(parser, pages) > settings.GROUNDWORK_PARSE_SLOW_S
+
+
+def parse_kind(parse: ParseVersion) -> str:
+    """The queue kind of a parse's ``parse_version`` task. Its first task reads one page
+    range when the parser splits long documents, else the whole file: the document's page
+    count once any parse has counted it, else as many pages as a PDF may have (a slow
+    parser on a PDF nobody has counted yet is taken to be long)."""
+    pages = 1
+    if parse.document.kind == "pdf":
+        pages = _known_pages(parse.document_id) or settings.GROUNDWORK_MAX_PAGES
+        span = _span(parse.parser)
+        pages = min(span, pages) if span else pages
+    return queue.PARSE_SLOW if is_slow(parse, pages) else queue.PARSE
+
+
+def _span(parser_name: str) -> int | None:
+    """``pages_per_range``, or None for a parser no longer registered (a plugin since
+    removed): its task, not the one queueing it, reports that."""
+    try:
+        return pages_per_range(parser_name)
+    except (KeyError, ImportError, AttributeError):
+        return None
+
+
+def range_kind(parse: ParseVersion, total: int) -> str:
+    """The queue kind of a split parse's other ranges: the slow queue when reading the whole
+    document (``total`` pages) with its parser is slow, so a long slow parse never fills the
+    parse queue with its ranges."""
+    return queue.PARSE_SLOW if is_slow(parse, total) else queue.PARSE
+
+
+def queue_parse(parse: ParseVersion) -> None:
+    """Queue ``parse_version`` for ``parse`` on its queue once the transaction commits.
+
+    A parser that reads a PDF whole and would be slow on a long one waits, unqueued, until
+    the reference parse has counted the pages (``send_waiting``): a short PDF's parse then
+    goes to the parse queue rather than behind a long document's on the slow one.
+    """
+    if _waits_for_count(parse):
+        parse.diagnostics = {WAITS_FOR_COUNT: True}
+        ParseVersion.objects.filter(pk=parse.pk).update(diagnostics=parse.diagnostics)
+        return
+    queue.after_commit("parse_version", parse.pk, kind=parse_kind(parse))
+
+
+def _waits_for_count(parse: ParseVersion) -> bool:
+    """Whether ``parse`` is worth holding back until its document's pages are counted: the
+    count decides its queue (slow on a long PDF, not on a short one), nobody has counted them
+    yet, and the document's reference parse, which will, is still to be read."""
+    if parse.document.kind != "pdf" or parse.is_reference or _span(parse.parser):
+        return False
+    if (parse.diagnostics or {}).get(SLOW_RETRY) or _known_pages(parse.document_id):
+        return False
+    if is_slow(parse, 1) or not is_slow(parse, settings.GROUNDWORK_MAX_PAGES):
+        return False
+    reading = (ParseStatus.QUEUED, ParseStatus.PARSING)
+    return (
+        ParseVersion.objects.filter(document_id=parse.document_id, is_reference=True)
+        .filter(status__in=reading)
+        .exists()
+    )
+
+
+def send_waiting(document_id: int) -> int:
+    """Queue the document's parses that waited for its pages to be counted (the reference
+    parse has finished, ready or failed), each on its queue now; how many. The sweep queues a
+    parse that waited too long anyway, as any parse still queued."""
+    waiting = ParseVersion.objects.filter(
+        document_id=document_id, status=ParseStatus.QUEUED, diagnostics__waits_for_count=True
+    )
+    sent = 0
+    for parse in waiting.select_related("document").defer("text"):
+        if waiting.filter(pk=parse.pk).update(diagnostics={}):  # one sender per parse
+            parse.diagnostics = {}
+            sent += queue.send("parse_version", parse.pk, kind=parse_kind(parse))
+    return sent
+
+
+def send_parse(parse_id: int) -> None:
+    """Queue ``parse_version`` again now (the sweep), on the queue its parse belongs to."""
+    parse = ParseVersion.objects.select_related("document").defer("text").filter(pk=parse_id)
+    found = parse.first()
+    if found is not None:
+        queue.send("parse_version", parse_id, kind=parse_kind(found))
+
+
+def send_range(range_id: int) -> None:
+    """Queue ``parse_range`` again now (the sweep), on the queue its parse's ranges go to."""
+    found = ParseRange.objects.select_related("parse").defer("text", "parse__text")
+    found = found.filter(pk=range_id).first()
+    if found is not None:
+        queue.send(
+            "parse_range", range_id, kind=range_kind(found.parse, found.parse.progress_total)
+        )
 
 
 # -- the parse lease ---------------------------------------------------------------------------
@@ -165,20 +313,32 @@ def _held(lease: ParseLease):
     return ParseVersion.objects.filter(pk=lease.parse.pk, claimed_by=lease.token)
 
 
-def _run_parser(parse: ParseVersion, data: bytes, progress, pages: tuple[int, int] | None):
+def _run_parser(
+    parse: ParseVersion, data: bytes, progress, pages: tuple[int, int] | None, given: Budget
+):
     """Run ``parse``'s parser on ``data`` (pages ``[a, b)`` when given) in its isolated
-    child, within the configured time (in all, and for any one page), memory and page
-    limits."""
+    child, within ``given`` time (in all, and for any one page) and the configured memory
+    and page limits."""
     return parsers.parse_isolated(
         parse.parser,
         data,
-        timeout_s=settings.GROUNDWORK_PARSE_TIMEOUT_S,
+        timeout_s=given.timeout_s,
         memory_mb=settings.GROUNDWORK_PARSE_MEMORY_MB,
         max_pages=settings.GROUNDWORK_MAX_PAGES,
         progress=progress,
         pages=pages,
-        page_timeout_s=settings.GROUNDWORK_PARSE_PAGE_S,
+        page_timeout_s=given.page_s,
     )
+
+
+def _failure_notes(error: parsers.ParseError, given: Budget) -> dict:
+    """What a failed parse keeps in its ``diagnostics``: for a timeout, which limit it
+    reached and the seconds it had (``TIMED_OUT``), for Retry to judge."""
+    if error.code != "timeout":
+        return {}
+    if error.detail == "step":
+        return {TIMED_OUT: {"limit": "page", "seconds": given.page_s}}
+    return {TIMED_OUT: {"limit": "total", "seconds": given.timeout_s}}
 
 
 class _Heartbeat:
@@ -260,6 +420,7 @@ def run_parse(lease: ParseLease) -> ParseVersion:
     data = _read_file(document)
     if data is None:
         return _fail(lease, "missing", MISSING_FILE)
+    given = budget(parse_kind(parse))
     span = pages_per_range(parse.parser)
     split = _Split(lease, span) if span else None
     last_write = [0.0]
@@ -285,7 +446,7 @@ def run_parse(lease: ParseLease) -> ParseVersion:
 
     try:
         with _Heartbeat(renew, f"parse {parse.pk}"):
-            result = _run_parser(parse, data, progress, None if span is None else (0, span))
+            result = _run_parser(parse, data, progress, None if span is None else (0, span), given)
         if split is not None and split.needed(int(result.meta.get("document_pages", 0))):
             split.start(int(result.meta["document_pages"]))  # its progress report was lost
         if split is not None and split.first is not None:
@@ -295,7 +456,8 @@ def run_parse(lease: ParseLease) -> ParseVersion:
         if span is not None:
             result = parsers.get_parser(parse.parser).join_ranges([result])
     except parsers.ParseError as error:
-        return _record_failure(lease, split, error.code, error.reason)
+        notes = _failure_notes(error, given)
+        return _record_failure(lease, split, error.code, error.reason, notes)
     except Exception:  # the worker must live and the user must get words, not a trace
         log.exception("parser %s crashed on document %s", parse.parser, document.pk)
         return _record_failure(lease, split, "crashed", _crashed(parse))
@@ -303,12 +465,12 @@ def run_parse(lease: ParseLease) -> ParseVersion:
 
 
 def _record_failure(
-    lease: ParseLease, split: _Split | None, code: str, reason: str
+    lease: ParseLease, split: _Split | None, code: str, reason: str, notes: dict | None = None
 ) -> ParseVersion:
     """Record a failure on the range being read when the parse was split, else on the parse."""
     if split is not None and split.first is not None:
-        return _range_failed(split.first, code, reason)
-    return _fail(lease, code, reason)
+        return _range_failed(split.first, code, reason, notes)
+    return _fail(lease, code, reason, notes)
 
 
 def _store_ready(lease: ParseLease, result: parsers.ParsedText) -> ParseVersion:
@@ -336,9 +498,13 @@ def _refreshed(parse: ParseVersion) -> ParseVersion:
     return parse
 
 
-def _fail(lease: ParseLease, code: str, reason: str) -> ParseVersion:
+def _fail(lease: ParseLease, code: str, reason: str, notes: dict | None = None) -> ParseVersion:
     _held(lease).update(
-        status=ParseStatus.FAILED, error=reason, error_code=code, updated_at=timezone.now()
+        status=ParseStatus.FAILED,
+        error=reason,
+        error_code=code,
+        diagnostics=notes or {},
+        updated_at=timezone.now(),
     )
     lease.parse.refresh_from_db()
     return lease.parse
@@ -427,8 +593,9 @@ class _Split:
                 for start, stop in bounds
             )
             ranges = list(ParseRange.objects.filter(parse_id=self.lease.parse.pk))
+            kind = range_kind(self.lease.parse, total)
             for queued in ranges[1:]:
-                queue.after_commit("parse_range", queued.pk)
+                queue.after_commit("parse_range", queued.pk, kind=kind)
         self.first = RangeLease(ranges[0], self.lease.token)
 
 
@@ -467,6 +634,7 @@ def run_range(lease: RangeLease) -> ParseVersion | None:
     data = _read_file(parse.document)
     if data is None:
         return _range_failed(lease, "missing", MISSING_FILE)
+    given = budget(range_kind(parse, parse.progress_total))
     last_write = [0.0]
 
     def progress(done: int, total: int) -> None:
@@ -480,9 +648,10 @@ def run_range(lease: RangeLease) -> ParseVersion | None:
 
     try:
         with _Heartbeat(renew, f"pages {prange.start_page + 1}- of parse {parse.pk}"):
-            result = _run_parser(parse, data, progress, (prange.start_page, prange.stop_page))
+            pages = (prange.start_page, prange.stop_page)
+            result = _run_parser(parse, data, progress, pages, given)
     except parsers.ParseError as error:
-        return _range_failed(lease, error.code, error.reason)
+        return _range_failed(lease, error.code, error.reason, _failure_notes(error, given))
     except Exception:  # the worker must live and the user must get words, not a trace
         log.exception("parser %s crashed on document %s", parse.parser, parse.document_id)
         return _range_failed(lease, "crashed", _crashed(parse))
@@ -597,20 +766,26 @@ def _join(parse: ParseVersion, ranges: list[ParseRange], now) -> None:
         raise
 
 
-def _range_failed(lease: RangeLease, code: str, reason: str) -> ParseVersion | None:
+def _range_failed(
+    lease: RangeLease, code: str, reason: str, notes: dict | None = None
+) -> ParseVersion | None:
     """A range that cannot be read fails its whole parse, as a single reading would have
     (timeout, memory, a crash); the other ranges' tasks then stop at their claim or write
     nothing. Nothing is written when the range was taken over meanwhile."""
     with transaction.atomic():
         if not _range_held(lease).update(status=ParseStatus.FAILED, updated_at=timezone.now()):
             return None
-        _parse_failed(lease.range.parse_id, code, reason)
+        _parse_failed(lease.range.parse_id, code, reason, notes)
     return ParseVersion.objects.select_related("document").filter(pk=lease.range.parse_id).first()
 
 
-def _parse_failed(parse_id: int, code: str, reason: str) -> None:
+def _parse_failed(parse_id: int, code: str, reason: str, notes: dict | None = None) -> None:
     ParseVersion.objects.filter(pk=parse_id, status=ParseStatus.PARSING).update(
-        status=ParseStatus.FAILED, error=reason, error_code=code, updated_at=timezone.now()
+        status=ParseStatus.FAILED,
+        error=reason,
+        error_code=code,
+        diagnostics=notes or {},
+        updated_at=timezone.now(),
     )
     _forget_parts(parse_id)
 
@@ -620,19 +795,63 @@ def _forget_parts(parse_id: int) -> None:
     ParseRange.objects.filter(parse=parse_id).update(text="", page_starts=[], char_boxes=b"")
 
 
+#: What Retry does with a failed parse (``retry_plan``).
+RETRY_AGAIN, RETRY_SLOWER, RETRY_REFUSED = "again", "slower", "refused"
+
+
+def retry_plan(parse: ParseVersion) -> str:
+    """What Retry does with a failed ``parse``: reads it ``again`` as before (a worker that
+    ran out of memory, a file stored again since); ``slower`` on the slow parse queue with
+    its larger budget, when the parse ran out of time with less than that; or ``refused``
+    when it ran out of the slow queue's own time already, since reading it again would
+    stop at the same limit."""
+    if parse.error_code != "timeout":
+        return RETRY_AGAIN
+    timed_out = (parse.diagnostics or {}).get(TIMED_OUT)
+    if not isinstance(timed_out, dict):  # failed before the limit was noted: the parse queue's
+        timed_out = {"limit": "total", "seconds": settings.GROUNDWORK_PARSE_TIMEOUT_S}
+    most = budget(queue.PARSE_SLOW)
+    limit = most.page_s if timed_out.get("limit") == "page" else most.timeout_s
+    return RETRY_REFUSED if float(timed_out.get("seconds") or 0) >= limit else RETRY_SLOWER
+
+
+def refusal(parse: ParseVersion) -> str:
+    """Why Retry leaves ``parse`` failed (``RETRY_REFUSED``), in words for its owner."""
+    return (
+        f"{parse.parser} ran out of the most time a parse gets "
+        "(GROUNDWORK_PARSE_SLOW_TIMEOUT_S, GROUNDWORK_PARSE_SLOW_PAGE_S); reading the file "
+        "again would stop at the same point. Split the file, or raise those limits."
+    )
+
+
 @transaction.atomic
 def document_reparse(*, document: Document) -> list[ParseVersion]:
     """Queue parsers whose current version has not read this document yet, and retry the
     ones that failed (a worker that ran out of memory, a file stored again since).
 
-    Old parse versions stay: anchors were resolved against them.
+    A parse that ran out of time is retried on the slow parse queue with its larger budget,
+    never under the limit it already reached; one that ran out of that budget too is left
+    failed, its error saying why (``retry_plan``). Old parse versions stay: anchors were
+    resolved against them.
     """
     failed = list(
-        ParseVersion.objects.select_for_update().filter(
-            document=document, status=ParseStatus.FAILED
-        )
+        ParseVersion.objects.select_for_update(of=("self",))
+        .filter(document=document, status=ParseStatus.FAILED)
+        .select_related("document")
+        .defer("text")
     )
-    ParseVersion.objects.filter(pk__in=[p.pk for p in failed]).update(
+    plans = {parse.pk: retry_plan(parse) for parse in failed}
+    for parse in failed:
+        if plans[parse.pk] == RETRY_REFUSED and refusal(parse) not in parse.error:
+            parse.error = f"{parse.error} {refusal(parse)}".strip()
+            parse.save(update_fields=["error", "updated_at"])
+    retried = [parse for parse in failed if plans[parse.pk] != RETRY_REFUSED]
+    for parse in retried:
+        slower = plans[parse.pk] == RETRY_SLOWER
+        parse.diagnostics = {SLOW_RETRY: True} if slower else {}
+        parse.status = ParseStatus.QUEUED
+    ParseVersion.objects.bulk_update(retried, ["diagnostics"])
+    ParseVersion.objects.filter(pk__in=[p.pk for p in retried]).update(
         status=ParseStatus.QUEUED,
         error="",
         error_code="",
@@ -642,8 +861,7 @@ def document_reparse(*, document: Document) -> list[ParseVersion]:
         range_count=0,  # read from the start again, split again if it is long
         updated_at=timezone.now(),
     )
-    ParseRange.objects.filter(parse__in=[p.pk for p in failed]).delete()
-    for parse in failed:
-        parse.status = ParseStatus.QUEUED
-        queue.after_commit("parse_version", parse.pk)
-    return failed + queue_parses(document)
+    ParseRange.objects.filter(parse__in=[p.pk for p in retried]).delete()
+    for parse in retried:
+        queue_parse(parse)
+    return retried + queue_parses(document)

@@ -35,7 +35,10 @@ def parse_range(range_id: int) -> str:
 
 
 def _parsed(parse: ParseVersion) -> str:
-    """A parse that became ready gets its anchors placed and waiting labels attached."""
+    """A parse that became ready gets its anchors placed and waiting labels attached; once
+    the reference parse is done, parses that waited for its page count are queued."""
+    if parse.is_reference and parse.status in (ParseStatus.READY, ParseStatus.FAILED):
+        ingest.send_waiting(parse.document_id)
     if parse.status == ParseStatus.READY:
         if parse.char_boxes:  # the PDF view's parse: another worker draws its first pages
             queue.send("prerender_pdf_pages", parse.pk)

@@ -42,10 +42,10 @@ function itemEditor(root) {
     return url + (start != null ? "#at=" + start + "-" + end : "");
   }
 
-  /* That parse's text at the candidate, which stays marked: the text view, since the PDF
-     view draws another parse's words. */
+  /* That parse at the candidate, which stays marked: the document page opens the PDF view
+     when that parse is the one it draws (pdfium's), else the parse's text. */
   function candidateLink(sourceId, parse, start, end) {
-    const url = withQuery(pages.document(ws, sourceId), { set: set, item: item.id, parse: parse, view: "text" });
+    const url = withQuery(pages.document(ws, sourceId), { set: set, item: item.id, parse: parse });
     return url + "#candidate=" + start + "-" + end;
   }
 

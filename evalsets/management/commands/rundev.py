@@ -5,11 +5,12 @@ stopped when this command stops, so nothing is left running in the background. A
 that dies meanwhile (killed, out of memory) is started again after a pause that grows
 while it keeps dying at once (``Supervised``), with a log line each way.
 
-Two workers, so a new upload's parse never waits behind resolution work: one consumes the
-parse and release queues (and the default one), the other the resolution queue
-(``evalsets.queue``). One worker reading all queues would alternate between them (kombu
-polls a worker's queues in turn, the filesystem broker included), but with every process
-busy on a long resolution a parse would still wait for one to finish.
+Three workers, so a new upload's parse never waits behind resolution work nor behind a
+slow parser on a long document: one consumes the parse and release queues (and the default
+one), one the resolution queue, and one process the slow parse queue (``evalsets.queue``).
+One worker reading all queues would alternate between them (kombu polls a worker's queues
+in turn, the filesystem broker included), but with every process busy on a long resolution
+a parse would still wait for one to finish.
 
 The web side is gunicorn with several processes of a few threads each, not ``runserver``:
 one Python process runs one request at a time whatever its threads, so under
@@ -69,8 +70,9 @@ def worker_command(name: str, queues: list[str], concurrency: int) -> list[str]:
 
 
 def worker_commands(parse_concurrency: int, resolve_concurrency: int) -> list[list[str]]:
-    """rundev's workers: parsing, releases and experiment cells in one, resolution in the
-    other; together they consume every queue."""
+    """rundev's workers: parsing, releases and experiment cells in one, resolution in
+    another, and slow parses in one process of their own; together they consume every
+    queue."""
     prefix = settings.CELERY_TASK_DEFAULT_QUEUE
     return [
         worker_command(
@@ -84,6 +86,7 @@ def worker_commands(parse_concurrency: int, resolve_concurrency: int) -> list[li
             parse_concurrency,
         ),
         worker_command("resolve", [queue.queue_name(queue.RESOLVE, prefix)], resolve_concurrency),
+        worker_command("slow-parse", [queue.queue_name(queue.PARSE_SLOW, prefix)], 1),
     ]
 
 

@@ -40,6 +40,7 @@ from .base import (
     ProgressFn,
     check_page_count,
     check_size,
+    parse_seconds,
     supports_ranges,
 )
 from .encoding import decode_text
@@ -82,6 +83,7 @@ __all__ = [
     "html_to_text",
     "kinds_of",
     "parse_isolated",
+    "parse_seconds",
     "parsers_for",
     "register_plugins",
     "sanitize_html",

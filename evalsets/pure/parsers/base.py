@@ -146,6 +146,13 @@ class Parser(Protocol):
     ) -> ParsedText: ...
 
 
+def parse_seconds(parser: object, pages: int) -> float:
+    """About how many seconds of one core ``parser`` takes to read ``pages`` pages: its
+    optional ``seconds_per_page`` (measured, as ``bench/parse_scaling_bench.py``'s PDF
+    costs) times the pages; 0 for a parser that does not say (a team's own, by default)."""
+    return pages * float(getattr(parser, "seconds_per_page", 0.0) or 0.0)
+
+
 #: Keys of a page range's ``meta`` that describe the range itself, not the document.
 RANGE_META_KEYS = ("document_pages", "first_page")
 

@@ -45,6 +45,9 @@ class PypdfParser:
     #: prose, against under a second to start a child and open the file
     #: (bench/parse_scaling_bench.py).
     pages_per_range = 500
+    #: What a page of dense prose costs on one core (``parse_seconds``), measured on a PDF of
+    #: ``bench/parse_scaling_bench.py``'s pages, with room for a slower host.
+    seconds_per_page = 0.01
 
     def parse(
         self, data: bytes, *, max_pages: int = 2000, progress: ProgressFn | None = None

@@ -19,7 +19,7 @@ from .base import (
     ProgressFn,
     supports_ranges,
 )
-from .limited import DEFAULT_MEMORY_MB, JobError, run_limited
+from .limited import DEFAULT_MEMORY_MB, JobError, LimitExceeded, run_limited
 from .registry import get_parser, isolated_name
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -85,7 +85,11 @@ def parse_isolated(
 
 
 def _parse_error(exc: JobError) -> ParseError:
-    """The job's failure in the parsers' own vocabulary."""
+    """The job's failure in the parsers' own vocabulary; a budget it ran out of is named in
+    the detail (``wall_clock``, ``step``, ``cpu``...), so a retry knows whether more time
+    overall would help."""
+    if isinstance(exc, LimitExceeded):
+        return ParseError(exc.code, exc.reason, exc.limit)
     if exc.code == "failed":
         return ParseError("corrupt", _DIED, exc.detail)
     if exc.code not in ERROR_CODES:

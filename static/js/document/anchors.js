@@ -101,12 +101,19 @@ export function setupAnchors(ctx) {
         li.appendChild(parser);
         list.appendChild(li);
       }
+      // Why a parse failed, under the badges: "parse failed" alone leaves the reader guessing.
+      const why = cfg.parses.filter((p) => p.status === "failed" && p.error).map((p) => {
+        const line = document.createElement("div");
+        line.className = "tip-meta tip-failed";
+        line.textContent = p.parser + ": " + p.error;
+        return line;
+      });
       const compare = document.createElement("button");
       compare.type = "button";
       compare.className = "link small";
       compare.textContent = "How each parser read it (v)";
       Object.assign(compare.dataset, { compareWs: cfg.workspace, compareSet: a.item.set, compareItem: a.item.id, compareAnchor: a.id });
-      box.append(q, meta, list, compare);
+      box.append(q, meta, list, ...why, compare);
       tip.appendChild(box);
     }
   }

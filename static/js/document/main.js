@@ -83,7 +83,7 @@ if (pagesEl && cfg.parse_ready) {
     start: Number(suggested[1]), end: Number(suggested[2]),
     rank: suggested[3] ? Number(suggested[3]) : null, via: suggested[4] === "search" ? "search" : "suggestions",
   }));
-  else if (candidate) ctx.pages.jumpTo(Number(candidate[1]), Number(candidate[2]), true);
+  else if (candidate) (ctx.pdf && ctx.pdf.view() === "pdf" ? ctx.pdf.showCandidate : ctx.pages.jumpTo)(Number(candidate[1]), Number(candidate[2]), true);
   else if (at) ctx.pages.jumpTo(Number(at[1]), Number(at[2]));
   else if (pageHash) ctx.pages.goToPage(Number(pageHash[1]), true);
 

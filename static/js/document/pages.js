@@ -104,7 +104,7 @@ export function setupPages(ctx) {
         loaded.set(page.number, { start: page.start, text: page.text });
         renderPage(page.number);
       }
-      setStatus("");
+      setStatus(kept ? kept.note : "");
     } catch (err) {
       setStatus("Could not load pages " + first + "–" + last + ": " + err.message);
     } finally {
@@ -163,6 +163,7 @@ export function setupPages(ctx) {
     pagesEl.dispatchEvent(new CustomEvent("gw:page-rendered", { detail: { page: n } }));
     // A page above the one "go to page" showed changed its height: keep that one in place.
     if (pinned && n < pinned) scrollToPage(pinned);
+    if (kept) markKept(n);
   }
 
   function rerenderLoaded() {
@@ -195,7 +196,7 @@ export function setupPages(ctx) {
      scrolls or presses a key. */
   let pinned = 0;
   for (const type of ["wheel", "touchstart", "keydown", "mousedown"]) {
-    window.addEventListener(type, () => { pinned = 0; }, { capture: true, passive: true });
+    window.addEventListener(type, () => { pinned = 0; if (kept) kept.held = false; }, { capture: true, passive: true });
   }
   function goToPage(n, pin) {
     n = Math.max(1, Math.min(pageCount, n));
@@ -231,6 +232,20 @@ export function setupPages(ctx) {
     setTimeout(() => CSS.highlights.delete("gw-flash"), 2500);
   }
 
+  /* A candidate opened to judge stays marked, and its note stays, while pages load and are
+     drawn again around it (drawing a page writes its text anew, which a range would lose);
+     it stays a third from the top while pages above it change height, until the reader
+     scrolls or presses a key. */
+  let kept = null; // {start, end, page, note, held}
+  function markKept(rendered) {
+    const last = pageOf(Math.max(kept.start, kept.end - 1));
+    if (rendered != null && rendered > last) return;
+    for (let n = kept.page; n <= last; n++) if (!loaded.has(n)) return;
+    const range = rangeFor(kept.start, kept.end);
+    if (window.CSS && CSS.highlights && typeof Highlight !== "undefined") CSS.highlights.set("gw-candidate", new Highlight(range));
+    if (kept.held) window.scrollBy({ top: range.getBoundingClientRect().top - window.innerHeight / 3 });
+  }
+
   /* Scroll to a passage and flash it; ``keep`` leaves it marked (a candidate someone opened
      from the item page to judge). */
   async function jumpTo(start, end, keep = false) {
@@ -241,8 +256,9 @@ export function setupPages(ctx) {
     const rect = range.getBoundingClientRect();
     window.scrollBy({ top: rect.top - window.innerHeight / 3 });
     if (keep && window.CSS && CSS.highlights && typeof Highlight !== "undefined") {
-      CSS.highlights.set("gw-candidate", new Highlight(range));
-      setStatus("The candidate is marked on page " + n + ".");
+      kept = { start, end, page: n, note: "The candidate is marked on page " + n + ".", held: true };
+      markKept();
+      setStatus(kept.note);
     } else flash(range);
     const mark = (range.startContainer.parentElement || pagesEl).closest("mark.hl");
     if (mark) mark.focus({ preventScroll: true });

@@ -22,6 +22,7 @@ export function setupPdf(ctx) {
   const api = urls.pdf(cfg.workspace, cfg.document);
   const status = document.querySelector("[data-doc-status]");
   let info = null;             // GET pdf/: parse, page_count, page_starts, sizes, version
+  let loading = null;          // load()'s promise, once the view has been shown
   let zoom = 1.5;              // CSS px per PDF point
   const sections = [];
   const layers = new Map();    // page -> {start, text, runs, spans}
@@ -41,7 +42,10 @@ export function setupPdf(ctx) {
       q.set("view", view);
       history.replaceState(null, "", window.location.pathname + "?" + q.toString() + window.location.hash);
     }
-    if (view === "pdf" && !info) load().then(showTotal, (err) => setStatus("Could not open the PDF view: " + err.message));
+    if (view === "pdf" && !loading) {
+      loading = load();
+      loading.then(showTotal, (err) => setStatus("Could not open the PDF view: " + err.message));
+    }
     showTotal();
     if (ctx.search) ctx.search.refresh(); // the search follows the parse on show
   }
@@ -248,8 +252,43 @@ export function setupPdf(ctx) {
     }
     section.insertBefore(marks, section.querySelector(".pdf-text"));
     drawSearch(n);
+    drawCandidate(n);
   }
   function redrawHighlights() { for (const n of layers.keys()) drawHighlights(n); }
+
+  /* -- a candidate opened from the item page: marked over its words, scrolled to ---------------- */
+  let candidate = null;        // {start, end} in the pdfium parse, marked until the page is left
+  let toCandidate = false;     // scroll to it once its page is drawn
+  function drawCandidate(n) {
+    const section = sections[n - 1];
+    section.querySelectorAll(".pdf-candidate").forEach((el) => el.remove());
+    if (!candidate || !layers.has(n)) return;
+    const mine = marksOver(n, candidate.start, candidate.end, () => {
+      const mark = document.createElement("mark");
+      mark.className = "pdf-candidate-mark";
+      return mark;
+    });
+    if (!mine.length) return;
+    const marks = document.createElement("div");
+    marks.className = "pdf-candidate";
+    marks.append(...mine);
+    section.insertBefore(marks, section.querySelector(".pdf-text"));
+    if (toCandidate) {
+      toCandidate = false;
+      window.scrollBy({ top: mine[0].getBoundingClientRect().top - window.innerHeight / 3 });
+    }
+  }
+  /* Open the pdfium parse's [start, end) where it is on its page, marked (the text view's
+     jumpTo with keep, for this view). */
+  async function showCandidate(start, end) {
+    await loading;
+    candidate = { start, end };
+    toCandidate = true;
+    const n = pageOfOffset(start);
+    goToPage(n);
+    for (const m of layers.keys()) drawCandidate(m);
+    setStatus("The candidate is marked on page " + n + ".");
+  }
 
   /* -- search hits (search.js): marked on drawn pages, the current one scrolled to --------------- */
   let searched = { hits: [], current: null }; // the hits in the pdfium parse, and the one gone to
@@ -430,8 +469,10 @@ export function setupPdf(ctx) {
   }, { capture: true });
 
   const asked = new URLSearchParams(window.location.search).get("view");
-  setView(asked === "text" || !cfg.pdf.available ? "text" : "pdf", false);
+  // A candidate in another parse than the one this view draws is shown in that parse's text.
+  const elsewhere = /#candidate=/.test(window.location.hash) && cfg.parse !== cfg.pdf.parse;
+  setView(asked === "text" || elsewhere || !cfg.pdf.available ? "text" : "pdf", false);
 
-  ctx.pdf = { setView, view: () => view, goToPage, currentPage, selectionSpan, layers, info: () => info };
+  ctx.pdf = { setView, view: () => view, goToPage, currentPage, selectionSpan, layers, info: () => info, showCandidate };
   return ctx.pdf;
 }
