@@ -776,22 +776,49 @@ class _SeedIndex:
     def nbytes(self) -> int:
         return self.hashes.nbytes + self.offsets.nbytes
 
-    def pieces(self, qf: str) -> list[list[int] | None]:
-        """For each `seed`-character piece of `qf`, in order: where it starts in the text
-        (ascending), or None."""
+    def votes(self, qf: str) -> np.ndarray:
+        """Where the folded quote would start in the text, one vote for each of its
+        `seed`-character pieces found there (the piece's place in the text less its place in
+        the quote), sorted. The pieces are looked up together; only a piece whose hash is
+        indexed is compared with the text, since two pieces may share a hash and only the
+        piece's own copies count."""
         seed = THRESHOLDS.seed
         if len(qf) < seed:
-            return []
+            return np.zeros(0, dtype=np.int64)
         hashes = _piece_hashes(_code_points(qf), np.arange(len(qf) - seed + 1), seed)
-        firsts = np.searchsorted(self.hashes, hashes, "left").tolist()
-        lasts = np.searchsorted(self.hashes, hashes, "right").tolist()
-        found: list[list[int] | None] = []
-        for off, (a, b) in enumerate(zip(firsts, lasts, strict=True)):
-            piece = qf[off : off + seed]
-            # Two pieces may share a hash: only the piece's own copies count.
-            hits = [p for p in self.offsets[a:b].tolist() if self.text[p : p + seed] == piece]
-            found.append(hits or None)
-        return found
+        firsts = np.searchsorted(self.hashes, hashes, "left")
+        lasts = np.searchsorted(self.hashes, hashes, "right")
+        hit = np.flatnonzero(lasts > firsts)
+        counts = lasts[hit] - firsts[hit]
+        # every index of the hit pieces' runs of equal hashes, with the piece it is for
+        ends = np.cumsum(counts)
+        runs = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - counts, counts)
+        at = self.offsets[np.repeat(firsts[hit], counts) + runs].astype(np.int64)
+        off = np.repeat(hit, counts)
+        text = self.text
+        own = [
+            text[p : p + seed] == qf[o : o + seed]
+            for p, o in zip(at.tolist(), off.tolist(), strict=True)
+        ]
+        return np.sort((at - off)[np.array(own, dtype=bool)])
+
+
+def _clusters(votes: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
+    """The sorted votes in runs whose neighbours are at most `gap` apart, as `(votes, first,
+    last)`, most votes first (in order of place among equal counts)."""
+    breaks = np.flatnonzero(np.diff(votes) > gap)
+    firsts = np.concatenate(([0], breaks + 1))
+    lasts = np.concatenate((breaks, [len(votes) - 1]))
+    counts = lasts - firsts + 1
+    order = np.argsort(-counts, kind="stable")
+    return list(
+        zip(
+            counts[order].tolist(),
+            votes[firsts[order]].tolist(),
+            votes[lasts[order]].tolist(),
+            strict=True,
+        )
+    )
 
 
 class PreparedText:
@@ -1802,25 +1829,10 @@ class PreparedText:
         """
         ftext = self.folded.text
         m = len(qf)
-        pieces = self._seed_index().pieces(qf)
-        votes = [h - off for off, hits in enumerate(pieces) if hits for h in hits]
-        if not votes:
+        votes = self._seed_index().votes(qf)
+        if not len(votes):
             return [], 0.0
-        votes.sort()
-        gap = max(32, m // 4)
-        clusters: list[tuple[int, int, int]] = []
-        lo = hi = votes[0]
-        count = 1
-        for v in votes[1:]:
-            if v - hi <= gap:
-                hi = v
-                count += 1
-            else:
-                clusters.append((count, lo, hi))
-                lo = hi = v
-                count = 1
-        clusters.append((count, lo, hi))
-        clusters.sort(key=lambda c: -c[0])
+        clusters = _clusters(votes, max(32, m // 4))
         # a passage that can pass the similarity bar shares many pieces with the quote: drop
         # clusters with a small fraction of the best one's votes before aligning anything
         fewest = max(2, clusters[0][0] // 4)
