@@ -23,6 +23,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -2103,6 +2104,29 @@ def _align_end(piece: str, seg: str, *, at_end: bool) -> tuple[int, int, list[in
     return sum(k for k, op in ops if op == "="), used, [k for k, op in ops if op == "D"]
 
 
+@lru_cache(maxsize=4)
+def _quote_kmers(qf: str, k: int) -> tuple[dict[str, list[int]], np.ndarray]:
+    """Where each `k`-character piece of the folded quote starts, and the pieces' hashes,
+    sorted and distinct: made once per quote, however many windows it is chained through."""
+    index: dict[str, list[int]] = {}
+    for p in range(len(qf) - k + 1):
+        index.setdefault(qf[p : p + k], []).append(p)
+    starts = np.arange(max(0, len(qf) - k + 1))
+    return index, np.unique(_piece_hashes(_code_points(qf), starts, k))
+
+
+def _kmer_places(window: str, k: int, hashes: np.ndarray) -> list[int]:
+    """The window's positions whose `k`-character piece hashes like one of the quote's
+    (`hashes`, sorted), in order: every position holding a piece of the quote is among them,
+    so only these are looked up, not every character of the window."""
+    n = len(window) - k + 1
+    if n <= 0 or not len(hashes):
+        return []
+    found = _piece_hashes(_code_points(window), np.arange(n), k)
+    at = np.minimum(np.searchsorted(hashes, found), len(hashes) - 1)
+    return np.flatnonzero(hashes[at] == found).tolist()
+
+
 def _chain(
     qf: str, window: str, k: int
 ) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
@@ -2112,14 +2136,11 @@ def _chain(
     Matches are k-mers of the quote found in the window, merged along diagonals into maximal
     runs; the chain maximises matched quote characters minus a small cost per jump.
     """
-    m = len(qf)
-    k = min(k, m)
-    index: dict[str, list[int]] = {}
-    for p in range(m - k + 1):
-        index.setdefault(qf[p : p + k], []).append(p)
+    k = min(k, len(qf))
+    index, hashes = _quote_kmers(qf, k)
     runs: dict[int, list[list[int]]] = {}  # diagonal -> [[p, t, length], ...]
     get = index.get
-    for t in range(len(window) - k + 1):
+    for t in _kmer_places(window, k, hashes):
         ps = get(window[t : t + k])
         if not ps or len(ps) > 4:
             continue
