@@ -23,7 +23,6 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -744,12 +743,32 @@ def _code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def _piece_hashes(codes: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
-    """A 64-bit hash of each `length`-character piece of `codes` beginning at `starts`."""
-    hashes = np.zeros(len(starts), dtype=np.uint64)
-    for i in range(length):
-        hashes = hashes * _HASH_BASE + codes[starts + i].astype(np.uint64)
-    return hashes
+def _piece_hashes(codes: np.ndarray, length: int, step: int = 1) -> np.ndarray:
+    """A 64-bit hash of each `length`-character piece of `codes` starting every `step`
+    characters from the first (`range(0, len(codes) - length + 1, step)`): the polynomial
+    in `_HASH_BASE` of its characters, built by doubling (pieces of 2, 4, ... characters
+    joined as `head * base ** len(tail) + tail`), a few whole-array operations rather than
+    two a character."""
+    if len(codes) < length:
+        return np.zeros(0, dtype=np.uint64)
+    done: np.ndarray | None = None
+    done_len, part, part_len, left = 0, codes.astype(np.uint64), 1, length
+    while left:
+        if left & 1:
+            done = part if done is None else _joined(done, done_len, part, part_len)
+            done_len += part_len
+        left >>= 1
+        if left:
+            part, part_len = _joined(part, part_len, part, part_len), 2 * part_len
+    assert done is not None
+    return done[::step] if step > 1 else done
+
+
+def _joined(head: np.ndarray, head_len: int, tail: np.ndarray, tail_len: int) -> np.ndarray:
+    """The hashes of the pieces of `head_len + tail_len` characters, from those of their
+    first `head_len` (`head`) and last `tail_len` (`tail`) characters."""
+    n = len(head) - tail_len
+    return head[:n] * np.uint64(pow(int(_HASH_BASE), tail_len, 2**64)) + tail[head_len:][:n]
 
 
 class _SeedIndex:
@@ -763,7 +782,7 @@ class _SeedIndex:
     def __init__(self, ftext: str) -> None:
         seed = THRESHOLDS.seed
         starts = np.arange(0, max(0, len(ftext) - seed + 1), THRESHOLDS.seed_step)
-        hashes = _piece_hashes(_code_points(ftext), starts, seed)
+        hashes = _piece_hashes(_code_points(ftext), seed, THRESHOLDS.seed_step)
         order = np.argsort(hashes, kind="stable")
         hashes, starts = hashes[order], starts[order]
         # Pieces seen more than `max_seed_hits` times say nothing about where a passage is.
@@ -786,7 +805,7 @@ class _SeedIndex:
         seed = THRESHOLDS.seed
         if len(qf) < seed:
             return np.zeros(0, dtype=np.int64)
-        hashes = _piece_hashes(_code_points(qf), np.arange(len(qf) - seed + 1), seed)
+        hashes = _piece_hashes(_code_points(qf), seed)
         firsts = np.searchsorted(self.hashes, hashes, "left")
         lasts = np.searchsorted(self.hashes, hashes, "right")
         hit = np.flatnonzero(lasts > firsts)
@@ -2104,27 +2123,50 @@ def _align_end(piece: str, seg: str, *, at_end: bool) -> tuple[int, int, list[in
     return sum(k for k, op in ops if op == "="), used, [k for k, op in ops if op == "D"]
 
 
-@lru_cache(maxsize=4)
-def _quote_kmers(qf: str, k: int) -> tuple[dict[str, list[int]], np.ndarray]:
-    """Where each `k`-character piece of the folded quote starts, and the pieces' hashes,
-    sorted and distinct: made once per quote, however many windows it is chained through."""
-    index: dict[str, list[int]] = {}
-    for p in range(len(qf) - k + 1):
-        index.setdefault(qf[p : p + k], []).append(p)
-    starts = np.arange(max(0, len(qf) - k + 1))
-    return index, np.unique(_piece_hashes(_code_points(qf), starts, k))
+def _windows(codes: np.ndarray, k: int) -> np.ndarray:
+    """Each `k`-character piece of `codes` as a row (a view: nothing is copied)."""
+    size = codes.itemsize
+    return np.ndarray((len(codes) - k + 1, k), codes.dtype, codes, strides=(size, size))
 
 
-def _kmer_places(window: str, k: int, hashes: np.ndarray) -> list[int]:
-    """The window's positions whose `k`-character piece hashes like one of the quote's
-    (`hashes`, sorted), in order: every position holding a piece of the quote is among them,
-    so only these are looked up, not every character of the window."""
-    n = len(window) - k + 1
-    if n <= 0 or not len(hashes):
+def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
+    """The exact matches `[quote_pos, window_pos, length]` of the quote in the window, in
+    order of quote then window position: the `k`-character pieces both hold (a piece the
+    quote holds more than 4 times says nothing and is skipped), merged along diagonals into
+    maximal runs. Found for all pieces at once with numpy: the pieces are paired by hash,
+    then kept only when their characters are equal, so only real copies count."""
+    nq, nw = len(qf) - k + 1, len(window) - k + 1
+    if nq <= 0 or nw <= 0:
         return []
-    found = _piece_hashes(_code_points(window), np.arange(n), k)
-    at = np.minimum(np.searchsorted(hashes, found), len(hashes) - 1)
-    return np.flatnonzero(hashes[at] == found).tolist()
+    qcodes, wcodes = _code_points(qf), _code_points(window)
+    qhashes = _piece_hashes(qcodes, k)
+    order = np.argsort(qhashes, kind="stable")
+    qhashes = qhashes[order]
+    whashes = _piece_hashes(wcodes, k)
+    firsts = np.searchsorted(qhashes, whashes, "left")
+    counts = np.searchsorted(qhashes, whashes, "right") - firsts
+    ends = np.cumsum(counts)
+    total = int(ends[-1])
+    # every (window, quote) pair of positions whose pieces hash alike, window-major
+    t = np.repeat(np.arange(nw), counts)
+    p = order[np.repeat(firsts, counts) + np.arange(total) - np.repeat(ends - counts, counts)]
+    same = (_windows(qcodes, k)[p] == _windows(wcodes, k)[t]).all(axis=1)
+    t, p = t[same], p[same]
+    keep = np.bincount(t, minlength=nw)[t] <= 4
+    t, p = t[keep], p[keep]
+    if not len(t):
+        return []
+    diag = t - p
+    along = np.lexsort((t, diag))
+    t, p, diag = t[along], p[along], diag[along]
+    # a run goes on while the next piece on its diagonal starts one character further
+    starts = np.ones(len(t), dtype=bool)
+    starts[1:] = (diag[1:] != diag[:-1]) | (p[1:] != p[:-1] + 1)
+    heads = np.flatnonzero(starts)
+    tails = np.append(heads[1:], len(t)) - 1
+    hp, ht = p[heads], t[heads]
+    runs = np.stack((hp, ht, p[tails] + k - hp), axis=1)
+    return runs[np.lexsort((ht, hp))].tolist()
 
 
 def _chain(
@@ -2136,25 +2178,7 @@ def _chain(
     Matches are k-mers of the quote found in the window, merged along diagonals into maximal
     runs; the chain maximises matched quote characters minus a small cost per jump.
     """
-    k = min(k, len(qf))
-    index, hashes = _quote_kmers(qf, k)
-    runs: dict[int, list[list[int]]] = {}  # diagonal -> [[p, t, length], ...]
-    get = index.get
-    for t in _kmer_places(window, k, hashes):
-        ps = get(window[t : t + k])
-        if not ps or len(ps) > 4:
-            continue
-        for p in ps:
-            diag = t - p
-            lst = runs.get(diag)
-            if lst and lst[-1][0] + lst[-1][2] >= p + k - 1 and lst[-1][0] <= p:
-                last = lst[-1]
-                last[2] = max(last[2], p + k - last[0])
-            elif lst is None:
-                runs[diag] = [[p, t, k]]
-            else:
-                lst.append([p, t, k])
-    segs = sorted((s for lst in runs.values() for s in lst), key=lambda s: (s[0], s[1]))
+    segs = _kmer_runs(qf, window, min(k, len(qf)))
     if not segs:
         return [], []
     if len(segs) > THRESHOLDS.max_chain_segments:
