@@ -2494,20 +2494,26 @@ def _holds_words(long_words: list[str], folded_span: str, share: float) -> bool:
     """Whether the folded span holds at least `share` of the quote's words (`_long_words`),
     a word counting when it occurs within one edit per `offer_word_edits_every` of its
     characters: a misspelt word ("acrue") is still the quote's, a word from another passage
-    is not. Stops at the first word too many missing."""
+    is not. The words missing verbatim that cannot be near (too short, or beyond edlib's
+    alphabet) are counted first and edlib is asked about the others only while the answer
+    is open: absent passages, most of what reaches here, miss many words."""
     if not long_words or not folded_span:
         return False
     every = THRESHOLDS.offer_word_edits_every
     allowed = len(long_words) - math.ceil(share * len(long_words) - 1e-9)
+    missing = [w for w in long_words if w not in folded_span]
+    if len(missing) <= allowed:
+        return True
     # A long span of Chinese text holds hundreds of distinct characters: a misspelt word
     # counts only in a span of at most 256 (`_EDLIB_ALPHABET`), where the offers' thresholds
     # were chosen (counting it in wider spans offered two more absent passages held out).
-    alphabet = set(folded_span)
-    for w in long_words:
-        if w in folded_span:
-            continue
-        near = len(w) >= every and len(alphabet.union(w)) <= _EDLIB_ALPHABET
-        if not near or _distance(w, folded_span) > len(w) // every:
+    alphabet = set(folded_span) if any(len(w) >= every for w in missing) else set()
+    near = [w for w in missing if len(w) >= every and len(alphabet.union(w)) <= _EDLIB_ALPHABET]
+    allowed -= len(missing) - len(near)
+    if allowed < 0:
+        return False
+    for w in near:
+        if _distance(w, folded_span) > len(w) // every:
             allowed -= 1
             if allowed < 0:
                 return False
