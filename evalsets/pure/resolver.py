@@ -23,6 +23,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -2462,6 +2463,11 @@ _UNSPACED_RUN = re.compile(f"[{_UNSPACED}]+")
 _KEPT_WORD = re.compile(f"[{_UNSPACED}]+|(?:(?![{_UNSPACED}])\\w)+")
 
 
+#: `fold` of one word, remembered: the same words recur from quote to quote, and the words
+#: of each quote that reaches the approximate tier are folded one by one, several times.
+_fold_word = lru_cache(maxsize=4096)(fold)
+
+
 def _long_words(quote: str, *, split_unspaced: bool = False) -> list[str]:
     """The quote's words: folded, at least `kept_word_min` long when it has such words,
     glyph placeholders ("(cid:19)", pdfminer's name for a glyph without a character; folding
@@ -2472,9 +2478,9 @@ def _long_words(quote: str, *, split_unspaced: bool = False) -> list[str]:
     if "(cid:" in quote:
         quote = _CID.sub(" ", quote)
     if not split_unspaced:
-        words = [w for w in map(fold, _WORD.findall(quote)) if w]
+        words = [w for w in map(_fold_word, _WORD.findall(quote)) if w]
         return [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
-    words = [w for w in map(fold, _KEPT_WORD.findall(quote)) if w]
+    words = [w for w in map(_fold_word, _KEPT_WORD.findall(quote)) if w]
     long_enough = [
         piece
         for w in words
