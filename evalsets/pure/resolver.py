@@ -2530,6 +2530,13 @@ def _distance(pattern: str, window: str) -> int:
     """Edit distance of `pattern` to its best-matching part of `window`."""
     if not window:
         return len(pattern)
+    # a copy inside the window is no edit away: most recorded contexts read as recorded, and
+    # `in` answers that in C without aligning (edlib would answer 0 too, `_edlib_align`'s
+    # refusal of more than 254 shared characters aside)
+    if pattern in window and (
+        len(pattern) <= _EDLIB_ALPHABET - 2 or len(set(pattern)) <= _EDLIB_ALPHABET - 2
+    ):
+        return 0
     distance = int(_edlib_align(pattern, window, mode="HW", task="distance")["editDistance"])
     return len(pattern) if distance < 0 else distance
 
