@@ -804,24 +804,28 @@ class _SeedIndex:
         indexed is compared with the text, since two pieces may share a hash and only the
         piece's own copies count."""
         seed = THRESHOLDS.seed
-        if len(qf) < seed:
+        if len(qf) < seed or not len(self.hashes):
             return np.zeros(0, dtype=np.int64)
         hashes = _piece_hashes(_code_points(qf), seed)
         firsts = np.searchsorted(self.hashes, hashes, "left")
-        lasts = np.searchsorted(self.hashes, hashes, "right")
-        hit = np.flatnonzero(lasts > firsts)
-        counts = lasts[hit] - firsts[hit]
+        # the pieces whose hash is indexed at all: only those are looked up again
+        hit = np.flatnonzero(self.hashes[np.minimum(firsts, len(self.hashes) - 1)] == hashes)
+        firsts = firsts[hit]
+        counts = np.searchsorted(self.hashes, hashes[hit], "right") - firsts
         # every index of the hit pieces' runs of equal hashes, with the piece it is for
         ends = np.cumsum(counts)
         runs = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - counts, counts)
-        at = self.offsets[np.repeat(firsts[hit], counts) + runs].astype(np.int64)
+        at = self.offsets[np.repeat(firsts, counts) + runs].astype(np.int64)
         off = np.repeat(hit, counts)
         text = self.text
-        own = [
-            text[p : p + seed] == qf[o : o + seed]
-            for p, o in zip(at.tolist(), off.tolist(), strict=True)
-        ]
-        return np.sort((at - off)[np.array(own, dtype=bool)])
+        own = np.array(
+            [
+                text[p : p + seed] == qf[o : o + seed]
+                for p, o in zip(at.tolist(), off.tolist(), strict=True)
+            ],
+            dtype=bool,
+        )
+        return np.sort((at - off)[own])
 
 
 def _clusters(votes: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
