@@ -830,20 +830,23 @@ class _SeedIndex:
 
 def _clusters(votes: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
     """The sorted votes in runs whose neighbours are at most `gap` apart, as `(votes, first,
-    last)`, most votes first (in order of place among equal counts)."""
-    breaks = np.flatnonzero(np.diff(votes) > gap)
-    firsts = np.concatenate(([0], breaks + 1))
-    lasts = np.concatenate((breaks, [len(votes) - 1]))
-    counts = lasts - firsts + 1
-    order = np.argsort(-counts, kind="stable")
-    return list(
-        zip(
-            counts[order].tolist(),
-            votes[firsts[order]].tolist(),
-            votes[lasts[order]].tolist(),
-            strict=True,
-        )
-    )
+    last)`, most votes first (in order of place among equal counts). A loop over a list:
+    a quote has tens of votes, too few for numpy's calls to pay."""
+    ordered = votes.tolist()
+    clusters: list[tuple[int, int, int]] = []
+    lo = hi = ordered[0]
+    count = 1
+    for v in ordered[1:]:
+        if v - hi <= gap:
+            hi = v
+            count += 1
+        else:
+            clusters.append((count, lo, hi))
+            lo = hi = v
+            count = 1
+    clusters.append((count, lo, hi))
+    clusters.sort(key=lambda c: -c[0])
+    return clusters
 
 
 class PreparedText:
