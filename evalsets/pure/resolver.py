@@ -581,23 +581,27 @@ def _chosen(cands: list[_Candidate], res: Resolution) -> _Candidate:
     return next(c for c in cands if (c.start, c.end) == (res.start, res.end))
 
 
-def find_all(haystack: str, needle: str, begin: int = 0, limit: int | None = None) -> list[int]:
+def find_all(
+    haystack: str, needle: str, begin: int = 0, limit: int | None = None, end: int | None = None
+) -> list[int]:
     """Every start of `needle` in `haystack` from `begin` on, overlapping copies included.
 
     The one way copies of a quote are counted, here and wherever an `occurrence` is written
     or read (anchors from a highlight, imports, exports): context-grid's resolver counts the
     same way (`contextgrid.score.anchor._all_occurrences`), so an occurrence we write picks
-    the copy context-grid picks. Stops after `limit + 1` copies when `limit` is given.
+    the copy context-grid picks. Stops after `limit + 1` copies when `limit` is given, and
+    looks only at copies ending by `end` when that is given.
     """
     found: list[int] = []
     if not needle:
         return found
-    pos = haystack.find(needle, begin)
+    end = len(haystack) if end is None else end
+    pos = haystack.find(needle, begin, end)
     while pos != -1:
         found.append(pos)
         if limit is not None and len(found) > limit:
             break
-        pos = haystack.find(needle, pos + 1)
+        pos = haystack.find(needle, pos + 1, end)
     return found
 
 
@@ -677,9 +681,11 @@ def _flat_copies(
     needle = _one_space(quote.strip(_ASCII_SPACE))
     k = len(needle)
     original = flat.original
+    # a copy starting before `stop` starts before its flat position (a character to spare)
+    end = None if stop is None else flat.flat_index(stop) + k + 1
     spans = [
         (original(at), original(at + k - 1) + 1)
-        for at in find_all(flat.text, needle, flat.flat_index(begin))
+        for at in find_all(flat.text, needle, flat.flat_index(begin), end=end)
     ]
     return spans if stop is None else [span for span in spans if span[0] < stop]
 
@@ -1477,12 +1483,14 @@ class PreparedText:
         res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
         return res, 0 if res is not None else len(cands)
 
-    def _passage_candidates(self, q: str, begin: int = 0) -> list[_Candidate]:
+    def _passage_candidates(
+        self, q: str, begin: int = 0, stop: int | None = None
+    ) -> list[_Candidate]:
         folded = self.folded
         out = []
         if self._flat is None:
             self._flat = _Flat(self.text)
-        for s, e in _flat_copies(self._flat, q, begin):
+        for s, e in _flat_copies(self._flat, q, begin, stop):
             fa = folded.folded_index(s)
             fb = max(fa + 1, folded.folded_index(e))
             out.append(_Candidate(s, e, 1.0, fa, fb, verbatim=self.text[s:e] == q))
@@ -1500,7 +1508,8 @@ class PreparedText:
         begin = self._page_begin(page_hint) if paged else 0
         if begin is None or not (occurrence or paged or context):
             return None  # nothing recorded to count copies by: every copy is weighed
-        pool = self._passage_candidates(q, begin)
+        # copies starting past the hinted page are not counted: not looked for either
+        pool = self._passage_candidates(q, begin, self._page_end(page_hint) if paged else None)
         if paged:
             pool = [c for c in pool if self.page_at(c.start) == page_hint]
         if occurrence >= len(pool):
@@ -1549,6 +1558,13 @@ class PreparedText:
             return False
         picked = self._by_context([only, *others], context)
         return picked is not None and picked is not only
+
+    def _page_end(self, page_hint: int | None) -> int | None:
+        """Where the page after the hinted one begins, or None for the last page."""
+        starts = self.page_starts
+        if page_hint is None or not starts or not 1 <= page_hint < len(starts):
+            return None
+        return starts[page_hint]
 
     def _page_begin(self, page_hint: int | None) -> int | None:
         """Where the hinted page begins, or None for a page this parse does not have."""
