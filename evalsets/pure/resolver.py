@@ -2542,7 +2542,10 @@ def _holds_words(long_words: list[str], folded_span: str, share: float) -> bool:
     if allowed < 0:
         return False
     for w in near:
-        if _distance(w, folded_span) > len(w) // every:
+        # `near` words share at most `_EDLIB_ALPHABET` characters with the span, so edlib
+        # takes them as they are (`_distance` would gather the span's characters again)
+        found = edlib.align(w, folded_span, mode="HW", task="distance")["editDistance"]
+        if (found if found >= 0 else len(w)) > len(w) // every:
             allowed -= 1
             if allowed < 0:
                 return False
