@@ -793,7 +793,9 @@ class _SeedIndex:
         order = np.argsort(hashes, kind="stable")
         hashes, starts = hashes[order], starts[order]
         # Pieces seen more than `max_seed_hits` times say nothing about where a passage is.
-        _, counts = np.unique(hashes, return_counts=True)
+        # (the hashes are sorted: their runs are counted where they change, not sorted again)
+        changes = np.flatnonzero(hashes[1:] != hashes[:-1]) + 1
+        counts = np.diff(np.concatenate(([0], changes, [len(hashes)])))
         keep = np.repeat(counts <= THRESHOLDS.max_seed_hits, counts)
         self.hashes = hashes[keep]
         self.offsets = starts[keep].astype(np.int32 if len(ftext) < 2**31 else np.int64)
