@@ -23,6 +23,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -580,23 +581,27 @@ def _chosen(cands: list[_Candidate], res: Resolution) -> _Candidate:
     return next(c for c in cands if (c.start, c.end) == (res.start, res.end))
 
 
-def find_all(haystack: str, needle: str, begin: int = 0, limit: int | None = None) -> list[int]:
+def find_all(
+    haystack: str, needle: str, begin: int = 0, limit: int | None = None, end: int | None = None
+) -> list[int]:
     """Every start of `needle` in `haystack` from `begin` on, overlapping copies included.
 
     The one way copies of a quote are counted, here and wherever an `occurrence` is written
     or read (anchors from a highlight, imports, exports): context-grid's resolver counts the
     same way (`contextgrid.score.anchor._all_occurrences`), so an occurrence we write picks
-    the copy context-grid picks. Stops after `limit + 1` copies when `limit` is given.
+    the copy context-grid picks. Stops after `limit + 1` copies when `limit` is given, and
+    looks only at copies ending by `end` when that is given.
     """
     found: list[int] = []
     if not needle:
         return found
-    pos = haystack.find(needle, begin)
+    end = len(haystack) if end is None else end
+    pos = haystack.find(needle, begin, end)
     while pos != -1:
         found.append(pos)
         if limit is not None and len(found) > limit:
             break
-        pos = haystack.find(needle, pos + 1)
+        pos = haystack.find(needle, pos + 1, end)
     return found
 
 
@@ -676,9 +681,11 @@ def _flat_copies(
     needle = _one_space(quote.strip(_ASCII_SPACE))
     k = len(needle)
     original = flat.original
+    # a copy starting before `stop` starts before its flat position (a character to spare)
+    end = None if stop is None else flat.flat_index(stop) + k + 1
     spans = [
         (original(at), original(at + k - 1) + 1)
-        for at in find_all(flat.text, needle, flat.flat_index(begin))
+        for at in find_all(flat.text, needle, flat.flat_index(begin), end=end)
     ]
     return spans if stop is None else [span for span in spans if span[0] < stop]
 
@@ -743,12 +750,32 @@ def _code_points(text: str) -> np.ndarray:
     return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
 
 
-def _piece_hashes(codes: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
-    """A 64-bit hash of each `length`-character piece of `codes` beginning at `starts`."""
-    hashes = np.zeros(len(starts), dtype=np.uint64)
-    for i in range(length):
-        hashes = hashes * _HASH_BASE + codes[starts + i].astype(np.uint64)
-    return hashes
+def _piece_hashes(codes: np.ndarray, length: int, step: int = 1) -> np.ndarray:
+    """A 64-bit hash of each `length`-character piece of `codes` starting every `step`
+    characters from the first (`range(0, len(codes) - length + 1, step)`): the polynomial
+    in `_HASH_BASE` of its characters, built by doubling (pieces of 2, 4, ... characters
+    joined as `head * base ** len(tail) + tail`), a few whole-array operations rather than
+    two a character."""
+    if len(codes) < length:
+        return np.zeros(0, dtype=np.uint64)
+    done: np.ndarray | None = None
+    done_len, part, part_len, left = 0, codes.astype(np.uint64), 1, length
+    while left:
+        if left & 1:
+            done = part if done is None else _joined(done, done_len, part, part_len)
+            done_len += part_len
+        left >>= 1
+        if left:
+            part, part_len = _joined(part, part_len, part, part_len), 2 * part_len
+    assert done is not None
+    return done[::step] if step > 1 else done
+
+
+def _joined(head: np.ndarray, head_len: int, tail: np.ndarray, tail_len: int) -> np.ndarray:
+    """The hashes of the pieces of `head_len + tail_len` characters, from those of their
+    first `head_len` (`head`) and last `tail_len` (`tail`) characters."""
+    n = len(head) - tail_len
+    return head[:n] * np.uint64(pow(int(_HASH_BASE), tail_len, 2**64)) + tail[head_len:][:n]
 
 
 class _SeedIndex:
@@ -762,11 +789,13 @@ class _SeedIndex:
     def __init__(self, ftext: str) -> None:
         seed = THRESHOLDS.seed
         starts = np.arange(0, max(0, len(ftext) - seed + 1), THRESHOLDS.seed_step)
-        hashes = _piece_hashes(_code_points(ftext), starts, seed)
+        hashes = _piece_hashes(_code_points(ftext), seed, THRESHOLDS.seed_step)
         order = np.argsort(hashes, kind="stable")
         hashes, starts = hashes[order], starts[order]
         # Pieces seen more than `max_seed_hits` times say nothing about where a passage is.
-        _, counts = np.unique(hashes, return_counts=True)
+        # (the hashes are sorted: their runs are counted where they change, not sorted again)
+        changes = np.flatnonzero(hashes[1:] != hashes[:-1]) + 1
+        counts = np.diff(np.concatenate(([0], changes, [len(hashes)])))
         keep = np.repeat(counts <= THRESHOLDS.max_seed_hits, counts)
         self.hashes = hashes[keep]
         self.offsets = starts[keep].astype(np.int32 if len(ftext) < 2**31 else np.int64)
@@ -776,22 +805,56 @@ class _SeedIndex:
     def nbytes(self) -> int:
         return self.hashes.nbytes + self.offsets.nbytes
 
-    def pieces(self, qf: str) -> list[list[int] | None]:
-        """For each `seed`-character piece of `qf`, in order: where it starts in the text
-        (ascending), or None."""
+    def votes(self, qf: str) -> np.ndarray:
+        """Where the folded quote would start in the text, one vote for each of its
+        `seed`-character pieces found there (the piece's place in the text less its place in
+        the quote), sorted. The pieces are looked up together; only a piece whose hash is
+        indexed is compared with the text, since two pieces may share a hash and only the
+        piece's own copies count."""
         seed = THRESHOLDS.seed
-        if len(qf) < seed:
-            return []
-        hashes = _piece_hashes(_code_points(qf), np.arange(len(qf) - seed + 1), seed)
-        firsts = np.searchsorted(self.hashes, hashes, "left").tolist()
-        lasts = np.searchsorted(self.hashes, hashes, "right").tolist()
-        found: list[list[int] | None] = []
-        for off, (a, b) in enumerate(zip(firsts, lasts, strict=True)):
-            piece = qf[off : off + seed]
-            # Two pieces may share a hash: only the piece's own copies count.
-            hits = [p for p in self.offsets[a:b].tolist() if self.text[p : p + seed] == piece]
-            found.append(hits or None)
-        return found
+        if len(qf) < seed or not len(self.hashes):
+            return np.zeros(0, dtype=np.int64)
+        hashes = _piece_hashes(_code_points(qf), seed)
+        firsts = np.searchsorted(self.hashes, hashes, "left")
+        # the pieces whose hash is indexed at all: only those are looked up again
+        hit = np.flatnonzero(self.hashes[np.minimum(firsts, len(self.hashes) - 1)] == hashes)
+        firsts = firsts[hit]
+        counts = np.searchsorted(self.hashes, hashes[hit], "right") - firsts
+        # every index of the hit pieces' runs of equal hashes, with the piece it is for
+        ends = np.cumsum(counts)
+        runs = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - counts, counts)
+        at = self.offsets[np.repeat(firsts, counts) + runs].astype(np.int64)
+        off = np.repeat(hit, counts)
+        text = self.text
+        own = np.array(
+            [
+                text[p : p + seed] == qf[o : o + seed]
+                for p, o in zip(at.tolist(), off.tolist(), strict=True)
+            ],
+            dtype=bool,
+        )
+        return np.sort((at - off)[own])
+
+
+def _clusters(votes: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
+    """The sorted votes in runs whose neighbours are at most `gap` apart, as `(votes, first,
+    last)`, most votes first (in order of place among equal counts). A loop over a list:
+    a quote has tens of votes, too few for numpy's calls to pay."""
+    ordered = votes.tolist()
+    clusters: list[tuple[int, int, int]] = []
+    lo = hi = ordered[0]
+    count = 1
+    for v in ordered[1:]:
+        if v - hi <= gap:
+            hi = v
+            count += 1
+        else:
+            clusters.append((count, lo, hi))
+            lo = hi = v
+            count = 1
+    clusters.append((count, lo, hi))
+    clusters.sort(key=lambda c: -c[0])
+    return clusters
 
 
 class PreparedText:
@@ -1422,12 +1485,14 @@ class PreparedText:
         res = self._choose(tier, cands, [], occurrence, page_hint, context, len(qf), q)
         return res, 0 if res is not None else len(cands)
 
-    def _passage_candidates(self, q: str, begin: int = 0) -> list[_Candidate]:
+    def _passage_candidates(
+        self, q: str, begin: int = 0, stop: int | None = None
+    ) -> list[_Candidate]:
         folded = self.folded
         out = []
         if self._flat is None:
             self._flat = _Flat(self.text)
-        for s, e in _flat_copies(self._flat, q, begin):
+        for s, e in _flat_copies(self._flat, q, begin, stop):
             fa = folded.folded_index(s)
             fb = max(fa + 1, folded.folded_index(e))
             out.append(_Candidate(s, e, 1.0, fa, fb, verbatim=self.text[s:e] == q))
@@ -1445,7 +1510,8 @@ class PreparedText:
         begin = self._page_begin(page_hint) if paged else 0
         if begin is None or not (occurrence or paged or context):
             return None  # nothing recorded to count copies by: every copy is weighed
-        pool = self._passage_candidates(q, begin)
+        # copies starting past the hinted page are not counted: not looked for either
+        pool = self._passage_candidates(q, begin, self._page_end(page_hint) if paged else None)
         if paged:
             pool = [c for c in pool if self.page_at(c.start) == page_hint]
         if occurrence >= len(pool):
@@ -1494,6 +1560,13 @@ class PreparedText:
             return False
         picked = self._by_context([only, *others], context)
         return picked is not None and picked is not only
+
+    def _page_end(self, page_hint: int | None) -> int | None:
+        """Where the page after the hinted one begins, or None for the last page."""
+        starts = self.page_starts
+        if page_hint is None or not starts or not 1 <= page_hint < len(starts):
+            return None
+        return starts[page_hint]
 
     def _page_begin(self, page_hint: int | None) -> int | None:
         """Where the hinted page begins, or None for a page this parse does not have."""
@@ -1802,25 +1875,10 @@ class PreparedText:
         """
         ftext = self.folded.text
         m = len(qf)
-        pieces = self._seed_index().pieces(qf)
-        votes = [h - off for off, hits in enumerate(pieces) if hits for h in hits]
-        if not votes:
+        votes = self._seed_index().votes(qf)
+        if not len(votes):
             return [], 0.0
-        votes.sort()
-        gap = max(32, m // 4)
-        clusters: list[tuple[int, int, int]] = []
-        lo = hi = votes[0]
-        count = 1
-        for v in votes[1:]:
-            if v - hi <= gap:
-                hi = v
-                count += 1
-            else:
-                clusters.append((count, lo, hi))
-                lo = hi = v
-                count = 1
-        clusters.append((count, lo, hi))
-        clusters.sort(key=lambda c: -c[0])
+        clusters = _clusters(votes, max(32, m // 4))
         # a passage that can pass the similarity bar shares many pieces with the quote: drop
         # clusters with a small fraction of the best one's votes before aligning anything
         fewest = max(2, clusters[0][0] // 4)
@@ -2091,6 +2149,52 @@ def _align_end(piece: str, seg: str, *, at_end: bool) -> tuple[int, int, list[in
     return sum(k for k, op in ops if op == "="), used, [k for k, op in ops if op == "D"]
 
 
+def _windows(codes: np.ndarray, k: int) -> np.ndarray:
+    """Each `k`-character piece of `codes` as a row (a view: nothing is copied)."""
+    size = codes.itemsize
+    return np.ndarray((len(codes) - k + 1, k), codes.dtype, codes, strides=(size, size))
+
+
+def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
+    """The exact matches `[quote_pos, window_pos, length]` of the quote in the window, in
+    order of quote then window position: the `k`-character pieces both hold (a piece the
+    quote holds more than 4 times says nothing and is skipped), merged along diagonals into
+    maximal runs. Found for all pieces at once with numpy: the pieces are paired by hash,
+    then kept only when their characters are equal, so only real copies count."""
+    nq, nw = len(qf) - k + 1, len(window) - k + 1
+    if nq <= 0 or nw <= 0:
+        return []
+    qcodes, wcodes = _code_points(qf), _code_points(window)
+    qhashes = _piece_hashes(qcodes, k)
+    order = np.argsort(qhashes, kind="stable")
+    qhashes = qhashes[order]
+    whashes = _piece_hashes(wcodes, k)
+    firsts = np.searchsorted(qhashes, whashes, "left")
+    counts = np.searchsorted(qhashes, whashes, "right") - firsts
+    ends = np.cumsum(counts)
+    total = int(ends[-1])
+    # every (window, quote) pair of positions whose pieces hash alike, window-major
+    t = np.repeat(np.arange(nw), counts)
+    p = order[np.repeat(firsts, counts) + np.arange(total) - np.repeat(ends - counts, counts)]
+    same = (_windows(qcodes, k)[p] == _windows(wcodes, k)[t]).all(axis=1)
+    t, p = t[same], p[same]
+    keep = np.bincount(t, minlength=nw)[t] <= 4
+    t, p = t[keep], p[keep]
+    if not len(t):
+        return []
+    diag = t - p
+    along = np.lexsort((t, diag))
+    t, p, diag = t[along], p[along], diag[along]
+    # a run goes on while the next piece on its diagonal starts one character further
+    starts = np.ones(len(t), dtype=bool)
+    starts[1:] = (diag[1:] != diag[:-1]) | (p[1:] != p[:-1] + 1)
+    heads = np.flatnonzero(starts)
+    tails = np.append(heads[1:], len(t)) - 1
+    hp, ht = p[heads], t[heads]
+    runs = np.stack((hp, ht, p[tails] + k - hp), axis=1)
+    return runs[np.lexsort((ht, hp))].tolist()
+
+
 def _chain(
     qf: str, window: str, k: int
 ) -> tuple[list[tuple[int, int, int]], list[tuple[int, int, int]]]:
@@ -2100,28 +2204,7 @@ def _chain(
     Matches are k-mers of the quote found in the window, merged along diagonals into maximal
     runs; the chain maximises matched quote characters minus a small cost per jump.
     """
-    m = len(qf)
-    k = min(k, m)
-    index: dict[str, list[int]] = {}
-    for p in range(m - k + 1):
-        index.setdefault(qf[p : p + k], []).append(p)
-    runs: dict[int, list[list[int]]] = {}  # diagonal -> [[p, t, length], ...]
-    get = index.get
-    for t in range(len(window) - k + 1):
-        ps = get(window[t : t + k])
-        if not ps or len(ps) > 4:
-            continue
-        for p in ps:
-            diag = t - p
-            lst = runs.get(diag)
-            if lst and lst[-1][0] + lst[-1][2] >= p + k - 1 and lst[-1][0] <= p:
-                last = lst[-1]
-                last[2] = max(last[2], p + k - last[0])
-            elif lst is None:
-                runs[diag] = [[p, t, k]]
-            else:
-                lst.append([p, t, k])
-    segs = sorted((s for lst in runs.values() for s in lst), key=lambda s: (s[0], s[1]))
+    segs = _kmer_runs(qf, window, min(k, len(qf)))
     if not segs:
         return [], []
     if len(segs) > THRESHOLDS.max_chain_segments:
@@ -2405,6 +2488,11 @@ _UNSPACED_RUN = re.compile(f"[{_UNSPACED}]+")
 _KEPT_WORD = re.compile(f"[{_UNSPACED}]+|(?:(?![{_UNSPACED}])\\w)+")
 
 
+#: `fold` of one word, remembered: the same words recur from quote to quote, and the words
+#: of each quote that reaches the approximate tier are folded one by one, several times.
+_fold_word = lru_cache(maxsize=4096)(fold)
+
+
 def _long_words(quote: str, *, split_unspaced: bool = False) -> list[str]:
     """The quote's words: folded, at least `kept_word_min` long when it has such words,
     glyph placeholders ("(cid:19)", pdfminer's name for a glyph without a character; folding
@@ -2415,9 +2503,9 @@ def _long_words(quote: str, *, split_unspaced: bool = False) -> list[str]:
     if "(cid:" in quote:
         quote = _CID.sub(" ", quote)
     if not split_unspaced:
-        words = [w for w in map(fold, _WORD.findall(quote)) if w]
+        words = [w for w in map(_fold_word, _WORD.findall(quote)) if w]
         return [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
-    words = [w for w in map(fold, _KEPT_WORD.findall(quote)) if w]
+    words = [w for w in map(_fold_word, _KEPT_WORD.findall(quote)) if w]
     long_enough = [
         piece
         for w in words
@@ -2437,20 +2525,29 @@ def _holds_words(long_words: list[str], folded_span: str, share: float) -> bool:
     """Whether the folded span holds at least `share` of the quote's words (`_long_words`),
     a word counting when it occurs within one edit per `offer_word_edits_every` of its
     characters: a misspelt word ("acrue") is still the quote's, a word from another passage
-    is not. Stops at the first word too many missing."""
+    is not. The words missing verbatim that cannot be near (too short, or beyond edlib's
+    alphabet) are counted first and edlib is asked about the others only while the answer
+    is open: absent passages, most of what reaches here, miss many words."""
     if not long_words or not folded_span:
         return False
     every = THRESHOLDS.offer_word_edits_every
     allowed = len(long_words) - math.ceil(share * len(long_words) - 1e-9)
+    missing = [w for w in long_words if w not in folded_span]
+    if len(missing) <= allowed:
+        return True
     # A long span of Chinese text holds hundreds of distinct characters: a misspelt word
     # counts only in a span of at most 256 (`_EDLIB_ALPHABET`), where the offers' thresholds
     # were chosen (counting it in wider spans offered two more absent passages held out).
-    alphabet = set(folded_span)
-    for w in long_words:
-        if w in folded_span:
-            continue
-        near = len(w) >= every and len(alphabet.union(w)) <= _EDLIB_ALPHABET
-        if not near or _distance(w, folded_span) > len(w) // every:
+    alphabet = set(folded_span) if any(len(w) >= every for w in missing) else set()
+    near = [w for w in missing if len(w) >= every and len(alphabet.union(w)) <= _EDLIB_ALPHABET]
+    allowed -= len(missing) - len(near)
+    if allowed < 0:
+        return False
+    for w in near:
+        # `near` words share at most `_EDLIB_ALPHABET` characters with the span, so edlib
+        # takes them as they are (`_distance` would gather the span's characters again)
+        found = edlib.align(w, folded_span, mode="HW", task="distance")["editDistance"]
+        if (found if found >= 0 else len(w)) > len(w) // every:
             allowed -= 1
             if allowed < 0:
                 return False
@@ -2461,6 +2558,13 @@ def _distance(pattern: str, window: str) -> int:
     """Edit distance of `pattern` to its best-matching part of `window`."""
     if not window:
         return len(pattern)
+    # a copy inside the window is no edit away: most recorded contexts read as recorded, and
+    # `in` answers that in C without aligning (edlib would answer 0 too, `_edlib_align`'s
+    # refusal of more than 254 shared characters aside)
+    if pattern in window and (
+        len(pattern) <= _EDLIB_ALPHABET - 2 or len(set(pattern)) <= _EDLIB_ALPHABET - 2
+    ):
+        return 0
     distance = int(_edlib_align(pattern, window, mode="HW", task="distance")["editDistance"])
     return len(pattern) if distance < 0 else distance
 
