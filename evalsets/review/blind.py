@@ -20,7 +20,8 @@ Each anchor says who made it (``created_by``), so the people who see all can tel
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from evalsets.models import (
     AssignmentKind,
@@ -85,6 +86,21 @@ def visible_anchors(anchors: QuerySet[GoldAnchor], membership) -> QuerySet[GoldA
     if membership is None or sees_all(membership.role):
         return anchors
     return anchors.exclude(_blind_item() & ~Q(created_by=membership.user))
+
+
+def visible_anchor_count(relation: str, membership) -> Coalesce:
+    """For an annotation on rows that anchors point at through ``relation`` (``"item"`` on
+    items, ``"document"`` on documents): how many of each row's anchors the member may see
+    (``visible_anchors``), so a count never tells of evidence the member cannot read."""
+    anchors = GoldAnchor.objects.filter(**{relation: OuterRef("pk")})
+    counted = (
+        visible_anchors(anchors, membership)
+        .order_by()
+        .values(relation)
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted), 0)
 
 
 def visible_events(events: QuerySet[ItemEvent], membership) -> QuerySet[ItemEvent]:
