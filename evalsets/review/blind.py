@@ -1,8 +1,9 @@
 """Blind overlap: whose evidence a reader may see on an item several annotators work on.
 
 One rule, read by every path that shows anchors (the item API and page, the anchor API,
-a document's highlights, the next item in a queue, the review page) and by the audit reads
-that carry their quotes (an item's history, the changes feed):
+a document's highlights, the next item in a queue, the review page), by the counts of them
+(the set page's and the document list's) and by the audit reads that carry their quotes (an
+item's history, the changes feed):
 
 * An item is *blind* while it has two or more annotate assignments (overlap) and has not
   been adjudicated (``EvalItem.adjudicated_at`` is empty).
