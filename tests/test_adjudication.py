@@ -192,6 +192,15 @@ def test_the_document_lists_anchor_counts_leave_out_the_other_annotators_evidenc
     assert (counted(annotator), counted(bob), counted(reviewer)) == (1, 1, 2)
 
 
+def test_a_parses_health_counts_only_the_anchors_the_reader_may_see(
+    blind, annotator, reviewer, reference, client_for
+):
+    url = f"/api/workspaces/acme/documents/handbook.txt/parses/{reference.public_id}/"
+    mine = client_for(annotator).get(url).json()["health"]
+    everyone = client_for(reviewer).get(url).json()["health"]
+    assert (mine["anchors"], everyone["anchors"]) == (1, 2)
+
+
 def test_the_review_page_shows_a_viewer_no_version_of_a_blind_item(finished, viewer, reviewer):
     web = Client()
     web.force_login(viewer)
