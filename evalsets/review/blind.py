@@ -2,8 +2,8 @@
 
 One rule, read by every path that shows anchors (the item API and page, the anchor API,
 a document's highlights, the next item in a queue, the review page), by the counts of them
-(the set page's and the document list's) and by the audit reads that carry their quotes (an
-item's history, the changes feed):
+(the set page's, the document list's, a parse's health) and by the audit reads that carry
+their quotes (an item's history, the changes feed):
 
 * An item is *blind* while it has two or more annotate assignments (overlap) and has not
   been adjudicated (``EvalItem.adjudicated_at`` is empty).
