@@ -158,6 +158,18 @@ export function setupAnchors(ctx) {
     }, { every: 500, grow: 1.25, most: 3000, rounds: 60 });
   }
 
+  /* Opened while the workers still place some anchors (one saved a moment before, by anyone):
+     read them again until none is pending, so their marks show in every view (the PDF view
+     draws over the pdfium parse's place) without a reload. One poll for all of them. */
+  function followPending() {
+    const settled = () => anchors.every((a) => resolved(a.id));
+    if (settled()) return;
+    poll(async () => {
+      await refresh();
+      return !settled();
+    }, { every: 1000, grow: 1.5, most: 5000, rounds: 30 });
+  }
+
   /* -- n / p: the next or previous highlight, loading pages to reach it --------------------- */
   function focusHighlight(step) {
     const pages = ctx.pages;
@@ -180,6 +192,6 @@ export function setupAnchors(ctx) {
     else G.toast(step > 0 ? "No more highlights below" : "No more highlights above");
   }
 
-  ctx.anchors = { spans: () => spans, refresh, followResolution, focusHighlight, itemUrl, showTipAt, hideTipSoon, all: () => anchors };
+  ctx.anchors = { spans: () => spans, refresh, followResolution, followPending, focusHighlight, itemUrl, showTipAt, hideTipSoon, all: () => anchors };
   return ctx.anchors;
 }

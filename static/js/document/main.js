@@ -59,7 +59,7 @@ if (renderedEl && cfg.parse_ready) {
   setupPopover(ctx);
   setupSearch(ctx); // over the reference parse, which the frame is aligned to
   setupPanel(ctx);
-  ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
+  ctx.anchors.refresh().then(ctx.anchors.followPending, (err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
   window.groundworkDocument = { rendered: ctx.rendered, refreshAnchors: ctx.anchors.refresh, search: ctx.search && ctx.search.run };
 }
 
@@ -73,7 +73,7 @@ if (pagesEl && cfg.parse_ready) {
   setupPdf(ctx); // after the keys: in the PDF view its own keys go first
   setupPanel(ctx);
 
-  const drawn = ctx.anchors.refresh().catch((err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
+  const drawn = ctx.anchors.refresh().then(ctx.anchors.followPending, (err) => ctx.pages.setStatus("Could not load the highlights: " + err.message));
   const at = /#at=(\d+)-(\d+)/.exec(window.location.hash);
   const candidate = /#candidate=(\d+)-(\d+)/.exec(window.location.hash);
   const pageHash = /#page=(\d+)/.exec(window.location.hash);
