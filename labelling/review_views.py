@@ -16,6 +16,7 @@ from django.views.decorators.http import require_safe
 from evalsets import access
 from evalsets.anchoring import selectors as anchoring_selectors
 from evalsets.models import ItemState, Role
+from evalsets.pure.guidelines import render_guidelines
 from evalsets.review import adjudication, dashboard, workflow
 from evalsets.review import selectors as review_selectors
 from labelling import charts
@@ -81,6 +82,9 @@ def review_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
             "mine": mine,
             "states": ItemState.choices,
             "truncated": len(items) == PAGE_ITEMS,
+            # The set's guidelines, as the item page and the document view show them.
+            "guidelines_html": render_guidelines(evalset.guidelines),
+            "guidelines_set": evalset.slug,
         },
     )
 
@@ -106,6 +110,8 @@ def adjudication_page(request: HttpRequest, ws: str, set_slug: str, item_id: str
             "membership": membership,
             "item": item,
             "data": data,
+            "guidelines_html": render_guidelines(evalset.guidelines),
+            "guidelines_set": evalset.slug,
         },
     )
 

@@ -92,7 +92,7 @@ def home(request: HttpRequest) -> HttpResponse:
 def workspace_page(request: HttpRequest, ws: str) -> HttpResponse:
     membership = request.membership
     workspace = membership.workspace
-    documents = documents_selectors.documents_with_anchor_counts(workspace)
+    documents = documents_selectors.documents_with_anchor_counts(workspace, reader=membership)
     for doc in documents:
         statuses = [p.status for p in doc.parses.all()]
         doc.failed = ParseStatus.FAILED in statuses
@@ -139,7 +139,7 @@ def evalset_page(request: HttpRequest, ws: str, set_slug: str) -> HttpResponse:
     state = request.GET.get("state", "")
     qtype = request.GET.get("qtype", "")
     q = request.GET.get("q", "").strip()[:200]
-    items = anchoring_selectors.item_list(evalset, state=state, qtype=qtype, q=q)
+    items = anchoring_selectors.item_list(evalset, reader=membership, state=state, qtype=qtype, q=q)
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "membership": membership,

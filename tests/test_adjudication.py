@@ -11,6 +11,7 @@ import pytest
 from django.test import Client
 
 from evalsets.anchoring import services as anchoring_services
+from evalsets.documents import selectors as documents_selectors
 from evalsets.models import EvalItem, GoldAnchor, ItemEvent, Membership, Role
 from evalsets.review import adjudication, assignments, dashboard, workflow
 from tests.world import HANDBOOK
@@ -157,6 +158,47 @@ def test_the_history_and_the_changes_feed_leave_out_the_other_annotators_quotes(
         ANN_QUOTE,
         BOB_QUOTE,
     }
+
+
+def _anchor_cell(page: str, item_id: str) -> str:
+    """The Anchors cell of ``item_id``'s row in the set page's table of items."""
+    row = re.search(rf"<code>{item_id}</code>.*?</tr>", page, re.S).group(0)
+    return re.findall(r"<td>(.*?)</td>", row, re.S)[2]
+
+
+def test_the_set_pages_anchor_count_leaves_out_the_other_annotators_evidence_until_adjudicated(
+    finished, annotator, reviewer
+):
+    web = Client()
+    web.force_login(annotator)
+    assert _anchor_cell(web.get("/w/acme/sets/quiz/").content.decode(), "b1") == "1"
+    web.force_login(reviewer)
+    assert _anchor_cell(web.get("/w/acme/sets/quiz/").content.decode(), "b1") == "2"
+    adjudication.adjudicate(
+        item=finished, user=reviewer, row_version=finished.row_version, pick="bob"
+    )
+    web.force_login(annotator)
+    assert _anchor_cell(web.get("/w/acme/sets/quiz/").content.decode(), "b1") == "1"
+
+
+def test_the_document_lists_anchor_counts_leave_out_the_other_annotators_evidence(
+    blind, annotator, bob, reviewer, workspace
+):
+    def counted(user) -> int:
+        member = Membership.objects.get(workspace=workspace, user=user)
+        listed = documents_selectors.documents_with_anchor_counts(workspace, reader=member)
+        return next(d.anchor_count for d in listed if d.source_id == "handbook.txt")
+
+    assert (counted(annotator), counted(bob), counted(reviewer)) == (1, 1, 2)
+
+
+def test_a_parses_health_counts_only_the_anchors_the_reader_may_see(
+    blind, annotator, reviewer, reference, client_for
+):
+    url = f"/api/workspaces/acme/documents/handbook.txt/parses/{reference.public_id}/"
+    mine = client_for(annotator).get(url).json()["health"]
+    everyone = client_for(reviewer).get(url).json()["health"]
+    assert (mine["anchors"], everyone["anchors"]) == (1, 2)
 
 
 def test_the_review_page_shows_a_viewer_no_version_of_a_blind_item(finished, viewer, reviewer):

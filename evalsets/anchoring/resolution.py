@@ -45,6 +45,7 @@ from evalsets.models import (
     ResolutionStatus,
 )
 from evalsets.pure import resolver
+from evalsets.review import blind
 
 log = logging.getLogger(__name__)
 
@@ -404,15 +405,18 @@ def resolution_request(*, anchor: GoldAnchor) -> None:
     )
 
 
-def parse_health(parse: ParseVersion) -> dict:
+def parse_health(parse: ParseVersion, reader=None) -> dict:
     """How many anchors this parse found by each tier, and which it could not place (lost,
-    or ambiguous: seen more than once with nothing to tell the copies apart)."""
+    or ambiguous: seen more than once with nothing to tell the copies apart), counting only
+    the anchors ``reader`` (a membership; ``None``: the system) may see (``blind``)."""
+    anchors = blind.visible_anchors(GoldAnchor.objects.filter(document=parse.document_id), reader)
+    resolutions = parse.resolutions.filter(anchor__in=anchors.values("pk"))
     counts = dict(
-        parse.resolutions.values_list("status").annotate(n=Count("pk")).values_list("status", "n")
+        resolutions.values_list("status").annotate(n=Count("pk")).values_list("status", "n")
     )
-    counted = tally(counts, anchors=GoldAnchor.objects.filter(document=parse.document_id).count())
+    counted = tally(counts, anchors=anchors.count())
     unplaced = list(
-        parse.resolutions.filter(
+        resolutions.filter(
             status__in=[ResolutionStatus.NOT_FOUND, ResolutionStatus.AMBIGUOUS]
         ).values_list("anchor__public_id", flat=True)[:200]
     )

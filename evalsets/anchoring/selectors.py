@@ -168,9 +168,10 @@ def state_counts(evalsets: Iterable[EvalSet]) -> dict[int, dict[str, int]]:
 
 
 def item_list(
-    evalset: EvalSet, *, state: str = "", qtype: str = "", q: str = ""
+    evalset: EvalSet, *, reader, state: str = "", qtype: str = "", q: str = ""
 ) -> QuerySet[EvalItem]:
-    """The eval set page's items, oldest first, each with ``anchor_count`` and its
+    """The eval set page's items, oldest first, each with ``anchor_count`` (the anchors
+    ``reader``, a membership, may see: ``blind.visible_anchor_count``) and its
     ``annotators`` (every annotate assignment, so an overlapped item names each person);
     ``qtype`` may be ``(none)`` for items without one; ``q`` keeps those with its words
     (``search_items``)."""
@@ -182,7 +183,7 @@ def item_list(
     listed = (
         evalset.items.select_related("author", "assignee")
         .defer(*_user_columns_not_shown("author", "assignee"))
-        .annotate(anchor_count=Count("anchors"))
+        .annotate(anchor_count=blind.visible_anchor_count("item", reader))
         .prefetch_related(Prefetch("assignments", queryset=annotating, to_attr="annotators"))
         .order_by("created_at", "id")
     )

@@ -6,7 +6,6 @@ import functools
 
 from django.db import connection
 from django.db.models import (
-    Count,
     Prefetch,
     Q,
     QuerySet,
@@ -24,6 +23,7 @@ from evalsets.models import (
     ParseStatus,
     ParseVersion,
 )
+from evalsets.review import blind
 
 
 def document_in(workspace, source_id: str) -> Document:
@@ -70,10 +70,13 @@ def documents(workspace) -> QuerySet[Document]:
     )
 
 
-def documents_with_anchor_counts(workspace) -> list[Document]:
-    """The workspace's documents with their parses, who uploaded each, and ``anchor_count``."""
+def documents_with_anchor_counts(workspace, *, reader) -> list[Document]:
+    """The workspace's documents with their parses, who uploaded each, and ``anchor_count``:
+    the anchors ``reader`` (a membership) may see (``blind.visible_anchor_count``)."""
     return list(
-        documents(workspace).select_related("uploaded_by").annotate(anchor_count=Count("anchors"))
+        documents(workspace)
+        .select_related("uploaded_by")
+        .annotate(anchor_count=blind.visible_anchor_count("document", reader))
     )
 
 

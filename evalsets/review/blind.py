@@ -1,8 +1,9 @@
 """Blind overlap: whose evidence a reader may see on an item several annotators work on.
 
 One rule, read by every path that shows anchors (the item API and page, the anchor API,
-a document's highlights, the next item in a queue, the review page) and by the audit reads
-that carry their quotes (an item's history, the changes feed):
+a document's highlights, the next item in a queue, the review page), by the counts of them
+(the set page's, the document list's, a parse's health) and by the audit reads that carry
+their quotes (an item's history, the changes feed):
 
 * An item is *blind* while it has two or more annotate assignments (overlap) and has not
   been adjudicated (``EvalItem.adjudicated_at`` is empty).
@@ -20,7 +21,8 @@ Each anchor says who made it (``created_by``), so the people who see all can tel
 
 from __future__ import annotations
 
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from evalsets.models import (
     AssignmentKind,
@@ -85,6 +87,21 @@ def visible_anchors(anchors: QuerySet[GoldAnchor], membership) -> QuerySet[GoldA
     if membership is None or sees_all(membership.role):
         return anchors
     return anchors.exclude(_blind_item() & ~Q(created_by=membership.user))
+
+
+def visible_anchor_count(relation: str, membership) -> Coalesce:
+    """For an annotation on rows that anchors point at through ``relation`` (``"item"`` on
+    items, ``"document"`` on documents): how many of each row's anchors the member may see
+    (``visible_anchors``), so a count never tells of evidence the member cannot read."""
+    anchors = GoldAnchor.objects.filter(**{relation: OuterRef("pk")})
+    counted = (
+        visible_anchors(anchors, membership)
+        .order_by()
+        .values(relation)
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted), 0)
 
 
 def visible_events(events: QuerySet[ItemEvent], membership) -> QuerySet[ItemEvent]:

@@ -61,7 +61,8 @@ class ParseDetailSerializer(ParseSummarySerializer):
         fields = [*ParseSummarySerializer.Meta.fields, "page_starts", "text", "health"]
 
     def get_health(self, obj) -> dict:
-        return parse_health(obj)
+        # A member sees the counts of the anchors they may read (blind overlap).
+        return parse_health(obj, reader=self.context.get("membership"))
 
 
 class ParseBlockSerializer(StorableInput, serializers.Serializer):

@@ -150,12 +150,19 @@ class ParseViewSet(WorkspaceScoped, viewsets.GenericViewSet):
             document=self.document, user=request.user, **data.validated_data
         )
         return Response(
-            documents_serializers.ParseDetailSerializer(parse).data, status=status.HTTP_201_CREATED
+            documents_serializers.ParseDetailSerializer(
+                parse, context={"membership": self.membership}
+            ).data,
+            status=status.HTTP_201_CREATED,
         )
 
     @extend_schema(responses=documents_serializers.ParseDetailSerializer)
     def retrieve(self, request, *args, **kwargs):
-        return Response(documents_serializers.ParseDetailSerializer(self.get_object()).data)
+        return Response(
+            documents_serializers.ParseDetailSerializer(
+                self.get_object(), context={"membership": self.membership}
+            ).data
+        )
 
     def destroy(self, request, *args, **kwargs):
         documents_services.parse_delete(parse=self.get_object())

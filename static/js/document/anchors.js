@@ -85,7 +85,9 @@ export function setupAnchors(ctx) {
       q.textContent = a.item.id + ": " + a.item.question;
       const meta = document.createElement("div");
       meta.className = "tip-meta";
-      meta.textContent = "grade " + a.grade + " (" + G.words.grade(a.grade) + ") · " + a.item.set + " · " + G.words.state(a.item.state);
+      // Who made it: reviewers and owners see everyone's evidence on an overlapped item.
+      meta.textContent = "grade " + a.grade + " (" + G.words.grade(a.grade) + ") · " + a.item.set + " · " + G.words.state(a.item.state)
+        + (a.created_by ? " · by " + a.created_by : "");
       const list = document.createElement("ul");
       list.className = "badges";
       for (const p of cfg.parses) {

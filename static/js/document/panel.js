@@ -8,7 +8,6 @@
    SHOWN highlights are listed at first; "N more" lists the next ones. Collapsible; behind
    its toggle on a narrow screen. */
 import * as G from "../api.js";
-import { pageOf } from "../offsets.js";
 import { offerUndo, recreateBody } from "../undo.js";
 import { api } from "../urls.js";
 import { spanIn } from "./anchors.js";
@@ -31,7 +30,10 @@ export function setupPanel(ctx) {
   let limit = SHOWN;
 
   /* -- open and closed: remembered on a wide screen, closed at first on a narrow one -------- */
+  const searchBox = document.querySelector("[data-doc-search]");
   function setOpen(open, remember) {
+    // On a narrow screen the search box and the panel take turns (search.js).
+    if (open && searchBox && !searchBox.hidden && window.matchMedia(NARROW).matches && ctx.search) ctx.search.close();
     body.hidden = !open;
     panel.classList.toggle("collapsed", !open);
     toggle.setAttribute("aria-expanded", String(open));
@@ -124,12 +126,7 @@ export function setupPanel(ctx) {
 
   /* -- going to a highlight, in whichever view shows --------------------------------------- */
   function jump(a) {
-    const pdf = ctx.pdf && ctx.pdf.view() === "pdf" ? ctx.pdf.info() : null;
-    if (pdf) {
-      const span = spanIn(a, pdf.parse);
-      ctx.pdf.goToPage(span ? pageOf(pdf.page_starts, span[0]) : a.page_hint || 1);
-      return;
-    }
+    if (ctx.pdf && ctx.pdf.view() === "pdf" && ctx.pdf.info()) { ctx.pdf.goToAnchor(a); return; }
     const span = spanIn(a, cfg.parse);
     if (!span) {
       G.toast("That highlight is not placed in this parse" + (a.page_hint ? "; it was on page " + a.page_hint : ""), "warning");

@@ -242,17 +242,39 @@ export function setupPdf(ctx) {
     if (!layers.has(n) || !ctx.anchors.all) return;
     const marks = document.createElement("div");
     marks.className = "pdf-marks";
+    let first = null;
     for (const hl of spansInView()) {
-      marks.append(...marksOver(n, hl.start, hl.end, () => {
+      const current = goneTo && goneTo.id === hl.id;
+      const drawnHere = marksOver(n, hl.start, hl.end, () => {
         const mark = document.createElement("mark");
-        mark.className = "pdf-hl g" + hl.grade;
+        mark.className = "pdf-hl g" + hl.grade + (current ? " current" : "");
         mark.dataset.anchors = hl.id;
         return mark;
-      }));
+      });
+      if (current && !first) first = drawnHere[0];
+      marks.append(...drawnHere);
     }
     section.insertBefore(marks, section.querySelector(".pdf-text"));
     drawSearch(n);
     drawCandidate(n);
+    if (first && goneTo.scroll) {
+      goneTo.scroll = false;
+      window.scrollBy({ top: first.getBoundingClientRect().top - window.innerHeight / 3 });
+    }
+  }
+
+  /* -- a highlight gone to (the panel): its words marked and scrolled to, as in the text view --
+     Its page is brought into view; the marks are drawn (and scrolled to) once the page is. */
+  let goneTo = null; // {id, scroll}: marked "current" until another highlight is gone to
+  function goToAnchor(a) {
+    // Marked (and scrolled to) as soon as it is placed in this parse, if it is not yet.
+    goneTo = { id: a.id, scroll: true };
+    const span = info && spanIn(a, info.parse);
+    if (!span) { goToPage(a.page_hint || 1); return; }
+    const n = pageOfOffset(span[0]);
+    goToPage(n);
+    setStatus("Page " + n + " of " + sections.length + " · highlight");
+    redrawHighlights();
   }
   function redrawHighlights() { for (const n of layers.keys()) drawHighlights(n); }
 
@@ -473,6 +495,6 @@ export function setupPdf(ctx) {
   const elsewhere = /#candidate=/.test(window.location.hash) && cfg.parse !== cfg.pdf.parse;
   setView(asked === "text" || elsewhere || !cfg.pdf.available ? "text" : "pdf", false);
 
-  ctx.pdf = { setView, view: () => view, goToPage, currentPage, selectionSpan, layers, info: () => info, showCandidate };
+  ctx.pdf = { setView, view: () => view, goToPage, goToAnchor, currentPage, selectionSpan, layers, info: () => info, showCandidate };
   return ctx.pdf;
 }

@@ -44,9 +44,30 @@ export function setupSearch(ctx) {
   let asked = 0; // the latest request; older answers are dropped
   let typing = null;
 
+  /* -- where the box sits: never over the annotations panel ------------------------------------
+     Beside the panel (a wide screen) the box is fixed just left of it, placed again whenever
+     the panel's size changes (shown, hidden, the window resized). On a narrow screen the panel
+     is above the document and the box at the foot of the screen (css/search.css); there the
+     two take turns: opening one hides the other's list. */
+  const docPanel = document.querySelector("[data-doc-panel]");
+  const narrow = () => window.matchMedia("(max-width: 1099px)").matches;
+  function place() {
+    panel.style.right = "";
+    if (!docPanel || panel.hidden) return;
+    if (narrow()) {
+      if (ctx.panel && !docPanel.classList.contains("collapsed")) ctx.panel.setOpen(false, false);
+      return;
+    }
+    const left = docPanel.getBoundingClientRect().left;
+    panel.style.right = Math.max(16, document.documentElement.clientWidth - left + 12) + "px";
+  }
+  if (docPanel) new ResizeObserver(place).observe(docPanel);
+  window.addEventListener("resize", place);
+
   /* -- opening and closing ---------------------------------------------------------------- */
   function open() {
     panel.hidden = false;
+    place();
     if (opener) opener.setAttribute("aria-expanded", "true");
     const selected = String(window.getSelection() || "").trim();
     if (selected && selected.length <= 200 && !selected.includes("\n") && !input.value) input.value = selected;
