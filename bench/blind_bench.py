@@ -14,12 +14,10 @@ Run: ``.venv/bin/python bench/blind_bench.py [--items 2000] [--anchors 3] [--rea
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
+
+from _embedded import embedded_default
 
 HERE = Path(__file__).resolve().parent
 
@@ -89,23 +87,7 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=200, help="items whose anchors are read")
     parser.add_argument("--fresh", action="store_true", help="seed the database again")
     args = parser.parse_args()
-    var = HERE / ".cache" / "blind"
-    os.environ.update(
-        DATABASE_URL=f"sqlite:///{var / 'groundwork.sqlite3'}",
-        CELERY_BROKER_URL="filesystem://",
-        CELERY_TASK_ALWAYS_EAGER="false",
-        GROUNDWORK_VAR_DIR=str(var),
-        DJANGO_MEDIA_ROOT=str(var / "media"),
-        GROUNDWORK_LOG_LEVEL="WARNING",
-        DJANGO_SETTINGS_MODULE="labelling.settings",
-    )
-    fresh = args.fresh or not (var / "seeded").exists()
-    if fresh:
-        shutil.rmtree(var, ignore_errors=True)
-        (var / "media").mkdir(parents=True)
-        manage = [sys.executable, "manage.py", "migrate", "--noinput"]
-        subprocess.run(manage, cwd=HERE.parent, check=True, stdout=subprocess.DEVNULL)
-    sys.path[:0] = [str(HERE.parent)]
+    var, fresh = embedded_default("blind", fresh=args.fresh, seeded="seeded")
     import django
 
     django.setup()

@@ -17,11 +17,10 @@ import collections
 import os
 import pickle
 import random
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
+
+from _embedded import embedded_default
 
 HERE = Path(__file__).resolve().parent
 
@@ -31,23 +30,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=300, help="anchors to create and time")
     parser.add_argument("--fresh", action="store_true", help="seed the database again")
     args = parser.parse_args()
-    var = HERE / ".cache" / "create-cost"
-    os.environ.update(
-        DATABASE_URL=f"sqlite:///{var / 'groundwork.sqlite3'}",
-        CELERY_BROKER_URL="filesystem://",
-        CELERY_TASK_ALWAYS_EAGER="false",
-        GROUNDWORK_VAR_DIR=str(var),
-        DJANGO_MEDIA_ROOT=str(var / "media"),
-        GROUNDWORK_LOG_LEVEL="WARNING",
-        DJANGO_SETTINGS_MODULE="labelling.settings",
-    )
-    fresh = args.fresh or not (var / "seeded.pickle").exists()
-    if fresh:
-        shutil.rmtree(var, ignore_errors=True)
-        (var / "media").mkdir(parents=True)
-        manage = [sys.executable, "manage.py", "migrate", "--noinput"]
-        subprocess.run(manage, cwd=HERE.parent, check=True, stdout=subprocess.DEVNULL)
-    sys.path[:0] = [str(HERE.parent), str(HERE)]
+    var, fresh = embedded_default("create-cost", fresh=args.fresh, seeded="seeded.pickle")
     import django
 
     django.setup()
