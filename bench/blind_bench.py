@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 from _embedded import embedded_default
-
-HERE = Path(__file__).resolve().parent
 
 
 def _seed(items: int, anchors: int) -> None:
