@@ -516,11 +516,9 @@ _MARK_CODES = np.full(0x10000, _UNSEEN, dtype=np.uint32)
 
 def _marks(text: str) -> np.ndarray:
     """`text.translate(_MARK_TABLE)` as a writable array of code points."""
-    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    codes = _code_points(text)
     if not len(codes) or codes.max() >= len(_MARK_CODES):
-        return np.frombuffer(
-            text.translate(_MARK_TABLE).encode("utf-32-le", "surrogatepass"), dtype=np.uint32
-        ).copy()
+        return _code_points(text.translate(_MARK_TABLE)).copy()
     marks = _MARK_CODES[codes]
     unseen = marks == _UNSEEN
     if unseen.any():
@@ -629,7 +627,7 @@ class _Flat:
     __slots__ = ("at", "began", "removed", "text")
 
     def __init__(self, text: str) -> None:
-        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        codes = _code_points(text)
         space = (codes == 32) | ((codes >= 9) & (codes <= 13))  # `_WHITESPACE_RUN`'s set
         edges = np.diff(space.view(np.int8), prepend=np.int8(0), append=np.int8(0))
         firsts, lasts = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
