@@ -4,6 +4,7 @@ passages are nowhere in the target parse."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -146,3 +147,66 @@ def test_the_benchmark_lists_every_answer_that_is_not_right_when_asked(tiny_corp
     lines: list[str] = []
     heldout.run(tiny_corpus, per_doc=12, peers=False, log=lines.append, show=True)
     assert "every answer not right:" in "\n".join(lines)
+
+
+def test_a_batch_added_later_changes_no_case_of_an_older_one(tiny_corpus):
+    first = [{**d, "batch": "first"} for d in tiny_corpus[:4]]
+    later = [{**d, "id": f"later/{d['id']}", "batch": "later"} for d in tiny_corpus[4:]]
+    for pair in corpus.pairs():
+        name = f"{pair[1]} -> {pair[2]}"
+        if not heldout.pair_documents(first, pair):
+            continue
+        alone, _ = heldout.build_cases(heldout.pair_documents(first, pair), name, per_doc=20)
+        grown, _ = heldout.build_cases(heldout.pair_documents(first + later, pair), name, 20)
+        assert any(c["truth"] is None for c in alone), name
+        assert grown[: len(alone)] == alone, name
+        assert all(c["doc"] >= len(first) // 2 for c in grown[len(alone) :]), name
+
+
+def test_freezing_adds_a_new_batch_and_keeps_what_was_frozen_byte_for_byte(
+    tiny_corpus, tmp_path, monkeypatch
+):
+    old, new = tiny_corpus[0], tiny_corpus[2]
+    specs = [
+        {"id": old["id"], "kind": "html", "package": "p", "path": "a.html", "batch": "first"},
+        {"id": new["id"], "kind": "html", "package": "p", "path": "b.html", "batch": "second"},
+    ]
+    sources = {specs[0]["id"]: b"<p>old</p>", specs[1]["id"]: b"<p>new words here</p>"}
+    monkeypatch.setattr(corpus, "source_specs", lambda: specs)
+    monkeypatch.setattr(
+        corpus,
+        "_document_bytes",
+        lambda spec: (sources[spec["id"]], {"source_sha256": corpus.sha256(sources[spec["id"]])}),
+    )
+    (tmp_path / "cache").mkdir()
+    monkeypatch.setattr(corpus, "HELDOUT_CACHE", tmp_path / "cache")
+    monkeypatch.setattr(corpus, "MANIFEST", tmp_path / "manifest.json")
+    monkeypatch.setattr(corpus, "FROZEN_PARSES", tmp_path / "parses.json.gz")
+    # what an older machine froze: parses this machine's parsers would not make again
+    frozen = {name: {"text": f"frozen by {name}", "page_starts": [0]} for name in old["parses"]}
+    corpus._write_frozen_parses([{"id": old["id"], "parses": frozen}])
+    entry = {"kind": "html", "parses": {n: corpus.parse_digest(p) for n, p in frozen.items()}}
+    entry |= {"package": "p", "path": "a.html", "source_sha256": "from another machine"}
+    corpus.MANIFEST.write_text(json.dumps({old["id"]: entry}, indent=1, sort_keys=True) + "\n")
+
+    docs, drift = corpus.load(freeze=True, log=lambda line: None)
+
+    manifest = corpus.load_manifest()
+    assert manifest[old["id"]] == entry
+    assert set(manifest[new["id"]]["parses"]) == set(corpus.shipped_parsers("html"))
+    parses = corpus.load_frozen_parses()
+    assert parses[old["id"]] == frozen
+    assert parses[new["id"]]["selectolax"]["text"].strip() == "new words here"
+    assert [d["batch"] for d in docs] == ["first", "second"]
+    assert drift == [f"{old['id']}: source differs", f"{new['id']}: not in the manifest"]
+
+
+def test_every_document_of_the_corpus_is_frozen_and_the_first_batch_is_whole():
+    specs = corpus.source_specs()
+    manifest, parses = corpus.load_manifest(), corpus.load_frozen_parses()
+    assert len({s["id"] for s in specs}) == len(specs) == len(manifest) == len(parses) == 65
+    for spec in specs:
+        assert set(parses[spec["id"]]) == set(corpus.shipped_parsers(spec["kind"])), spec["id"]
+        assert set(manifest[spec["id"]]["parses"]) == set(parses[spec["id"]]), spec["id"]
+    batches = [s["batch"] for s in specs]
+    assert batches == ["first"] * 43 + ["second"] * 22
