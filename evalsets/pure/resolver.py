@@ -2163,17 +2163,24 @@ def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     if nq <= 0 or nw <= 0:
         return []
     qcodes, wcodes = _code_points(qf), _code_points(window)
-    qhashes = _piece_hashes(qcodes, k)
-    order = np.argsort(qhashes, kind="stable")
-    qhashes = qhashes[order]
-    whashes = _piece_hashes(wcodes, k)
-    firsts = np.searchsorted(qhashes, whashes, "left")
-    counts = np.searchsorted(qhashes, whashes, "right") - firsts
+    # the quote's pieces are looked up among the window's, sorted: numpy searches a few
+    # keys in a long sorted array faster than many keys in a short one. Which pairs hash
+    # alike, not their order, decides the runs (they are sorted along diagonals below), and
+    # only pieces with equal characters are kept, so any hash would answer the same.
+    qhashes = _piece_hashes(qcodes, k).view(np.int64)
+    whashes = _piece_hashes(wcodes, k).view(np.int64)
+    order = np.argsort(whashes)
+    whashes = whashes[order]
+    firsts = np.searchsorted(whashes, qhashes, "left")
+    # the quote's pieces whose hash the window has at all: only those are looked up again
+    hit = np.flatnonzero(whashes[np.minimum(firsts, nw - 1)] == qhashes)
+    firsts = firsts[hit]
+    counts = np.searchsorted(whashes, qhashes[hit], "right") - firsts
     ends = np.cumsum(counts)
-    total = int(ends[-1])
-    # every (window, quote) pair of positions whose pieces hash alike, window-major
-    t = np.repeat(np.arange(nw), counts)
-    p = order[np.repeat(firsts, counts) + np.arange(total) - np.repeat(ends - counts, counts)]
+    total = int(ends[-1]) if len(ends) else 0
+    # every (window, quote) pair of positions whose pieces hash alike
+    p = np.repeat(hit, counts)
+    t = order[np.repeat(firsts, counts) + np.arange(total) - np.repeat(ends - counts, counts)]
     same = (_windows(qcodes, k)[p] == _windows(wcodes, k)[t]).all(axis=1)
     t, p = t[same], p[same]
     keep = np.bincount(t, minlength=nw)[t] <= 4
@@ -2208,26 +2215,7 @@ def _chain(
     if len(segs) > THRESHOLDS.max_chain_segments:
         segs = sorted(segs, key=lambda s: -s[2])[: THRESHOLDS.max_chain_segments]
         segs.sort(key=lambda s: (s[0], s[1]))
-    # a run may overlap the one before it in the chain (both hold the same few characters,
-    # "...global|in the..." read twice): it then joins with its start trimmed
-    best = [0.0] * len(segs)
-    back = [-1] * len(segs)
-    trim = [0] * len(segs)
-    for j, (pj, tj, lj) in enumerate(segs):
-        best[j] = lj
-        for i in range(j):
-            pi, ti, li = segs[i]
-            if pi >= pj or ti >= tj:
-                continue
-            overlap = max(0, pi + li - pj, ti + li - tj)
-            if overlap >= lj:
-                continue
-            jump = abs((tj - ti) - (pj - pi))
-            value = best[i] + lj - overlap - min(jump, 8) * 0.5 - jump * 0.05
-            if value > best[j]:
-                best[j] = value
-                back[j] = i
-                trim[j] = overlap
+    best, back, trim = _chain_links(segs)
     j = max(range(len(segs)), key=best.__getitem__)
     chain: list[tuple[int, int, int]] = []
     used: set[int] = set()
@@ -2239,6 +2227,49 @@ def _chain(
         j = back[j]
     chain.reverse()
     return chain, [seg for index, seg in enumerate(segs) if index not in used]
+
+
+def _chain_links(segs: list[list[int]]) -> tuple[list[float], list[int], list[int]]:
+    """For each run `(quote_pos, window_pos, length)` (in order of quote, then window
+    position): the best value of a chain ending with it (matched quote characters less a
+    small cost per jump), the run before it in that chain (-1 for none) and how much of its
+    start that run already holds.
+
+    A run may overlap the one before it in the chain (both hold the same few characters,
+    "...global|in the..." read twice): it then joins with its start trimmed. Written out
+    with plain comparisons in place of `max`, `min` and `abs` (the same values, computed in
+    the same order): this loop runs over every pair of runs."""
+    ps = [s[0] for s in segs]
+    ts = [s[1] for s in segs]
+    diagonals = [t - p for p, t in zip(ps, ts, strict=True)]
+    quote_ends = [p + s[2] for p, s in zip(ps, segs, strict=True)]
+    window_ends = [t + s[2] for t, s in zip(ts, segs, strict=True)]
+    best: list[float] = []
+    back: list[int] = []
+    trim: list[int] = []
+    for j, (pj, tj, lj) in enumerate(segs):
+        value_j, back_j, trim_j, dj = lj, -1, 0, diagonals[j]
+        for i in range(j):
+            pi, ti = ps[i], ts[i]
+            if pi >= pj or ti >= tj:
+                continue
+            overlap, other = quote_ends[i] - pj, window_ends[i] - tj
+            if other > overlap:
+                overlap = other
+            if overlap < 0:
+                overlap = 0
+            if overlap >= lj:
+                continue
+            jump = dj - diagonals[i]
+            if jump < 0:
+                jump = -jump
+            value = best[i] + lj - overlap - (jump if jump < 8 else 8) * 0.5 - jump * 0.05
+            if value > value_j:
+                value_j, back_j, trim_j = value, i, overlap
+        best.append(value_j)
+        back.append(back_j)
+        trim.append(trim_j)
+    return best, back, trim
 
 
 _TIER_WORDS = {
@@ -2523,33 +2554,76 @@ def _holds_words(long_words: list[str], folded_span: str, share: float) -> bool:
     """Whether the folded span holds at least `share` of the quote's words (`_long_words`),
     a word counting when it occurs within one edit per `offer_word_edits_every` of its
     characters: a misspelt word ("acrue") is still the quote's, a word from another passage
-    is not. The words missing verbatim that cannot be near (too short, or beyond edlib's
-    alphabet) are counted first and edlib is asked about the others only while the answer
-    is open: absent passages, most of what reaches here, miss many words."""
+    is not. The answer is how many words fail, against how many may: the words missing
+    verbatim that cannot be near (too short) are counted first, and each other missing word
+    is looked at only while the answer is open: absent passages, most of what reaches
+    here, miss many words."""
     if not long_words or not folded_span:
         return False
     every = THRESHOLDS.offer_word_edits_every
     allowed = len(long_words) - math.ceil(share * len(long_words) - 1e-9)
-    missing = [w for w in long_words if w not in folded_span]
-    if len(missing) <= allowed:
+    # the last words first: a passage whose head is here and whose tail is not misses its
+    # last words, and a missing word too short to be near decides the answer at once
+    near: list[str] = []
+    for w in reversed(long_words):
+        if w in folded_span:
+            continue
+        if len(w) >= every:
+            near.append(w)
+        elif allowed:
+            allowed -= 1
+        else:
+            return False
+    if len(near) <= allowed:
         return True
-    # A long span of Chinese text holds hundreds of distinct characters: a misspelt word
-    # counts only in a span of at most 256 (`_EDLIB_ALPHABET`), where the offers' thresholds
-    # were chosen (counting it in wider spans offered two more absent passages held out).
-    alphabet = set(folded_span) if any(len(w) >= every for w in missing) else set()
-    near = [w for w in missing if len(w) >= every and len(alphabet.union(w)) <= _EDLIB_ALPHABET]
-    allowed -= len(missing) - len(near)
-    if allowed < 0:
-        return False
+    alphabet = _Alphabet(folded_span)
     for w in near:
-        # `near` words share at most `_EDLIB_ALPHABET` characters with the span, so edlib
-        # takes them as they are (`_distance` would gather the span's characters again)
-        found = edlib.align(w, folded_span, mode="HW", task="distance")["editDistance"]
-        if (found if found >= 0 else len(w)) > len(w) // every:
+        if not _is_near(w, folded_span, every, alphabet):
             allowed -= 1
             if allowed < 0:
                 return False
     return True
+
+
+class _Alphabet:
+    """The distinct characters of a span, gathered only if a word needs them."""
+
+    __slots__ = ("_chars", "span")
+
+    def __init__(self, span: str) -> None:
+        self.span = span
+        self._chars: set[str] | None = None
+
+    def fits(self, word: str) -> bool:
+        """Whether the span and `word` hold at most `_EDLIB_ALPHABET` characters together."""
+        if self._chars is None:
+            self._chars = set(self.span)
+        chars = self._chars
+        return (
+            len(chars) + len(word) <= _EDLIB_ALPHABET or len(chars.union(word)) <= _EDLIB_ALPHABET
+        )
+
+
+def _is_near(word: str, span: str, every: int, alphabet: _Alphabet) -> bool:
+    """Whether `word` (missing from `span` verbatim) occurs in it within one edit per
+    `every` of its characters. A long span of Chinese text holds hundreds of distinct
+    characters: a misspelt word counts only where it and the span hold at most 256
+    (`_EDLIB_ALPHABET`), where the offers' thresholds were chosen (counting it in wider
+    spans offered two more absent passages held out).
+
+    Exact filter first: a copy within `edits` edits leaves at least one of `edits + 1`
+    pieces of the word untouched (each edit touches at most one piece), so a word none of
+    whose pieces is in the span is more than `edits` edits from any part of it, which is
+    what edlib would answer, without asking it."""
+    edits = len(word) // every
+    n, parts = len(word), edits + 1
+    pieces = (word[i * n // parts : (i + 1) * n // parts] for i in range(parts))
+    if not any(piece in span for piece in pieces) or not alphabet.fits(word):
+        return False
+    # the word shares at most `_EDLIB_ALPHABET` characters with the span, so edlib takes
+    # them as they are (`_distance` would gather the span's characters again)
+    found = edlib.align(word, span, mode="HW", task="distance")["editDistance"]
+    return (found if found >= 0 else len(word)) <= edits
 
 
 def _distance(pattern: str, window: str) -> int:
