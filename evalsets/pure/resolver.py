@@ -558,6 +558,11 @@ def fold(text: str) -> str:
     return text.translate(_FOLD_TABLE)
 
 
+#: `fold` of a whole quote, remembered for the few calls of one resolution: each tier, and
+#: the checks after it, would fold the same quote again.
+_fold_quote = lru_cache(maxsize=16)(fold)
+
+
 # ---------------------------------------------------------------------------
 # Candidates and choosing between them
 # ---------------------------------------------------------------------------
@@ -782,12 +787,13 @@ class _SeedIndex:
     a sampled piece. A dict of lists of offsets held the same in 20 to 50 bytes a character
     of text, which made the worker's cache of prepared parses several times its budget."""
 
-    __slots__ = ("hashes", "offsets", "text")
+    __slots__ = ("hashes", "offsets", "one_piece_a_hash", "text")
 
     def __init__(self, ftext: str) -> None:
         seed = THRESHOLDS.seed
         starts = np.arange(0, max(0, len(ftext) - seed + 1), THRESHOLDS.seed_step)
-        hashes = _piece_hashes(_code_points(ftext), seed, THRESHOLDS.seed_step)
+        codes = _code_points(ftext)
+        hashes = _piece_hashes(codes, seed, THRESHOLDS.seed_step)
         order = np.argsort(hashes, kind="stable")
         hashes, starts = hashes[order], starts[order]
         # Pieces seen more than `max_seed_hits` times say nothing about where a passage is.
@@ -798,6 +804,13 @@ class _SeedIndex:
         self.hashes = hashes[keep]
         self.offsets = starts[keep].astype(np.int32 if len(ftext) < 2**31 else np.int64)
         self.text = ftext
+        # Whether the indexed pieces sharing a hash all hold the same characters (two
+        # different pieces may share a 64-bit hash, but none has been seen to): then a
+        # quote's piece is compared with one indexed piece of its hash, not with each.
+        alike = np.flatnonzero(self.hashes[1:] == self.hashes[:-1])
+        rows = _windows(codes, seed) if len(alike) else codes[:0]
+        at = self.offsets[alike]
+        self.one_piece_a_hash = bool((rows[at] == rows[self.offsets[alike + 1]]).all())
 
     @property
     def nbytes(self) -> int:
@@ -823,15 +836,24 @@ class _SeedIndex:
         runs = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - counts, counts)
         at = self.offsets[np.repeat(firsts, counts) + runs].astype(np.int64)
         off = np.repeat(hit, counts)
-        text = self.text
-        own = np.array(
+        if self.one_piece_a_hash:
+            # each indexed piece of a hash holds the characters of the first
+            own = np.repeat(self._same(qf, self.offsets[firsts], hit), counts)
+        else:
+            own = self._same(qf, at, off)
+        return np.sort((at - off)[own])
+
+    def _same(self, qf: str, at: np.ndarray, off: np.ndarray) -> np.ndarray:
+        """Whether the text's piece at each of `at` is the quote's at `off`, piece by
+        piece."""
+        seed, text = THRESHOLDS.seed, self.text
+        return np.array(
             [
                 text[p : p + seed] == qf[o : o + seed]
                 for p, o in zip(at.tolist(), off.tolist(), strict=True)
             ],
             dtype=bool,
         )
-        return np.sort((at - off)[own])
 
 
 def _clusters(votes: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
@@ -931,7 +953,7 @@ class PreparedText:
         """A fuzzy span far longer than the quote is refused, and offered: whatever path made
         it, the passage was not found, only a stretch holding some of its words."""
         assert res.start is not None and res.end is not None
-        qlen = len(fold(q))
+        qlen = len(_fold_quote(q))
         span = len(fold(self.text[res.start : res.end]))
         if span <= THRESHOLDS.max_span_stretch * qlen + THRESHOLDS.max_span_extra:
             return res
@@ -992,7 +1014,7 @@ class PreparedText:
         if occurrence < 0:
             raise ValueError(f"occurrence must be >= 0, got {occurrence}")
         q = quote.strip() if quote else ""
-        qf = fold(q) if q else ""
+        qf = _fold_quote(q) if q else ""
         if not qf:
             return Resolution(
                 NOT_FOUND,
@@ -1514,7 +1536,7 @@ class PreparedText:
             pool = [c for c in pool if self.page_at(c.start) == page_hint]
         if occurrence >= len(pool):
             return None
-        n, qlen = len(pool), len(fold(q))
+        n, qlen = len(pool), len(_fold_quote(q))
         where = f" on page {page_hint}" if paged else ""
         how = "found as highlighted, whitespace aside"
         picked = self._by_context(pool, context) if n > 1 and not occurrence and context else None
@@ -1551,7 +1573,7 @@ class PreparedText:
         page = self.page_at(only.start) if self.page_starts else None
         others = [
             c
-            for c in self._literal_candidates(q, fold(q))
+            for c in self._literal_candidates(q, _fold_quote(q))
             if c.start != only.start and (page is None or self.page_at(c.start) == page)
         ]
         if not others:
@@ -2304,7 +2326,7 @@ class _Context:
         if self._folded is None:
             p, s = self._raw
             head, tail = self._edges
-            fhead, ftail = fold(head), fold(tail)
+            fhead, ftail = _fold_word(head), _fold_word(tail)
             fp = fold(p + head) if p else ""
             if fp and fhead:
                 fp = fp[: -len(fhead)]
@@ -2326,10 +2348,10 @@ class _Context:
             head, tail = self._edges
             before = _folded_lines(p + head) if p else []
             if before and head:
-                before[-1] = before[-1][: len(before[-1]) - len(fold(head))]
+                before[-1] = before[-1][: len(before[-1]) - len(_fold_word(head))]
             after = _folded_lines(tail + s) if s else []
             if after and tail:
-                after[0] = after[0][len(fold(tail)) :]
+                after[0] = after[0][len(_fold_word(tail)) :]
             self._lines = (before, after)
         return self._lines
 
