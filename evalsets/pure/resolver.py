@@ -2086,11 +2086,14 @@ def _covers(qf: str, window: str, k: int, need: int) -> bool:
     """Whether about `need` characters of `qf` lie in `k`-character pieces that `window`
     holds anywhere, in any order: pieces start every `k // 2` characters, each found counts
     for the `k // 2` it starts with, each looked up in C. Stops as soon as the answer is
-    known (most windows of a passage that is not there miss piece after piece)."""
+    known (most windows of a passage that is not there miss piece after piece). The pieces
+    are looked up from the quote's end: a quote whose head is here and whose tail is not
+    misses its last pieces, so the answer is known sooner (the count, and so the answer, is
+    the same in any order)."""
     step = max(1, k // 2)
     starts = range(0, len(qf) - k + 1, step)
     have, left = 0, len(starts) * step
-    for p in starts:
+    for p in reversed(starts):
         left -= step
         if qf[p : p + k] in window:
             have += step
@@ -2541,7 +2544,16 @@ _KEPT_WORD = re.compile(f"[{_UNSPACED}]+|(?:(?![{_UNSPACED}])\\w)+")
 
 #: `fold` of one word, remembered: the same words recur from quote to quote, and the words
 #: of each quote that reaches the approximate tier are folded one by one, several times.
-_fold_word = lru_cache(maxsize=4096)(fold)
+_fold_word_remembered = lru_cache(maxsize=4096)(fold)
+
+
+def _fold_word(word: str) -> str:
+    """`fold` of one word (or character). An ASCII word of letters and digits folds to its
+    lower case (no cut applies: they need a mark, a hyphen or a line break; each letter
+    only loses its case), the most common word, answered without the cache."""
+    if word.isascii() and word.isalnum():
+        return word.lower()
+    return _fold_word_remembered(word)
 
 
 def _long_words(quote: str, *, split_unspaced: bool = False) -> list[str]:
