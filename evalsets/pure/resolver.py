@@ -2187,13 +2187,16 @@ def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     nq, nw = len(qf) - k + 1, len(window) - k + 1
     if nq <= 0 or nw <= 0:
         return []
-    qcodes, wcodes = _code_points(qf), _code_points(window)
+    # the quote and the window hashed in one pass (a piece's hash is that of its characters
+    # alone; the pieces running from one into the other are not looked at)
+    codes = _code_points(qf + window)
+    hashes = _piece_hashes(codes, k).view(np.int64)
+    rows = _windows(codes, k)
     # the quote's pieces are looked up among the window's, sorted: numpy searches a few
     # keys in a long sorted array faster than many keys in a short one. Which pairs hash
     # alike, not their order, decides the runs (they are sorted along diagonals below), and
     # only pieces with equal characters are kept, so any hash would answer the same.
-    qhashes = _piece_hashes(qcodes, k).view(np.int64)
-    whashes = _piece_hashes(wcodes, k).view(np.int64)
+    qhashes, whashes = hashes[:nq], hashes[len(qf) :]
     order = np.argsort(whashes)
     whashes = whashes[order]
     firsts = np.searchsorted(whashes, qhashes, "left")
@@ -2206,7 +2209,7 @@ def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     # every (window, quote) pair of positions whose pieces hash alike
     p = np.repeat(hit, counts)
     t = order[np.repeat(firsts, counts) + np.arange(total) - np.repeat(ends - counts, counts)]
-    same = (_windows(qcodes, k)[p] == _windows(wcodes, k)[t]).all(axis=1)
+    same = (rows[p] == rows[t + len(qf)]).all(axis=1)
     t, p = t[same], p[same]
     keep = np.bincount(t, minlength=nw)[t] <= 4
     t, p = t[keep], p[keep]
