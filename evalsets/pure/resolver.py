@@ -2568,10 +2568,25 @@ def _long_words(quote: str, *, split_unspaced: bool = False) -> list[str]:
     absent passages were offered held out, and no miss more)."""
     if "(cid:" in quote:
         quote = _CID.sub(" ", quote)
-    if not split_unspaced:
-        words = [w for w in map(_fold_word, _WORD.findall(quote)) if w]
+    if quote.isascii() and "_" not in quote:
+        # each word is letters and digits, folding to its lower case (`_fold_word`), and
+        # none is of an unspaced script: both kinds of words are these
+        words = _WORD.findall(quote.lower())
         return [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
-    words = [w for w in map(_fold_word, _KEPT_WORD.findall(quote)) if w]
+    # a quote without an unspaced script has the same words either way, found sooner so
+    unspaced = split_unspaced and _UNSPACED_RUN.search(quote)
+    found = (_KEPT_WORD if unspaced else _WORD).findall(quote)
+    words = [
+        w
+        for w in (
+            word.lower() if word.isascii() and word.isalnum() else _fold_word_remembered(word)
+            for word in found
+        )
+        if w
+    ]
+    if not split_unspaced or not _UNSPACED_RUN.search("".join(words)):
+        # (no word of an unspaced script: each is one word, kept when long enough)
+        return [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
     long_enough = [
         piece
         for w in words
