@@ -783,8 +783,9 @@ def _joined(head: np.ndarray, head_len: int, tail: np.ndarray, tail_len: int) ->
 
 class _SeedIndex:
     """Where each `seed`-character piece of a folded text starts, sampled every `seed_step`:
-    the pieces' hashes, sorted, beside their offsets (ascending among equal hashes), 12 bytes
-    a sampled piece. A dict of lists of offsets held the same in 20 to 50 bytes a character
+    the pieces' hashes, sorted, beside their offsets (in no order among equal hashes: a
+    quote's votes are sorted, and which of them count does not depend on it), 12 bytes a
+    sampled piece. A dict of lists of offsets held the same in 20 to 50 bytes a character
     of text, which made the worker's cache of prepared parses several times its budget."""
 
     __slots__ = ("hashes", "offsets", "one_piece_a_hash", "text")
@@ -794,7 +795,8 @@ class _SeedIndex:
         starts = np.arange(0, max(0, len(ftext) - seed + 1), THRESHOLDS.seed_step)
         codes = _code_points(ftext)
         hashes = _piece_hashes(codes, seed, THRESHOLDS.seed_step)
-        order = np.argsort(hashes, kind="stable")
+        # (numpy's default sort, not its stable one: four times faster here)
+        order = np.argsort(hashes)
         hashes, starts = hashes[order], starts[order]
         # Pieces seen more than `max_seed_hits` times say nothing about where a passage is.
         # (the hashes are sorted: their runs are counted where they change, not sorted again)
