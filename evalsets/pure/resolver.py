@@ -832,6 +832,11 @@ class _SeedIndex:
         # the pieces whose hash is indexed at all: only those are looked up again
         hit = np.flatnonzero(self.hashes[np.minimum(firsts, len(self.hashes) - 1)] == hashes)
         firsts = firsts[hit]
+        if self.one_piece_a_hash:
+            # each indexed piece of a hash holds the characters of the first: a piece that
+            # is not the first's is none of them
+            own = self._same(qf, self.offsets[firsts], hit)
+            hit, firsts = hit[own], firsts[own]
         counts = np.searchsorted(self.hashes, hashes[hit], "right") - firsts
         # every index of the hit pieces' runs of equal hashes, with the piece it is for
         ends = np.cumsum(counts)
@@ -839,11 +844,8 @@ class _SeedIndex:
         at = self.offsets[np.repeat(firsts, counts) + runs].astype(np.int64)
         off = np.repeat(hit, counts)
         if self.one_piece_a_hash:
-            # each indexed piece of a hash holds the characters of the first
-            own = np.repeat(self._same(qf, self.offsets[firsts], hit), counts)
-        else:
-            own = self._same(qf, at, off)
-        return np.sort((at - off)[own])
+            return np.sort(at - off)
+        return np.sort((at - off)[self._same(qf, at, off)])
 
     def _same(self, qf: str, at: np.ndarray, off: np.ndarray) -> np.ndarray:
         """Whether the text's piece at each of `at` is the quote's at `off`, piece by
