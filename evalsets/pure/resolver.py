@@ -558,6 +558,11 @@ def fold(text: str) -> str:
     return text.translate(_FOLD_TABLE)
 
 
+#: `fold` of a whole quote, remembered for the few calls of one resolution: each tier, and
+#: the checks after it, would fold the same quote again.
+_fold_quote = lru_cache(maxsize=16)(fold)
+
+
 # ---------------------------------------------------------------------------
 # Candidates and choosing between them
 # ---------------------------------------------------------------------------
@@ -778,17 +783,20 @@ def _joined(head: np.ndarray, head_len: int, tail: np.ndarray, tail_len: int) ->
 
 class _SeedIndex:
     """Where each `seed`-character piece of a folded text starts, sampled every `seed_step`:
-    the pieces' hashes, sorted, beside their offsets (ascending among equal hashes), 12 bytes
-    a sampled piece. A dict of lists of offsets held the same in 20 to 50 bytes a character
+    the pieces' hashes, sorted, beside their offsets (in no order among equal hashes: a
+    quote's votes are sorted, and which of them count does not depend on it), 12 bytes a
+    sampled piece. A dict of lists of offsets held the same in 20 to 50 bytes a character
     of text, which made the worker's cache of prepared parses several times its budget."""
 
-    __slots__ = ("hashes", "offsets", "text")
+    __slots__ = ("hashes", "offsets", "one_piece_a_hash", "text")
 
     def __init__(self, ftext: str) -> None:
         seed = THRESHOLDS.seed
         starts = np.arange(0, max(0, len(ftext) - seed + 1), THRESHOLDS.seed_step)
-        hashes = _piece_hashes(_code_points(ftext), seed, THRESHOLDS.seed_step)
-        order = np.argsort(hashes, kind="stable")
+        codes = _code_points(ftext)
+        hashes = _piece_hashes(codes, seed, THRESHOLDS.seed_step)
+        # (numpy's default sort, not its stable one: four times faster here)
+        order = np.argsort(hashes)
         hashes, starts = hashes[order], starts[order]
         # Pieces seen more than `max_seed_hits` times say nothing about where a passage is.
         # (the hashes are sorted: their runs are counted where they change, not sorted again)
@@ -798,6 +806,13 @@ class _SeedIndex:
         self.hashes = hashes[keep]
         self.offsets = starts[keep].astype(np.int32 if len(ftext) < 2**31 else np.int64)
         self.text = ftext
+        # Whether the indexed pieces sharing a hash all hold the same characters (two
+        # different pieces may share a 64-bit hash, but none has been seen to): then a
+        # quote's piece is compared with one indexed piece of its hash, not with each.
+        alike = np.flatnonzero(self.hashes[1:] == self.hashes[:-1])
+        rows = _windows(codes, seed) if len(alike) else codes[:0]
+        at = self.offsets[alike]
+        self.one_piece_a_hash = bool((rows[at] == rows[self.offsets[alike + 1]]).all())
 
     @property
     def nbytes(self) -> int:
@@ -817,21 +832,32 @@ class _SeedIndex:
         # the pieces whose hash is indexed at all: only those are looked up again
         hit = np.flatnonzero(self.hashes[np.minimum(firsts, len(self.hashes) - 1)] == hashes)
         firsts = firsts[hit]
+        if self.one_piece_a_hash:
+            # each indexed piece of a hash holds the characters of the first: a piece that
+            # is not the first's is none of them
+            own = self._same(qf, self.offsets[firsts], hit)
+            hit, firsts = hit[own], firsts[own]
         counts = np.searchsorted(self.hashes, hashes[hit], "right") - firsts
         # every index of the hit pieces' runs of equal hashes, with the piece it is for
         ends = np.cumsum(counts)
         runs = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - counts, counts)
         at = self.offsets[np.repeat(firsts, counts) + runs].astype(np.int64)
         off = np.repeat(hit, counts)
-        text = self.text
-        own = np.array(
+        if self.one_piece_a_hash:
+            return np.sort(at - off)
+        return np.sort((at - off)[self._same(qf, at, off)])
+
+    def _same(self, qf: str, at: np.ndarray, off: np.ndarray) -> np.ndarray:
+        """Whether the text's piece at each of `at` is the quote's at `off`, piece by
+        piece."""
+        seed, text = THRESHOLDS.seed, self.text
+        return np.array(
             [
                 text[p : p + seed] == qf[o : o + seed]
                 for p, o in zip(at.tolist(), off.tolist(), strict=True)
             ],
             dtype=bool,
         )
-        return np.sort((at - off)[own])
 
 
 def _clusters(votes: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
@@ -931,7 +957,7 @@ class PreparedText:
         """A fuzzy span far longer than the quote is refused, and offered: whatever path made
         it, the passage was not found, only a stretch holding some of its words."""
         assert res.start is not None and res.end is not None
-        qlen = len(fold(q))
+        qlen = len(_fold_quote(q))
         span = len(fold(self.text[res.start : res.end]))
         if span <= THRESHOLDS.max_span_stretch * qlen + THRESHOLDS.max_span_extra:
             return res
@@ -992,7 +1018,7 @@ class PreparedText:
         if occurrence < 0:
             raise ValueError(f"occurrence must be >= 0, got {occurrence}")
         q = quote.strip() if quote else ""
-        qf = fold(q) if q else ""
+        qf = _fold_quote(q) if q else ""
         if not qf:
             return Resolution(
                 NOT_FOUND,
@@ -1514,7 +1540,7 @@ class PreparedText:
             pool = [c for c in pool if self.page_at(c.start) == page_hint]
         if occurrence >= len(pool):
             return None
-        n, qlen = len(pool), len(fold(q))
+        n, qlen = len(pool), len(_fold_quote(q))
         where = f" on page {page_hint}" if paged else ""
         how = "found as highlighted, whitespace aside"
         picked = self._by_context(pool, context) if n > 1 and not occurrence and context else None
@@ -1551,7 +1577,7 @@ class PreparedText:
         page = self.page_at(only.start) if self.page_starts else None
         others = [
             c
-            for c in self._literal_candidates(q, fold(q))
+            for c in self._literal_candidates(q, _fold_quote(q))
             if c.start != only.start and (page is None or self.page_at(c.start) == page)
         ]
         if not others:
@@ -2064,11 +2090,14 @@ def _covers(qf: str, window: str, k: int, need: int) -> bool:
     """Whether about `need` characters of `qf` lie in `k`-character pieces that `window`
     holds anywhere, in any order: pieces start every `k // 2` characters, each found counts
     for the `k // 2` it starts with, each looked up in C. Stops as soon as the answer is
-    known (most windows of a passage that is not there miss piece after piece)."""
+    known (most windows of a passage that is not there miss piece after piece). The pieces
+    are looked up from the quote's end: a quote whose head is here and whose tail is not
+    misses its last pieces, so the answer is known sooner (the count, and so the answer, is
+    the same in any order)."""
     step = max(1, k // 2)
     starts = range(0, len(qf) - k + 1, step)
     have, left = 0, len(starts) * step
-    for p in starts:
+    for p in reversed(starts):
         left -= step
         if qf[p : p + k] in window:
             have += step
@@ -2162,19 +2191,29 @@ def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     nq, nw = len(qf) - k + 1, len(window) - k + 1
     if nq <= 0 or nw <= 0:
         return []
-    qcodes, wcodes = _code_points(qf), _code_points(window)
-    qhashes = _piece_hashes(qcodes, k)
-    order = np.argsort(qhashes, kind="stable")
-    qhashes = qhashes[order]
-    whashes = _piece_hashes(wcodes, k)
-    firsts = np.searchsorted(qhashes, whashes, "left")
-    counts = np.searchsorted(qhashes, whashes, "right") - firsts
+    # the quote and the window hashed in one pass (a piece's hash is that of its characters
+    # alone; the pieces running from one into the other are not looked at)
+    codes = _code_points(qf + window)
+    hashes = _piece_hashes(codes, k).view(np.int64)
+    rows = _windows(codes, k)
+    # the quote's pieces are looked up among the window's, sorted: numpy searches a few
+    # keys in a long sorted array faster than many keys in a short one. Which pairs hash
+    # alike, not their order, decides the runs (they are sorted along diagonals below), and
+    # only pieces with equal characters are kept, so any hash would answer the same.
+    qhashes, whashes = hashes[:nq], hashes[len(qf) :]
+    order = np.argsort(whashes)
+    whashes = whashes[order]
+    firsts = np.searchsorted(whashes, qhashes, "left")
+    # the quote's pieces whose hash the window has at all: only those are looked up again
+    hit = np.flatnonzero(whashes[np.minimum(firsts, nw - 1)] == qhashes)
+    firsts = firsts[hit]
+    counts = np.searchsorted(whashes, qhashes[hit], "right") - firsts
     ends = np.cumsum(counts)
-    total = int(ends[-1])
-    # every (window, quote) pair of positions whose pieces hash alike, window-major
-    t = np.repeat(np.arange(nw), counts)
-    p = order[np.repeat(firsts, counts) + np.arange(total) - np.repeat(ends - counts, counts)]
-    same = (_windows(qcodes, k)[p] == _windows(wcodes, k)[t]).all(axis=1)
+    total = int(ends[-1]) if len(ends) else 0
+    # every (window, quote) pair of positions whose pieces hash alike
+    p = np.repeat(hit, counts)
+    t = order[np.repeat(firsts, counts) + np.arange(total) - np.repeat(ends - counts, counts)]
+    same = (rows[p] == rows[t + len(qf)]).all(axis=1)
     t, p = t[same], p[same]
     keep = np.bincount(t, minlength=nw)[t] <= 4
     t, p = t[keep], p[keep]
@@ -2208,26 +2247,7 @@ def _chain(
     if len(segs) > THRESHOLDS.max_chain_segments:
         segs = sorted(segs, key=lambda s: -s[2])[: THRESHOLDS.max_chain_segments]
         segs.sort(key=lambda s: (s[0], s[1]))
-    # a run may overlap the one before it in the chain (both hold the same few characters,
-    # "...global|in the..." read twice): it then joins with its start trimmed
-    best = [0.0] * len(segs)
-    back = [-1] * len(segs)
-    trim = [0] * len(segs)
-    for j, (pj, tj, lj) in enumerate(segs):
-        best[j] = lj
-        for i in range(j):
-            pi, ti, li = segs[i]
-            if pi >= pj or ti >= tj:
-                continue
-            overlap = max(0, pi + li - pj, ti + li - tj)
-            if overlap >= lj:
-                continue
-            jump = abs((tj - ti) - (pj - pi))
-            value = best[i] + lj - overlap - min(jump, 8) * 0.5 - jump * 0.05
-            if value > best[j]:
-                best[j] = value
-                back[j] = i
-                trim[j] = overlap
+    best, back, trim = _chain_links(segs)
     j = max(range(len(segs)), key=best.__getitem__)
     chain: list[tuple[int, int, int]] = []
     used: set[int] = set()
@@ -2239,6 +2259,49 @@ def _chain(
         j = back[j]
     chain.reverse()
     return chain, [seg for index, seg in enumerate(segs) if index not in used]
+
+
+def _chain_links(segs: list[list[int]]) -> tuple[list[float], list[int], list[int]]:
+    """For each run `(quote_pos, window_pos, length)` (in order of quote, then window
+    position): the best value of a chain ending with it (matched quote characters less a
+    small cost per jump), the run before it in that chain (-1 for none) and how much of its
+    start that run already holds.
+
+    A run may overlap the one before it in the chain (both hold the same few characters,
+    "...global|in the..." read twice): it then joins with its start trimmed. Written out
+    with plain comparisons in place of `max`, `min` and `abs` (the same values, computed in
+    the same order): this loop runs over every pair of runs."""
+    ps = [s[0] for s in segs]
+    ts = [s[1] for s in segs]
+    diagonals = [t - p for p, t in zip(ps, ts, strict=True)]
+    quote_ends = [p + s[2] for p, s in zip(ps, segs, strict=True)]
+    window_ends = [t + s[2] for t, s in zip(ts, segs, strict=True)]
+    best: list[float] = []
+    back: list[int] = []
+    trim: list[int] = []
+    for j, (pj, tj, lj) in enumerate(segs):
+        value_j, back_j, trim_j, dj = lj, -1, 0, diagonals[j]
+        for i in range(j):
+            pi, ti = ps[i], ts[i]
+            if pi >= pj or ti >= tj:
+                continue
+            overlap, other = quote_ends[i] - pj, window_ends[i] - tj
+            if other > overlap:
+                overlap = other
+            if overlap < 0:
+                overlap = 0
+            if overlap >= lj:
+                continue
+            jump = dj - diagonals[i]
+            if jump < 0:
+                jump = -jump
+            value = best[i] + lj - overlap - (jump if jump < 8 else 8) * 0.5 - jump * 0.05
+            if value > value_j:
+                value_j, back_j, trim_j = value, i, overlap
+        best.append(value_j)
+        back.append(back_j)
+        trim.append(trim_j)
+    return best, back, trim
 
 
 _TIER_WORDS = {
@@ -2273,7 +2336,7 @@ class _Context:
         if self._folded is None:
             p, s = self._raw
             head, tail = self._edges
-            fhead, ftail = fold(head), fold(tail)
+            fhead, ftail = _fold_word(head), _fold_word(tail)
             fp = fold(p + head) if p else ""
             if fp and fhead:
                 fp = fp[: -len(fhead)]
@@ -2295,10 +2358,10 @@ class _Context:
             head, tail = self._edges
             before = _folded_lines(p + head) if p else []
             if before and head:
-                before[-1] = before[-1][: len(before[-1]) - len(fold(head))]
+                before[-1] = before[-1][: len(before[-1]) - len(_fold_word(head))]
             after = _folded_lines(tail + s) if s else []
             if after and tail:
-                after[0] = after[0][len(fold(tail)) :]
+                after[0] = after[0][len(_fold_word(tail)) :]
             self._lines = (before, after)
         return self._lines
 
@@ -2488,7 +2551,16 @@ _KEPT_WORD = re.compile(f"[{_UNSPACED}]+|(?:(?![{_UNSPACED}])\\w)+")
 
 #: `fold` of one word, remembered: the same words recur from quote to quote, and the words
 #: of each quote that reaches the approximate tier are folded one by one, several times.
-_fold_word = lru_cache(maxsize=4096)(fold)
+_fold_word_remembered = lru_cache(maxsize=4096)(fold)
+
+
+def _fold_word(word: str) -> str:
+    """`fold` of one word (or character). An ASCII word of letters and digits folds to its
+    lower case (no cut applies: they need a mark, a hyphen or a line break; each letter
+    only loses its case), the most common word, answered without the cache."""
+    if word.isascii() and word.isalnum():
+        return word.lower()
+    return _fold_word_remembered(word)
 
 
 def _long_words(quote: str, *, split_unspaced: bool = False) -> list[str]:
@@ -2500,10 +2572,25 @@ def _long_words(quote: str, *, split_unspaced: bool = False) -> list[str]:
     absent passages were offered held out, and no miss more)."""
     if "(cid:" in quote:
         quote = _CID.sub(" ", quote)
-    if not split_unspaced:
-        words = [w for w in map(_fold_word, _WORD.findall(quote)) if w]
+    if quote.isascii() and "_" not in quote:
+        # each word is letters and digits, folding to its lower case (`_fold_word`), and
+        # none is of an unspaced script: both kinds of words are these
+        words = _WORD.findall(quote.lower())
         return [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
-    words = [w for w in map(_fold_word, _KEPT_WORD.findall(quote)) if w]
+    # a quote without an unspaced script has the same words either way, found sooner so
+    unspaced = split_unspaced and _UNSPACED_RUN.search(quote)
+    found = (_KEPT_WORD if unspaced else _WORD).findall(quote)
+    words = [
+        w
+        for w in (
+            word.lower() if word.isascii() and word.isalnum() else _fold_word_remembered(word)
+            for word in found
+        )
+        if w
+    ]
+    if not split_unspaced or not _UNSPACED_RUN.search("".join(words)):
+        # (no word of an unspaced script: each is one word, kept when long enough)
+        return [w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words
     long_enough = [
         piece
         for w in words
@@ -2523,33 +2610,76 @@ def _holds_words(long_words: list[str], folded_span: str, share: float) -> bool:
     """Whether the folded span holds at least `share` of the quote's words (`_long_words`),
     a word counting when it occurs within one edit per `offer_word_edits_every` of its
     characters: a misspelt word ("acrue") is still the quote's, a word from another passage
-    is not. The words missing verbatim that cannot be near (too short, or beyond edlib's
-    alphabet) are counted first and edlib is asked about the others only while the answer
-    is open: absent passages, most of what reaches here, miss many words."""
+    is not. The answer is how many words fail, against how many may: the words missing
+    verbatim that cannot be near (too short) are counted first, and each other missing word
+    is looked at only while the answer is open: absent passages, most of what reaches
+    here, miss many words."""
     if not long_words or not folded_span:
         return False
     every = THRESHOLDS.offer_word_edits_every
     allowed = len(long_words) - math.ceil(share * len(long_words) - 1e-9)
-    missing = [w for w in long_words if w not in folded_span]
-    if len(missing) <= allowed:
+    # the last words first: a passage whose head is here and whose tail is not misses its
+    # last words, and a missing word too short to be near decides the answer at once
+    near: list[str] = []
+    for w in reversed(long_words):
+        if w in folded_span:
+            continue
+        if len(w) >= every:
+            near.append(w)
+        elif allowed:
+            allowed -= 1
+        else:
+            return False
+    if len(near) <= allowed:
         return True
-    # A long span of Chinese text holds hundreds of distinct characters: a misspelt word
-    # counts only in a span of at most 256 (`_EDLIB_ALPHABET`), where the offers' thresholds
-    # were chosen (counting it in wider spans offered two more absent passages held out).
-    alphabet = set(folded_span) if any(len(w) >= every for w in missing) else set()
-    near = [w for w in missing if len(w) >= every and len(alphabet.union(w)) <= _EDLIB_ALPHABET]
-    allowed -= len(missing) - len(near)
-    if allowed < 0:
-        return False
+    alphabet = _Alphabet(folded_span)
     for w in near:
-        # `near` words share at most `_EDLIB_ALPHABET` characters with the span, so edlib
-        # takes them as they are (`_distance` would gather the span's characters again)
-        found = edlib.align(w, folded_span, mode="HW", task="distance")["editDistance"]
-        if (found if found >= 0 else len(w)) > len(w) // every:
+        if not _is_near(w, folded_span, every, alphabet):
             allowed -= 1
             if allowed < 0:
                 return False
     return True
+
+
+class _Alphabet:
+    """The distinct characters of a span, gathered only if a word needs them."""
+
+    __slots__ = ("_chars", "span")
+
+    def __init__(self, span: str) -> None:
+        self.span = span
+        self._chars: set[str] | None = None
+
+    def fits(self, word: str) -> bool:
+        """Whether the span and `word` hold at most `_EDLIB_ALPHABET` characters together."""
+        if self._chars is None:
+            self._chars = set(self.span)
+        chars = self._chars
+        return (
+            len(chars) + len(word) <= _EDLIB_ALPHABET or len(chars.union(word)) <= _EDLIB_ALPHABET
+        )
+
+
+def _is_near(word: str, span: str, every: int, alphabet: _Alphabet) -> bool:
+    """Whether `word` (missing from `span` verbatim) occurs in it within one edit per
+    `every` of its characters. A long span of Chinese text holds hundreds of distinct
+    characters: a misspelt word counts only where it and the span hold at most 256
+    (`_EDLIB_ALPHABET`), where the offers' thresholds were chosen (counting it in wider
+    spans offered two more absent passages held out).
+
+    Exact filter first: a copy within `edits` edits leaves at least one of `edits + 1`
+    pieces of the word untouched (each edit touches at most one piece), so a word none of
+    whose pieces is in the span is more than `edits` edits from any part of it, which is
+    what edlib would answer, without asking it."""
+    edits = len(word) // every
+    n, parts = len(word), edits + 1
+    pieces = (word[i * n // parts : (i + 1) * n // parts] for i in range(parts))
+    if not any(piece in span for piece in pieces) or not alphabet.fits(word):
+        return False
+    # the word shares at most `_EDLIB_ALPHABET` characters with the span, so edlib takes
+    # them as they are (`_distance` would gather the span's characters again)
+    found = edlib.align(word, span, mode="HW", task="distance")["editDistance"]
+    return (found if found >= 0 else len(word)) <= edits
 
 
 def _distance(pattern: str, window: str) -> int:
