@@ -27,6 +27,7 @@ from django.db.models import (
 from django.db.models.functions import Greatest, Substr
 from django.shortcuts import get_object_or_404
 
+from evalsets import written
 from evalsets.anchoring.portability import reference_span
 from evalsets.models import (
     FOUND_STATUSES,
@@ -55,24 +56,24 @@ def item_in_set(workspace, set_slug: str, item_id: str) -> EvalItem | None:
     anchor request reads both. The item whole; its set's id, workspace and slug (any other
     field of the set is read when asked for). Read by a query written out: the ORM took
     more CPU to build it than an anchor create spends on its writes."""
-    found = list(EvalItem.objects.raw(_item_in_set_sql(), [workspace.pk, set_slug, item_id]))
-    if not found:
+    params = [workspace.pk, set_slug, item_id]
+    found = written.first(EvalItem, written.concrete(EvalItem), _item_in_set_sql(), params)
+    if found is None:
         return None
-    item = found[0]
+    item, _rest = found
     item.evalset = EvalSet.from_db(
         item._state.db, ["id", "workspace_id", "slug"], [item.evalset_id, workspace.pk, set_slug]
     )
     item.evalset.workspace = workspace
-    del item.evalset_slug
     return item
 
 
 @functools.cache
 def _item_in_set_sql() -> str:
     q = connection.ops.quote_name
-    columns = ", ".join(f"i.{q(field.column)}" for field in EvalItem._meta.concrete_fields)
+    columns = written.select_list(EvalItem, "i", written.concrete(EvalItem))
     return (
-        f"SELECT {columns}, s.{q('slug')} AS evalset_slug FROM {q(EvalItem._meta.db_table)} i "
+        f"SELECT {columns} FROM {q(EvalItem._meta.db_table)} i "
         f"JOIN {q(EvalSet._meta.db_table)} s ON i.{q('evalset_id')} = s.{q('id')} "
         f"WHERE s.{q('workspace_id')} = %s AND s.{q('slug')} = %s AND i.{q('item_id')} = %s"
     )
