@@ -28,7 +28,8 @@ From them it prints the cores a rate needs: web = rate x web CPU per create, wor
 parses x worker CPU per anchor per parse, PostgreSQL the sum of both its shares.
 
 Run: ``.venv/bin/python bench/capacity_bench.py [--anchors 1500] [--documents 6] [--pages 40]
-[--pdf-pages 60] [--release-items 2000] [--rate 500] [--parses 3]``. Uses a database
+[--pdf-pages 60] [--release-items 2000] [--rate 500] [--parses 3] [--only creates]``
+(``--only creates``: the anchor-create row alone). Uses a database
 ``gw_bench_capacity`` of its own and Redis db 14 (``--database``, ``--redis-db``), both
 emptied first; everything on 127.0.0.1.
 """
@@ -210,6 +211,14 @@ def ms(seconds: float) -> float:
     return round(seconds * 1000, 3)
 
 
+def report_creates(creates: dict, args) -> None:
+    print(
+        f"\nanchor created (HTTP), web (gunicorn): {ms(creates['web'])} ms of CPU each, "
+        f"PostgreSQL {ms(creates['pg'])} ms; {creates['made']:,} creates by 4 HTTP clients in "
+        f"{creates['wall']:.1f} s; load average now {svc.load_average()}"
+    )
+
+
 def report(creates: dict, one: dict, two: dict, pages: dict, release: dict, args) -> None:
     per_resolution = one["cpu"] / one["rows"]
     pg_resolution = one["pg"] / one["rows"]
@@ -269,11 +278,20 @@ def main() -> None:
     parser.add_argument("--parses", type=int, default=3, help="parses each anchor resolves in")
     parser.add_argument("--database", default=DATABASE)
     parser.add_argument("--redis-db", type=int, default=REDIS_DB)
+    parser.add_argument(
+        "--only",
+        choices=["creates"],
+        help="measure only this unit (creates: the anchor-create row, a minute instead of many)",
+    )
     args = parser.parse_args()
     args.side_pages, args.users, args.items_per_user = 1, 8, 50
     env = svc.prepare(args.database, args.redis_db)
     seeded = seed_anchors(args)
     creates = measure_creates(env, seeded, args)
+    if args.only == "creates":
+        svc.empty_broker(args.redis_db)
+        report_creates(creates, args)
+        return
     one = drain(env, 1, args.database)
     two = drain(env, 2, args.database)
     pages = measure_pdf_pages(env, args)

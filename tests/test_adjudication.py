@@ -9,11 +9,14 @@ import re
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from evalsets.anchoring import services as anchoring_services
 from evalsets.documents import selectors as documents_selectors
 from evalsets.models import EvalItem, GoldAnchor, ItemEvent, Membership, Role
+from evalsets.passages.selectors import overlapping_evidence
 from evalsets.review import adjudication, assignments, dashboard, workflow
+from evalsets.review import blind as blind_rule
 from tests.world import HANDBOOK
 
 pytestmark = pytest.mark.django_db
@@ -139,6 +142,51 @@ def test_a_new_highlights_overlap_warning_leaves_out_anothers_evidence_on_a_blin
     assert mine.status_code == 201 and mine.json()["overlaps"] == []  # bob's on b1 is hidden
     seen = client_for(reviewer).post(url, body, format="json")
     assert [(o["item"], o["quote"]) for o in seen.json()["overlaps"]] == [("b1", BOB_QUOTE)]
+
+
+def test_the_overlap_warning_leaves_out_exactly_the_anchors_the_blind_rule_hides_from_each_member(
+    blind, evalset, workspace, owner, annotator, bob, cara, reviewer, viewer, reference
+):
+    """The warning's query is written out in SQL; it must hide what ``visible_anchors`` hides:
+    on a blind item, on one adjudicated since, on one without overlap, an anchor nobody
+    made any more (its author deleted), for members of every role."""
+    settled = anchoring_services.item_create(
+        evalset=evalset, user=owner, item_id="s1", question="Settled?"
+    )
+    lone = anchoring_services.item_create(evalset=evalset, user=owner, item_id="l1", question="?")
+    assignments.assignments_create(
+        evalset=evalset,
+        by=owner,
+        usernames=["ann", "bob"],
+        kind="annotate",
+        item_ids=["s1"],
+        overlap=2,
+    )
+    for item in (settled, lone):
+        _highlight(item, annotator, ANN_QUOTE, reference)
+        _highlight(item, bob, ANN_QUOTE, reference)
+    EvalItem.objects.filter(pk=settled.pk).update(adjudicated_at=timezone.now())
+    orphan = _highlight(blind, owner, ANN_QUOTE, reference)
+    GoldAnchor.objects.filter(pk=orphan.pk).update(created_by=None)
+    new = _highlight(
+        anchoring_services.item_create(evalset=evalset, user=owner, item_id="n1", question="?"),
+        cara,
+        ANN_QUOTE,
+        reference,
+    )
+    others = GoldAnchor.objects.exclude(item=new.item).filter(quote=ANN_QUOTE)
+    seen_by = {}
+    for user in (annotator, bob, cara, reviewer, viewer, owner):
+        member = Membership.objects.get(workspace=workspace, user=user)
+        warned = {o["anchor"] for o in overlapping_evidence(new, reader=member)}
+        visible = {str(a.public_id) for a in blind_rule.visible_anchors(others, member)}
+        assert warned == visible, user.username
+        seen_by[user.username] = len(warned)
+    assert overlapping_evidence(new, reader=None) == overlapping_evidence(
+        new, reader=Membership.objects.get(workspace=workspace, user=owner)
+    )
+    # Each case tells: ann sees her own on b1, bob none there, nobody else's author-less one.
+    assert seen_by == {"ann": 5, "bob": 4, "cara": 4, "rita": 6, "vic": 4, "olive": 6}
 
 
 def test_the_history_and_the_changes_feed_leave_out_the_other_annotators_quotes(

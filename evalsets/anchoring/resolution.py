@@ -376,17 +376,17 @@ def _claim_resolution(document_id: int) -> bool:
     document would fill the queue with such messages ahead of every other document's."""
     now = timezone.now()
     lost = now - timedelta(seconds=settings.GROUNDWORK_SWEEP_STALE_S)
-    waiting = Q(resolve_queued_at__isnull=False, resolve_queued_at__gte=lost)
-    documents = Document.objects.filter(pk=document_id)
     # A read first: on SQLite it takes no write lock, and in a burst the flag is mostly set.
     # Written out: it follows every anchor create, and the ORM's build of it cost more CPU
-    # than the database's answer.
+    # than the database's answer (so the writes' queries are built only when needed).
     with connection.cursor() as cursor:
         cursor.execute(
             _waiting_sql(), [document_id, connection.ops.adapt_datetimefield_value(lost)]
         )
         if cursor.fetchone() is not None:
             return False
+    waiting = Q(resolve_queued_at__isnull=False, resolve_queued_at__gte=lost)
+    documents = Document.objects.filter(pk=document_id)
     if documents.filter(being_resolved(now)).exclude(waiting).update(resolve_queued_at=now):
         return False
     return documents.exclude(waiting).update(resolve_queued_at=now) == 1

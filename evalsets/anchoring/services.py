@@ -11,7 +11,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from evalsets import access, idempotency, queue, validation
+from evalsets import access, idempotency, queue, validation, written
 from evalsets.anchoring import resolution
 from evalsets.errors import Conflict, InvalidInput
 from evalsets.models import (
@@ -391,7 +391,7 @@ def anchor_create_from_highlight(
     with transaction.atomic():
         # locks the item's row (an approval waits for us) and bumps its version
         version = _touch_editable(item)
-        anchor = GoldAnchor.objects.create(
+        anchor = GoldAnchor(
             item=item,
             source_id=parse.document.source_id,
             document=parse.document,
@@ -401,6 +401,7 @@ def anchor_create_from_highlight(
             suggested=provenance,
             **highlighted,
         )
+        written.insert(anchor)
         _anchor_created(anchor, user=user, version=version, touched=True)
     return anchor
 

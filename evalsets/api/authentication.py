@@ -15,14 +15,17 @@ from django.db import connection
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 
+from evalsets import written
+
 
 class TokenAuthentication(authentication.TokenAuthentication):
     def authenticate_credentials(self, key):
         model = self.get_model()
-        found = list(get_user_model().objects.raw(_token_sql(), [key]))
-        if not found:
+        users = get_user_model()
+        found = written.first(users, written.concrete(users), _token_sql(), [key])
+        if found is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        user = found[0]
+        user, _rest = found
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         token = model.from_db(user._state.db, ["key", "user_id"], [key, user.pk])
@@ -34,7 +37,7 @@ class TokenAuthentication(authentication.TokenAuthentication):
 def _token_sql() -> str:
     q = connection.ops.quote_name
     users = get_user_model()
-    columns = ", ".join(f"u.{q(field.column)}" for field in users._meta.concrete_fields)
+    columns = written.select_list(users, "u", written.concrete(users))
     tokens = authentication.TokenAuthentication().get_model()
     return (
         f"SELECT {columns} FROM {q(users._meta.db_table)} u "

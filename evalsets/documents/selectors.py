@@ -12,7 +12,7 @@ from django.db.models import (
 )
 from django.shortcuts import get_object_or_404
 
-from evalsets import validation
+from evalsets import validation, written
 from evalsets.anchoring.selectors import anchors_for
 from evalsets.errors import InvalidInput
 from evalsets.models import (
@@ -103,30 +103,27 @@ def parse_in_workspace(workspace, public_id) -> ParseVersion:
     workspace, source id; any other field is read when asked for). Read by a query written
     out: the ORM took a millisecond of CPU to build it, a tenth of an anchor create."""
     prepared = ParseVersion._meta.get_field("public_id").get_db_prep_value(public_id, connection)
-    found = list(ParseVersion.objects.raw(_parse_in_workspace_sql(), [prepared, workspace.pk]))
-    if not found:
+    fields = written.concrete(ParseVersion, leaving=("text",))
+    found = written.first(ParseVersion, fields, _parse_in_workspace_sql(), [prepared, workspace.pk])
+    if found is None:
         raise InvalidInput(f"no parse {str(public_id)!r} in this workspace", field="parse")
-    parse = found[0]
+    parse, (workspace_id, source_id) = found
     parse.document = Document.from_db(
         parse._state.db,
         ["id", "workspace_id", "source_id"],
-        [parse.document_id, parse.document_workspace_id, parse.document_source_id],
+        [parse.document_id, workspace_id, source_id],
     )
-    del parse.document_workspace_id, parse.document_source_id
     return parse
 
 
 @functools.cache
 def _parse_in_workspace_sql() -> str:
     q = connection.ops.quote_name
-    columns = ", ".join(
-        f"p.{q(field.column)}"
-        for field in ParseVersion._meta.concrete_fields
-        if field.name != "text"
+    columns = written.select_list(
+        ParseVersion, "p", written.concrete(ParseVersion, leaving=("text",))
     )
     return (
-        f"SELECT {columns}, d.{q('workspace_id')} AS document_workspace_id, "
-        f"d.{q('source_id')} AS document_source_id "
+        f"SELECT {columns}, d.{q('workspace_id')}, d.{q('source_id')} "
         f"FROM {q(ParseVersion._meta.db_table)} p "
         f"JOIN {q(Document._meta.db_table)} d ON p.{q('document_id')} = d.{q('id')} "
         f"WHERE p.{q('public_id')} = %s AND d.{q('workspace_id')} = %s"

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 
-from evalsets import origin
+from evalsets import origin, written
 from evalsets.models import EvalItem, EventKind, GoldAnchor, ItemEvent
 
 User = get_user_model()
@@ -46,7 +46,7 @@ def record(
         row_version = _current_row_version(item)
     if row_version is not None:
         data["row_version"] = row_version
-    return ItemEvent.objects.create(
+    event = ItemEvent(
         workspace_id=evalset.workspace_id,
         evalset_slug=evalset.slug,
         item_key=item.item_id,
@@ -61,6 +61,8 @@ def record(
         data=data,
         tab=origin.current_tab(),
     )
+    written.insert(event)
+    return event
 
 
 def _plain(value: Any) -> Any:

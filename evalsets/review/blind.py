@@ -21,6 +21,7 @@ Each anchor says who made it (``created_by``), so the people who see all can tel
 
 from __future__ import annotations
 
+from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
@@ -87,6 +88,29 @@ def visible_anchors(anchors: QuerySet[GoldAnchor], membership) -> QuerySet[GoldA
     if membership is None or sees_all(membership.role):
         return anchors
     return anchors.exclude(_blind_item() & ~Q(created_by=membership.user))
+
+
+def hidden_anchor_sql(anchor: str, item: str) -> tuple[str, list]:
+    """``visible_anchors``' rule for a query written out in SQL, which reads anchors as
+    ``anchor`` joined to their item as ``item``: a condition true for the anchors the member
+    may not see, and its parameters but the member's user id, which comes last. The same
+    predicate Django builds for ``visible_anchors`` (the query of the overlap warning asks
+    it on every anchor create); ``tests/test_adjudication.py`` holds the two to the same
+    answers."""
+    q = connection.ops.quote_name
+    table = q(ItemAssignment._meta.db_table)
+    kind = AssignmentKind.ANNOTATE.value
+    second = (
+        f"EXISTS (SELECT 1 FROM {table} v WHERE v.{q('item_id')} = {anchor}.{q('item_id')} "
+        f"AND v.{q('kind')} = %s AND v.{q('id')} > (SELECT u.{q('id')} FROM {table} u "
+        f"WHERE u.{q('item_id')} = v.{q('item_id')} AND u.{q('kind')} = %s "
+        f"ORDER BY u.{q('id')} LIMIT 1))"
+    )
+    return (
+        f"({second} AND {item}.{q('adjudicated_at')} IS NULL "
+        f"AND NOT ({anchor}.{q('created_by_id')} = %s))",
+        [kind, kind],
+    )
 
 
 def visible_anchor_count(relation: str, membership) -> Coalesce:

@@ -14,7 +14,7 @@ from django.db.models import (
 )
 from django.http import Http404
 
-from evalsets import sweep, validation
+from evalsets import sweep, validation, written
 from evalsets.models import (
     Invitation,
     Membership,
@@ -34,16 +34,16 @@ def membership_for(user, workspace_slug: str) -> Membership:
     # One row at most (one membership per user and workspace), read by a query written out:
     # every API request asks it, and the ORM took more CPU to build it than to run it. The
     # workspace whole; the membership's id, role and keys (its creation time when asked).
-    found = list(Workspace.objects.raw(_membership_sql(), [workspace_slug, user.pk]))
-    if not found:
+    fields = written.concrete(Workspace)
+    found = written.first(Workspace, fields, _membership_sql(), [workspace_slug, user.pk])
+    if found is None:
         raise Http404("no such workspace")
-    workspace = found[0]
+    workspace, (membership_id, role) = found
     membership = Membership.from_db(
         workspace._state.db,
         ["id", "workspace_id", "user_id", "role"],
-        [workspace.membership_id, workspace.pk, user.pk, workspace.membership_role],
+        [membership_id, workspace.pk, user.pk, role],
     )
-    del workspace.membership_id, workspace.membership_role
     membership.workspace = workspace
     membership.user = user
     return membership
@@ -52,9 +52,9 @@ def membership_for(user, workspace_slug: str) -> Membership:
 @functools.cache
 def _membership_sql() -> str:
     q = connection.ops.quote_name
-    columns = ", ".join(f"w.{q(field.column)}" for field in Workspace._meta.concrete_fields)
+    columns = written.select_list(Workspace, "w", written.concrete(Workspace))
     return (
-        f"SELECT {columns}, m.{q('id')} AS membership_id, m.{q('role')} AS membership_role "
+        f"SELECT {columns}, m.{q('id')}, m.{q('role')} "
         f"FROM {q(Workspace._meta.db_table)} w "
         f"JOIN {q(Membership._meta.db_table)} m ON m.{q('workspace_id')} = w.{q('id')} "
         f"WHERE w.{q('slug')} = %s AND m.{q('user_id')} = %s"

@@ -207,19 +207,11 @@ class AnchorViewSet(_InSet, viewsets.GenericViewSet):
     def item(self):
         """The URL's item, read with its set in one query (every anchor request needs both);
         when there is none, the answer is the 404 the set's or the item's own lookup gives."""
-        found = list(
-            EvalItem.objects.select_related("evalset")
-            .filter(
-                evalset__workspace=self.workspace,
-                evalset__slug=self.kwargs["set_slug"],
-                item_id=self.kwargs["item"],
-            )
-            .order_by()[:1]
+        item = anchoring_selectors.item_in_set(
+            self.workspace, self.kwargs["set_slug"], self.kwargs["item"]
         )
-        if not found:
+        if item is None:
             return get_object_or_404(self.evalset.items.all(), item_id=self.kwargs["item"])
-        item = found[0]
-        item.evalset.workspace = self.workspace
         self.__dict__["evalset"] = item.evalset  # the cached_property's slot: no second read
         return item
 
