@@ -828,24 +828,27 @@ class _SeedIndex:
         if len(qf) < seed or not len(self.hashes):
             return np.zeros(0, dtype=np.int64)
         hashes = _piece_hashes(_code_points(qf), seed)
-        firsts = np.searchsorted(self.hashes, hashes, "left")
+        # (the arrays' own methods, not numpy's functions of the same name: the functions
+        # only hand over to them, at a microsecond a call, and a quote makes a dozen calls)
+        firsts = self.hashes.searchsorted(hashes, "left")
         # the pieces whose hash is indexed at all: only those are looked up again
-        hit = np.flatnonzero(self.hashes[np.minimum(firsts, len(self.hashes) - 1)] == hashes)
+        hit = (self.hashes[np.minimum(firsts, len(self.hashes) - 1)] == hashes).nonzero()[0]
         firsts = firsts[hit]
         if self.one_piece_a_hash:
             # each indexed piece of a hash holds the characters of the first: a piece that
             # is not the first's is none of them
             own = self._same(qf, self.offsets[firsts], hit)
             hit, firsts = hit[own], firsts[own]
-        counts = np.searchsorted(self.hashes, hashes[hit], "right") - firsts
+        counts = self.hashes.searchsorted(hashes[hit], "right") - firsts
         # every index of the hit pieces' runs of equal hashes, with the piece it is for
-        ends = np.cumsum(counts)
-        runs = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - counts, counts)
-        at = self.offsets[np.repeat(firsts, counts) + runs].astype(np.int64)
-        off = np.repeat(hit, counts)
-        if self.one_piece_a_hash:
-            return np.sort(at - off)
-        return np.sort((at - off)[self._same(qf, at, off)])
+        ends = counts.cumsum()
+        runs = np.arange(int(ends[-1]) if len(ends) else 0) - (ends - counts).repeat(counts)
+        at = self.offsets[firsts.repeat(counts) + runs].astype(np.int64)
+        votes = at - hit.repeat(counts)
+        if not self.one_piece_a_hash:
+            votes = votes[self._same(qf, at, hit.repeat(counts))]
+        votes.sort()
+        return votes
 
     def _same(self, qf: str, at: np.ndarray, off: np.ndarray) -> np.ndarray:
         """Whether the text's piece at each of `at` is the quote's at `off`, piece by
@@ -2201,18 +2204,20 @@ def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     # alike, not their order, decides the runs (they are sorted along diagonals below), and
     # only pieces with equal characters are kept, so any hash would answer the same.
     qhashes, whashes = hashes[:nq], hashes[len(qf) :]
-    order = np.argsort(whashes)
+    # (the arrays' own methods where numpy's functions would only hand over to them: a
+    # window makes some twenty such calls, each costing about a microsecond more so)
+    order = whashes.argsort()
     whashes = whashes[order]
-    firsts = np.searchsorted(whashes, qhashes, "left")
+    firsts = whashes.searchsorted(qhashes, "left")
     # the quote's pieces whose hash the window has at all: only those are looked up again
-    hit = np.flatnonzero(whashes[np.minimum(firsts, nw - 1)] == qhashes)
+    hit = (whashes[np.minimum(firsts, nw - 1)] == qhashes).nonzero()[0]
     firsts = firsts[hit]
-    counts = np.searchsorted(whashes, qhashes[hit], "right") - firsts
-    ends = np.cumsum(counts)
+    counts = whashes.searchsorted(qhashes[hit], "right") - firsts
+    ends = counts.cumsum()
     total = int(ends[-1]) if len(ends) else 0
     # every (window, quote) pair of positions whose pieces hash alike
-    p = np.repeat(hit, counts)
-    t = order[np.repeat(firsts, counts) + np.arange(total) - np.repeat(ends - counts, counts)]
+    p = hit.repeat(counts)
+    t = order[firsts.repeat(counts) + np.arange(total) - (ends - counts).repeat(counts)]
     same = (rows[p] == rows[t + len(qf)]).all(axis=1)
     t, p = t[same], p[same]
     keep = np.bincount(t, minlength=nw)[t] <= 4
@@ -2225,10 +2230,11 @@ def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     # a run goes on while the next piece on its diagonal starts one character further
     starts = np.ones(len(t), dtype=bool)
     starts[1:] = (diag[1:] != diag[:-1]) | (p[1:] != p[:-1] + 1)
-    heads = np.flatnonzero(starts)
-    tails = np.append(heads[1:], len(t)) - 1
+    heads = starts.nonzero()[0]
+    tails = np.concatenate((heads[1:], [len(t)])) - 1
     hp, ht = p[heads], t[heads]
-    runs = np.stack((hp, ht, p[tails] + k - hp), axis=1)
+    # one row a run, as `np.stack(..., axis=1)` would give, built in C
+    runs = np.array((hp, ht, p[tails] + k - hp)).T
     return runs[np.lexsort((ht, hp))].tolist()
 
 
