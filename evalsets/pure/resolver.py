@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
+from operator import itemgetter
 from typing import Any
 
 import edlib
@@ -778,7 +779,14 @@ def _joined(head: np.ndarray, head_len: int, tail: np.ndarray, tail_len: int) ->
     """The hashes of the pieces of `head_len + tail_len` characters, from those of their
     first `head_len` (`head`) and last `tail_len` (`tail`) characters."""
     n = len(head) - tail_len
-    return head[:n] * np.uint64(pow(int(_HASH_BASE), tail_len, 2**64)) + tail[head_len:][:n]
+    return head[:n] * _base_power(tail_len) + tail[head_len:][:n]
+
+
+@lru_cache(maxsize=64)
+def _base_power(exponent: int) -> np.uint64:
+    """`_HASH_BASE ** exponent`, wrapping at 64 bits: the few powers the seed and k-mer
+    lengths need, worked out once rather than at every join."""
+    return np.uint64(pow(int(_HASH_BASE), exponent, 2**64))
 
 
 class _SeedIndex:
@@ -880,7 +888,9 @@ def _clusters(votes: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
             lo = hi = v
             count = 1
     clusters.append((count, lo, hi))
-    clusters.sort(key=lambda c: -c[0])
+    # (Python's sort keeps equal counts in their order when reversed too, as sorting on
+    # the negated count did, without a Python call per cluster)
+    clusters.sort(key=itemgetter(0), reverse=True)
     return clusters
 
 
