@@ -2475,10 +2475,25 @@ _LINE_BREAK = re.compile(r"\s*[\n\r\f\v]\s*")
 def _folded_lines(text: str) -> list[str]:
     """Each line of `text` as it reads folded in the whole: a word hyphenated across two
     lines ("dif-" / "ferent") loses its hyphen, a list marker at a line's start ("+ monoid")
-    goes, as they do when the whole text is folded. Their concatenation is `fold(text)`."""
-    ft = fold_text(text)
-    cuts = [ft.folded_index(m.start()) for m in _LINE_BREAK.finditer(text)]
-    return [ft.text[a:b] for a, b in pairwise([0, *cuts, len(ft.text)])]
+    goes, as they do when the whole text is folded. Their concatenation is `fold(text)`.
+
+    Folding is the whole text's cuts (which need their surroundings: "dif-" before
+    "ferent") and then one character at a time, so a line's folded characters are its own
+    characters, those in a cut blanked, each folded alone: the same as cutting
+    `fold_text(text).text` where the lines start, without its offset map (numpy calls that
+    cost several times this for a quote)."""
+    blanked: list[str] = []
+    at = 0
+    for a, b in sorted(_cuts(text)):
+        a = max(a, at)
+        if b > a:
+            # whitespace folds to nothing, and keeps every later offset where it was
+            blanked += (text[at:a], " " * (b - a))
+            at = b
+    blanked.append(text[at:])
+    kept = "".join(blanked)
+    breaks = [m.start() for m in _LINE_BREAK.finditer(text)]
+    return [kept[a:b].translate(_FOLD_TABLE) for a, b in pairwise([0, *breaks, len(text)])]
 
 
 def _place_pieces(
