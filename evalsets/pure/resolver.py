@@ -2286,7 +2286,13 @@ def _chain_links(segs: list[list[int]]) -> tuple[list[float], list[int], list[in
     A run may overlap the one before it in the chain (both hold the same few characters,
     "...global|in the..." read twice): it then joins with its start trimmed. Written out
     with plain comparisons in place of `max`, `min` and `abs` (the same values, computed in
-    the same order): this loop runs over every pair of runs."""
+    the same order): this loop runs over every pair of runs.
+
+    The runs before each are tried nearest first, where its best link usually is: a run
+    whose chain value plus this run's length is below the best link found so far cannot
+    beat it (a link only takes away from that sum) and is passed over after two
+    comparisons. Among links of equal value the earliest run is kept (a tie replaces the
+    link found, unless that is none), as trying them in order kept the first."""
     ps = [s[0] for s in segs]
     ts = [s[1] for s in segs]
     diagonals = [t - p for p, t in zip(ps, ts, strict=True)]
@@ -2297,9 +2303,12 @@ def _chain_links(segs: list[list[int]]) -> tuple[list[float], list[int], list[in
     trim: list[int] = []
     for j, (pj, tj, lj) in enumerate(segs):
         value_j, back_j, trim_j, dj = lj, -1, 0, diagonals[j]
-        for i in range(j):
+        for i in range(j - 1, -1, -1):
             pi, ti = ps[i], ts[i]
             if pi >= pj or ti >= tj:
+                continue
+            best_i = best[i]
+            if best_i + lj < value_j:
                 continue
             overlap, other = quote_ends[i] - pj, window_ends[i] - tj
             if other > overlap:
@@ -2311,8 +2320,8 @@ def _chain_links(segs: list[list[int]]) -> tuple[list[float], list[int], list[in
             jump = dj - diagonals[i]
             if jump < 0:
                 jump = -jump
-            value = best[i] + lj - overlap - (jump if jump < 8 else 8) * 0.5 - jump * 0.05
-            if value > value_j:
+            value = best_i + lj - overlap - (jump if jump < 8 else 8) * 0.5 - jump * 0.05
+            if value > value_j or (value == value_j and back_j != -1):
                 value_j, back_j, trim_j = value, i, overlap
         best.append(value_j)
         back.append(back_j)
