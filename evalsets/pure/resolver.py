@@ -2195,24 +2195,46 @@ def _windows(codes: np.ndarray, k: int) -> np.ndarray:
     return np.ndarray((len(codes) - k + 1, k), codes.dtype, codes, strides=(size, size))
 
 
+def _piece_keys(text: str, k: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """A key for each `k`-character piece of `text`, and the pieces as rows to compare
+    where two different pieces may share a key (None where they cannot).
+
+    A text of one-byte characters (Latin-1: most folded Latin text) has each piece of at
+    most 8 characters read straight from its bytes as one number, which no other piece
+    shares: equal keys are equal pieces, with nothing to compare. Any other text has its
+    pieces hashed (`_piece_hashes`), and a shared hash must be checked."""
+    if k <= 8:
+        try:
+            raw = text.encode("latin-1")
+        except UnicodeEncodeError:
+            pass
+        else:
+            # the 8 bytes from each piece's start (7 padding the last), read little-endian:
+            # the piece's bytes are the low `k`, the rest masked off
+            n = len(raw) - k + 1
+            keys = np.ndarray((n,), dtype="<u8", buffer=raw + bytes(7), strides=(1,))
+            return (keys & np.uint64((1 << (8 * k)) - 1) if k < 8 else keys), None
+    codes = _code_points(text)
+    return _piece_hashes(codes, k).view(np.int64), _windows(codes, k)
+
+
 def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     """The exact matches `[quote_pos, window_pos, length]` of the quote in the window, in
     order of quote then window position: the `k`-character pieces both hold (a piece the
     quote holds more than 4 times says nothing and is skipped), merged along diagonals into
-    maximal runs. Found for all pieces at once with numpy: the pieces are paired by hash,
-    then kept only when their characters are equal, so only real copies count."""
+    maximal runs. Found for all pieces at once with numpy: the pieces are paired by key
+    (`_piece_keys`), then, unless equal keys are equal pieces, kept only when their
+    characters are equal, so only real copies count."""
     nq, nw = len(qf) - k + 1, len(window) - k + 1
     if nq <= 0 or nw <= 0:
         return []
-    # the quote and the window hashed in one pass (a piece's hash is that of its characters
+    # the quote and the window keyed in one pass (a piece's key is that of its characters
     # alone; the pieces running from one into the other are not looked at)
-    codes = _code_points(qf + window)
-    hashes = _piece_hashes(codes, k).view(np.int64)
-    rows = _windows(codes, k)
+    hashes, rows = _piece_keys(qf + window, k)
     # the quote's pieces are looked up among the window's, sorted: numpy searches a few
-    # keys in a long sorted array faster than many keys in a short one. Which pairs hash
-    # alike, not their order, decides the runs (they are sorted along diagonals below), and
-    # only pieces with equal characters are kept, so any hash would answer the same.
+    # keys in a long sorted array faster than many keys in a short one. Which pairs share
+    # a key, not their order, decides the runs (they are sorted along diagonals below), and
+    # only pieces with equal characters are kept, so any key would answer the same.
     qhashes, whashes = hashes[:nq], hashes[len(qf) :]
     # (the arrays' own methods where numpy's functions would only hand over to them: a
     # window makes some twenty such calls, each costing about a microsecond more so)
@@ -2228,8 +2250,9 @@ def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     # every (window, quote) pair of positions whose pieces hash alike
     p = hit.repeat(counts)
     t = order[firsts.repeat(counts) + np.arange(total) - (ends - counts).repeat(counts)]
-    same = (rows[p] == rows[t + len(qf)]).all(axis=1)
-    t, p = t[same], p[same]
+    if rows is not None:
+        same = (rows[p] == rows[t + len(qf)]).all(axis=1)
+        t, p = t[same], p[same]
     keep = np.bincount(t, minlength=nw)[t] <= 4
     t, p = t[keep], p[keep]
     if not len(t):
