@@ -2197,25 +2197,29 @@ def _windows(codes: np.ndarray, k: int) -> np.ndarray:
 
 def _piece_keys(text: str, k: int) -> tuple[np.ndarray, np.ndarray | None]:
     """A key for each `k`-character piece of `text`, and the pieces as rows to compare
-    where two different pieces may share a key (None where they cannot).
-
-    A text of one-byte characters (Latin-1: most folded Latin text) has each piece of at
-    most 8 characters read straight from its bytes as one number, which no other piece
-    shares: equal keys are equal pieces, with nothing to compare. Any other text has its
-    pieces hashed (`_piece_hashes`), and a shared hash must be checked."""
-    if k <= 8:
-        try:
-            raw = text.encode("latin-1")
-        except UnicodeEncodeError:
-            pass
-        else:
-            # the 8 bytes from each piece's start (7 padding the last), read little-endian:
-            # the piece's bytes are the low `k`, the rest masked off
-            n = len(raw) - k + 1
-            keys = np.ndarray((n,), dtype="<u8", buffer=raw + bytes(7), strides=(1,))
-            return (keys & np.uint64((1 << (8 * k)) - 1) if k < 8 else keys), None
+    where two different pieces may share a key (None where they cannot): the pieces' own
+    bytes (`_byte_keys`) where they fit, else their hashes (`_piece_hashes`), a shared
+    hash to be checked."""
+    keys = _byte_keys(text, k) if k <= 8 else None
+    if keys is not None:
+        return keys, None
     codes = _code_points(text)
     return _piece_hashes(codes, k).view(np.int64), _windows(codes, k)
+
+
+def _byte_keys(text: str, k: int) -> np.ndarray | None:
+    """Each `k`-character piece (k <= 8) of a text of one-byte characters (Latin-1: most
+    folded Latin text) read straight from its bytes as one number, which no other piece
+    shares, so equal keys are equal pieces; None for any other text."""
+    try:
+        raw = text.encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    # the 8 bytes from each piece's start (7 padding the last), read little-endian: the
+    # piece's bytes are the low `k`, the rest masked off
+    n = max(0, len(raw) - k + 1)
+    keys = np.ndarray((n,), dtype="<u8", buffer=raw + bytes(7), strides=(1,))
+    return keys & np.uint64((1 << (8 * k)) - 1) if k < 8 else keys
 
 
 def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
