@@ -746,6 +746,8 @@ def _array_bytes(values: Sequence[int]) -> int:
     return values.itemsize * len(values) if isinstance(values, array) else sys.getsizeof(values)
 
 
+#: A character beyond one byte (`_SeedIndex._keys`).
+_BEYOND_LATIN1 = re.compile(r"[^\x00-\xff]")
 #: Multiplier of the seed pieces' polynomial hash (odd; arithmetic wraps at 64 bits).
 _HASH_BASE = np.uint64(0x100000001B3)
 
@@ -796,13 +798,22 @@ class _SeedIndex:
     sampled piece. A dict of lists of offsets held the same in 20 to 50 bytes a character
     of text, which made the worker's cache of prepared parses several times its budget."""
 
-    __slots__ = ("hashes", "offsets", "one_piece_a_hash", "text")
+    __slots__ = ("by_bytes", "hashes", "offsets", "one_piece_a_hash", "text")
 
     def __init__(self, ftext: str) -> None:
         seed = THRESHOLDS.seed
         starts = np.arange(0, max(0, len(ftext) - seed + 1), THRESHOLDS.seed_step)
-        codes = _code_points(ftext)
-        hashes = _piece_hashes(codes, seed, THRESHOLDS.seed_step)
+        # a text of one-byte characters has its pieces keyed by their bytes, which no two
+        # different pieces share (`_byte_keys`): the same pieces pass `max_seed_hits` and
+        # the same pieces are found as with hashes that no two pieces share
+        keys = _byte_keys(ftext, seed)
+        self.by_bytes = keys is not None
+        codes: np.ndarray | None = None
+        if keys is not None:
+            hashes = keys[:: THRESHOLDS.seed_step]
+        else:
+            codes = _code_points(ftext)
+            hashes = _piece_hashes(codes, seed, THRESHOLDS.seed_step)
         # (numpy's default sort, not its stable one: four times faster here)
         order = np.argsort(hashes)
         hashes, starts = hashes[order], starts[order]
@@ -814,6 +825,9 @@ class _SeedIndex:
         self.hashes = hashes[keep]
         self.offsets = starts[keep].astype(np.int32 if len(ftext) < 2**31 else np.int64)
         self.text = ftext
+        if codes is None:
+            self.one_piece_a_hash = True  # a key is its piece's characters
+            return
         # Whether the indexed pieces sharing a hash all hold the same characters (two
         # different pieces may share a 64-bit hash, but none has been seen to): then a
         # quote's piece is compared with one indexed piece of its hash, not with each.
@@ -835,14 +849,14 @@ class _SeedIndex:
         seed = THRESHOLDS.seed
         if len(qf) < seed or not len(self.hashes):
             return np.zeros(0, dtype=np.int64)
-        hashes = _piece_hashes(_code_points(qf), seed)
+        hashes = self._keys(qf)
         # (the arrays' own methods, not numpy's functions of the same name: the functions
         # only hand over to them, at a microsecond a call, and a quote makes a dozen calls)
         firsts = self.hashes.searchsorted(hashes, "left")
         # the pieces whose hash is indexed at all: only those are looked up again
         hit = (self.hashes[np.minimum(firsts, len(self.hashes) - 1)] == hashes).nonzero()[0]
         firsts = firsts[hit]
-        if self.one_piece_a_hash:
+        if self.one_piece_a_hash and not self.by_bytes:
             # each indexed piece of a hash holds the characters of the first: a piece that
             # is not the first's is none of them
             own = self._same(qf, self.offsets[firsts], hit)
@@ -857,6 +871,17 @@ class _SeedIndex:
             votes = votes[self._same(qf, at, hit.repeat(counts))]
         votes.sort()
         return votes
+
+    def _keys(self, qf: str) -> np.ndarray:
+        """The key of each `seed`-character piece of the folded quote, as the text's pieces
+        are keyed. A piece holding a character beyond one byte cannot be in a text keyed by
+        its bytes: such characters are read as NUL, which no folded text holds (folding drops
+        control characters), so the piece's key is no indexed piece's."""
+        seed = THRESHOLDS.seed
+        if not self.by_bytes:
+            return _piece_hashes(_code_points(qf), seed)
+        keys = _byte_keys(qf, seed)
+        return keys if keys is not None else _byte_keys(_BEYOND_LATIN1.sub("\0", qf), seed)
 
     def _same(self, qf: str, at: np.ndarray, off: np.ndarray) -> np.ndarray:
         """Whether the text's piece at each of `at` is the quote's at `off`, piece by
@@ -2200,7 +2225,7 @@ def _piece_keys(text: str, k: int) -> tuple[np.ndarray, np.ndarray | None]:
     where two different pieces may share a key (None where they cannot): the pieces' own
     bytes (`_byte_keys`) where they fit, else their hashes (`_piece_hashes`), a shared
     hash to be checked."""
-    keys = _byte_keys(text, k) if k <= 8 else None
+    keys = _byte_keys(text, k)
     if keys is not None:
         return keys, None
     codes = _code_points(text)
@@ -2210,7 +2235,9 @@ def _piece_keys(text: str, k: int) -> tuple[np.ndarray, np.ndarray | None]:
 def _byte_keys(text: str, k: int) -> np.ndarray | None:
     """Each `k`-character piece (k <= 8) of a text of one-byte characters (Latin-1: most
     folded Latin text) read straight from its bytes as one number, which no other piece
-    shares, so equal keys are equal pieces; None for any other text."""
+    shares, so equal keys are equal pieces; None for any other text or longer pieces."""
+    if k > 8:
+        return None
     try:
         raw = text.encode("latin-1")
     except UnicodeEncodeError:
