@@ -38,6 +38,7 @@ from evalsets.pure.resolver import (
     _holds_all,
     _holds_words,
     _kmer_runs,
+    _SeedIndex,
     _telling,
     find_all,
     fold,
@@ -1907,3 +1908,36 @@ def test_a_link_worth_no_more_than_the_run_alone_is_not_taken():
     assert _chain_links([[0, 0, 5], [5, 25, 3]]) == ([5, 3.0], [-1, -1], [0, 0])
     # one character less of a jump and the link is worth taking
     assert _chain_links([[0, 0, 5], [5, 24, 3]])[1] == [-1, 0]
+
+
+def votes_by_pieces(text: str, quote: str) -> list[int]:
+    """`_SeedIndex.votes` the long way: each indexed piece of the text (every `seed_step`)
+    seen at most `max_seed_hits` times, for each piece of the quote it equals."""
+    seed, step = THRESHOLDS.seed, THRESHOLDS.seed_step
+    indexed = [(text[p : p + seed], p) for p in range(0, len(text) - seed + 1, step)]
+    seen = Counter(piece for piece, _ in indexed)
+    return sorted(
+        p - o
+        for o in range(len(quote) - seed + 1)
+        for piece, p in indexed
+        if piece == quote[o : o + seed] and seen[piece] <= THRESHOLDS.max_seed_hits
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="abc\u00e9", max_size=120),
+    st.sampled_from(["", "\u03b2"]),
+    st.integers(0, 100),
+    st.integers(0, 23),
+    st.sampled_from(["\u03b2", "\u4e00"]),
+)
+def test_a_quote_s_votes_are_its_pieces_found_among_the_indexed_ones(text, end, at, j, letter):
+    # a text of Latin-1 letters is keyed by its bytes, one ending in a letter beyond them
+    # hashed; a quote's letter beyond Latin-1 (put in place of one of its own) is never
+    # found in a text keyed by its bytes
+    text += end
+    quote = text[at : at + 24]
+    for changed in (quote, quote[:j] + letter + quote[j + 1 :]):
+        votes = _SeedIndex(text).votes(changed)
+        assert votes.tolist() == votes_by_pieces(text, changed)
