@@ -11,6 +11,8 @@ import math
 import os
 import random
 import re
+from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import edlib
@@ -28,12 +30,15 @@ from evalsets.pure.resolver import (
     THRESHOLDS,
     Resolution,
     _Candidate,
+    _chain_links,
     _Context,
     _covers,
     _fixes_ends,
     _folded_lines,
     _holds_all,
     _holds_words,
+    _kmer_runs,
+    _SeedIndex,
     _telling,
     find_all,
     fold,
@@ -1770,3 +1775,169 @@ def test_whether_pieces_cover_a_quote_is_the_count_of_every_piece_found(quote, w
     have = step * sum(quote[p : p + k] in window for p in range(0, len(quote) - k + 1, step))
     for need in range(0, len(quote) + 2):
         assert _covers(quote, window, k, need) == (have >= need)
+
+
+# -- resolver 2.2, faster still: the shortcuts answer as the long way did -------------------
+
+#: Near-copies of passages in `LEAVE`, `PARA` and `FORMULA`: misspelt, with words dropped,
+#: or with a real head on a foreign tail; each goes through the k-mer runs and their chain.
+NEAR_COPIES = [
+    "Leave is taken in whol or half days and must be aproved in advanse by a manager",
+    "Employees acrue 1.5 days of paid leave per month of servise. Leave is taken in whole",
+    "The committee reviewed the anual budget and aproved the proposal to expand the library",
+    "and bounds of varaibles\n\u2212\u221e < p \u2264 100 0 \u2264 x1 < +\u221e",
+    "Leave is taken in whole or half days and must be Quarterly revenue figures exceeded",
+]
+
+
+def test_near_copies_are_answered_alike_whether_pieces_are_keyed_by_their_bytes_or_hashed(
+    monkeypatch,
+):
+    text = LEAVE + "\n" + PARA + "\n" + FORMULA
+    by_bytes = [resolve(text, quote).to_dict() for quote in NEAR_COPIES]
+    # every window hashed, its shared hashes checked character by character, as before
+    monkeypatch.setattr("evalsets.pure.resolver._byte_keys", lambda text, k: None)
+    hashed = [resolve(text, quote).to_dict() for quote in NEAR_COPIES]
+    assert hashed == by_bytes
+    assert [r["status"] for r in by_bytes] == [FUZZY, FUZZY, FUZZY, NOT_FOUND, NOT_FOUND]
+
+
+def runs_by_pairs(quote: str, window: str, k: int) -> list[list[int]]:
+    """`_kmer_runs` the long way: every pair of equal `k`-character pieces, those of a window
+    piece paired more than 4 times left out, merged along diagonals."""
+    pairs = [
+        (i, j)
+        for i in range(len(quote) - k + 1)
+        for j in range(len(window) - k + 1)
+        if quote[i : i + k] == window[j : j + k]
+    ]
+    per_piece = Counter(j for _, j in pairs)
+    kept = {(i, j) for i, j in pairs if per_piece[j] <= 4}
+    runs = []
+    for i, j in sorted(kept):
+        if (i - 1, j - 1) in kept:
+            continue  # inside a run that starts before it
+        n = 1
+        while (i + n, j + n) in kept:
+            n += 1
+        runs.append([i, j, n - 1 + k])
+    return runs
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.sampled_from(["ab", "abc", "a\u00e9\u00ff", "a\u03b2\u03b3", "ab\u4e00"]).flatmap(
+        lambda letters: st.tuples(
+            st.text(alphabet=letters, min_size=1, max_size=30),
+            st.text(alphabet=letters, max_size=60),
+        )
+    ),
+    st.sampled_from([1, 2, 6, 8]),
+)
+def test_the_runs_of_a_quote_in_a_window_are_its_equal_pieces_merged_along_diagonals(texts, k):
+    # Latin-1 letters are keyed by their bytes, the others hashed: both answer the long way
+    quote, window = texts
+    assert _kmer_runs(quote, window, k) == runs_by_pairs(quote, window, k)
+
+
+def links_in_order(segs: list[list[int]]) -> tuple[list[float], list[int], list[int]]:
+    """`_chain_links` the long way: every earlier run tried in order, the first best kept."""
+    best: list[float] = []
+    back: list[int] = []
+    trim: list[int] = []
+    for j, (pj, tj, lj) in enumerate(segs):
+        value_j, back_j, trim_j = float(lj), -1, 0
+        for i, (pi, ti, li) in enumerate(segs[:j]):
+            overlap = max(pi + li - pj, ti + li - tj, 0)
+            if pi >= pj or ti >= tj or overlap >= lj:
+                continue
+            jump = abs((tj - pj) - (ti - pi))
+            value = best[i] + lj - overlap - min(jump, 8) * 0.5 - jump * 0.05
+            if value > value_j:
+                value_j, back_j, trim_j = value, i, overlap
+        best.append(value_j)
+        back.append(back_j)
+        trim.append(trim_j)
+    return best, back, trim
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 30), st.integers(0, 40), st.integers(1, 10)).map(list),
+        min_size=1,
+        max_size=20,
+    ).map(sorted)
+)
+def test_each_run_links_to_the_first_earlier_run_of_the_best_chain_value(segs):
+    # small places and lengths: many links of equal value, where the earliest run must win
+    assert _chain_links(segs) == links_in_order(segs)
+
+
+def lines_from_the_map(text: str) -> list[str]:
+    """`_folded_lines` by way of `fold_text`'s offset map: the whole text folded, cut where
+    each line starts."""
+    folded = fold_text(text)
+    cuts = [folded.folded_index(m.start()) for m in re.finditer(r"\s*[\n\r\f\v]\s*", text)]
+    return [folded.text[a:b] for a, b in pairwise([0, *cuts, len(folded.text)])]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [*"ab -+>*#\n", "](x)", "![i](y)", "---", "(cid:7)", "\u00ad", "\ufb01", "\u0301"]
+        ),
+        max_size=30,
+    ).map("".join)
+)
+def test_a_text_s_folded_lines_are_its_fold_cut_where_each_line_starts(text):
+    # cuts that need their surroundings ("dif-" before a line break and "ferent"), a list
+    # marker at a line's start, Markdown noise and ligatures, line by line
+    assert _folded_lines(text) == lines_from_the_map(text)
+
+
+def test_a_word_hyphenated_across_lines_loses_its_hyphen_on_its_first_line():
+    assert _folded_lines("dif-\nferent\n+ item") == ["dif", "ferent", "item"]
+
+
+def test_a_link_worth_no_more_than_the_run_alone_is_not_taken():
+    # 5 characters, then a jump of 20 along the text (4.0 + 1.0): the link adds nothing to
+    # the second run's 3, so it starts a chain of its own
+    assert 20 * 0.05 == 1.0
+    assert _chain_links([[0, 0, 5], [5, 25, 3]]) == ([5, 3.0], [-1, -1], [0, 0])
+    # one character less of a jump and the link is worth taking
+    assert _chain_links([[0, 0, 5], [5, 24, 3]])[1] == [-1, 0]
+
+
+def votes_by_pieces(text: str, quote: str) -> list[int]:
+    """`_SeedIndex.votes` the long way: each indexed piece of the text (every `seed_step`)
+    seen at most `max_seed_hits` times, for each piece of the quote it equals."""
+    seed, step = THRESHOLDS.seed, THRESHOLDS.seed_step
+    indexed = [(text[p : p + seed], p) for p in range(0, len(text) - seed + 1, step)]
+    seen = Counter(piece for piece, _ in indexed)
+    return sorted(
+        p - o
+        for o in range(len(quote) - seed + 1)
+        for piece, p in indexed
+        if piece == quote[o : o + seed] and seen[piece] <= THRESHOLDS.max_seed_hits
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="abc\u00e9", max_size=120),
+    st.sampled_from(["", "\u03b2"]),
+    st.integers(0, 100),
+    st.integers(0, 23),
+    st.sampled_from(["\u03b2", "\u4e00"]),
+)
+def test_a_quote_s_votes_are_its_pieces_found_among_the_indexed_ones(text, end, at, j, letter):
+    # a text of Latin-1 letters is keyed by its bytes, one ending in a letter beyond them
+    # hashed; a quote's letter beyond Latin-1 (put in place of one of its own) is never
+    # found in a text keyed by its bytes
+    text += end
+    quote = text[at : at + 24]
+    for changed in (quote, quote[:j] + letter + quote[j + 1 :]):
+        votes = _SeedIndex(text).votes(changed)
+        assert votes.tolist() == votes_by_pieces(text, changed)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
+from operator import itemgetter
 from typing import Any
 
 import edlib
@@ -745,6 +746,8 @@ def _array_bytes(values: Sequence[int]) -> int:
     return values.itemsize * len(values) if isinstance(values, array) else sys.getsizeof(values)
 
 
+#: A character beyond one byte (`_SeedIndex._keys`).
+_BEYOND_LATIN1 = re.compile(r"[^\x00-\xff]")
 #: Multiplier of the seed pieces' polynomial hash (odd; arithmetic wraps at 64 bits).
 _HASH_BASE = np.uint64(0x100000001B3)
 
@@ -778,7 +781,14 @@ def _joined(head: np.ndarray, head_len: int, tail: np.ndarray, tail_len: int) ->
     """The hashes of the pieces of `head_len + tail_len` characters, from those of their
     first `head_len` (`head`) and last `tail_len` (`tail`) characters."""
     n = len(head) - tail_len
-    return head[:n] * np.uint64(pow(int(_HASH_BASE), tail_len, 2**64)) + tail[head_len:][:n]
+    return head[:n] * _base_power(tail_len) + tail[head_len:][:n]
+
+
+@lru_cache(maxsize=64)
+def _base_power(exponent: int) -> np.uint64:
+    """`_HASH_BASE ** exponent`, wrapping at 64 bits: the few powers the seed and k-mer
+    lengths need, worked out once rather than at every join."""
+    return np.uint64(pow(int(_HASH_BASE), exponent, 2**64))
 
 
 class _SeedIndex:
@@ -788,13 +798,22 @@ class _SeedIndex:
     sampled piece. A dict of lists of offsets held the same in 20 to 50 bytes a character
     of text, which made the worker's cache of prepared parses several times its budget."""
 
-    __slots__ = ("hashes", "offsets", "one_piece_a_hash", "text")
+    __slots__ = ("by_bytes", "hashes", "offsets", "one_piece_a_hash", "text")
 
     def __init__(self, ftext: str) -> None:
         seed = THRESHOLDS.seed
         starts = np.arange(0, max(0, len(ftext) - seed + 1), THRESHOLDS.seed_step)
-        codes = _code_points(ftext)
-        hashes = _piece_hashes(codes, seed, THRESHOLDS.seed_step)
+        # a text of one-byte characters has its pieces keyed by their bytes, which no two
+        # different pieces share (`_byte_keys`): the same pieces pass `max_seed_hits` and
+        # the same pieces are found as with hashes that no two pieces share
+        keys = _byte_keys(ftext, seed)
+        self.by_bytes = keys is not None
+        codes: np.ndarray | None = None
+        if keys is not None:
+            hashes = keys[:: THRESHOLDS.seed_step]
+        else:
+            codes = _code_points(ftext)
+            hashes = _piece_hashes(codes, seed, THRESHOLDS.seed_step)
         # (numpy's default sort, not its stable one: four times faster here)
         order = np.argsort(hashes)
         hashes, starts = hashes[order], starts[order]
@@ -806,6 +825,9 @@ class _SeedIndex:
         self.hashes = hashes[keep]
         self.offsets = starts[keep].astype(np.int32 if len(ftext) < 2**31 else np.int64)
         self.text = ftext
+        if codes is None:
+            self.one_piece_a_hash = True  # a key is its piece's characters
+            return
         # Whether the indexed pieces sharing a hash all hold the same characters (two
         # different pieces may share a 64-bit hash, but none has been seen to): then a
         # quote's piece is compared with one indexed piece of its hash, not with each.
@@ -827,25 +849,39 @@ class _SeedIndex:
         seed = THRESHOLDS.seed
         if len(qf) < seed or not len(self.hashes):
             return np.zeros(0, dtype=np.int64)
-        hashes = _piece_hashes(_code_points(qf), seed)
-        firsts = np.searchsorted(self.hashes, hashes, "left")
+        hashes = self._keys(qf)
+        # (the arrays' own methods, not numpy's functions of the same name: the functions
+        # only hand over to them, at a microsecond a call, and a quote makes a dozen calls)
+        firsts = self.hashes.searchsorted(hashes, "left")
         # the pieces whose hash is indexed at all: only those are looked up again
-        hit = np.flatnonzero(self.hashes[np.minimum(firsts, len(self.hashes) - 1)] == hashes)
+        hit = (self.hashes[np.minimum(firsts, len(self.hashes) - 1)] == hashes).nonzero()[0]
         firsts = firsts[hit]
-        if self.one_piece_a_hash:
+        if self.one_piece_a_hash and not self.by_bytes:
             # each indexed piece of a hash holds the characters of the first: a piece that
             # is not the first's is none of them
             own = self._same(qf, self.offsets[firsts], hit)
             hit, firsts = hit[own], firsts[own]
-        counts = np.searchsorted(self.hashes, hashes[hit], "right") - firsts
+        counts = self.hashes.searchsorted(hashes[hit], "right") - firsts
         # every index of the hit pieces' runs of equal hashes, with the piece it is for
-        ends = np.cumsum(counts)
-        runs = np.arange(int(ends[-1]) if len(ends) else 0) - np.repeat(ends - counts, counts)
-        at = self.offsets[np.repeat(firsts, counts) + runs].astype(np.int64)
-        off = np.repeat(hit, counts)
-        if self.one_piece_a_hash:
-            return np.sort(at - off)
-        return np.sort((at - off)[self._same(qf, at, off)])
+        ends = counts.cumsum()
+        runs = np.arange(int(ends[-1]) if len(ends) else 0) - (ends - counts).repeat(counts)
+        at = self.offsets[firsts.repeat(counts) + runs].astype(np.int64)
+        votes = at - hit.repeat(counts)
+        if not self.one_piece_a_hash:
+            votes = votes[self._same(qf, at, hit.repeat(counts))]
+        votes.sort()
+        return votes
+
+    def _keys(self, qf: str) -> np.ndarray:
+        """The key of each `seed`-character piece of the folded quote, as the text's pieces
+        are keyed. A piece holding a character beyond one byte cannot be in a text keyed by
+        its bytes: such characters are read as NUL, which no folded text holds (folding drops
+        control characters), so the piece's key is no indexed piece's."""
+        seed = THRESHOLDS.seed
+        if not self.by_bytes:
+            return _piece_hashes(_code_points(qf), seed)
+        keys = _byte_keys(qf, seed)
+        return keys if keys is not None else _byte_keys(_BEYOND_LATIN1.sub("\0", qf), seed)
 
     def _same(self, qf: str, at: np.ndarray, off: np.ndarray) -> np.ndarray:
         """Whether the text's piece at each of `at` is the quote's at `off`, piece by
@@ -877,7 +913,9 @@ def _clusters(votes: np.ndarray, gap: int) -> list[tuple[int, int, int]]:
             lo = hi = v
             count = 1
     clusters.append((count, lo, hi))
-    clusters.sort(key=lambda c: -c[0])
+    # (Python's sort keeps equal counts in their order when reversed too, as sorting on
+    # the negated count did, without a Python call per cluster)
+    clusters.sort(key=itemgetter(0), reverse=True)
     return clusters
 
 
@@ -2182,39 +2220,70 @@ def _windows(codes: np.ndarray, k: int) -> np.ndarray:
     return np.ndarray((len(codes) - k + 1, k), codes.dtype, codes, strides=(size, size))
 
 
+def _piece_keys(text: str, k: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """A key for each `k`-character piece of `text`, and the pieces as rows to compare
+    where two different pieces may share a key (None where they cannot): the pieces' own
+    bytes (`_byte_keys`) where they fit, else their hashes (`_piece_hashes`), a shared
+    hash to be checked."""
+    keys = _byte_keys(text, k)
+    if keys is not None:
+        return keys, None
+    codes = _code_points(text)
+    return _piece_hashes(codes, k).view(np.int64), _windows(codes, k)
+
+
+def _byte_keys(text: str, k: int) -> np.ndarray | None:
+    """Each `k`-character piece (k <= 8) of a text of one-byte characters (Latin-1: most
+    folded Latin text) read straight from its bytes as one number, which no other piece
+    shares, so equal keys are equal pieces; None for any other text or longer pieces."""
+    if k > 8:
+        return None
+    try:
+        raw = text.encode("latin-1")
+    except UnicodeEncodeError:
+        return None
+    # the 8 bytes from each piece's start (7 padding the last), read little-endian: the
+    # piece's bytes are the low `k`, the rest masked off
+    n = max(0, len(raw) - k + 1)
+    keys = np.ndarray((n,), dtype="<u8", buffer=raw + bytes(7), strides=(1,))
+    return keys & np.uint64((1 << (8 * k)) - 1) if k < 8 else keys
+
+
 def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     """The exact matches `[quote_pos, window_pos, length]` of the quote in the window, in
     order of quote then window position: the `k`-character pieces both hold (a piece the
     quote holds more than 4 times says nothing and is skipped), merged along diagonals into
-    maximal runs. Found for all pieces at once with numpy: the pieces are paired by hash,
-    then kept only when their characters are equal, so only real copies count."""
+    maximal runs. Found for all pieces at once with numpy: the pieces are paired by key
+    (`_piece_keys`), then, unless equal keys are equal pieces, kept only when their
+    characters are equal, so only real copies count."""
     nq, nw = len(qf) - k + 1, len(window) - k + 1
     if nq <= 0 or nw <= 0:
         return []
-    # the quote and the window hashed in one pass (a piece's hash is that of its characters
+    # the quote and the window keyed in one pass (a piece's key is that of its characters
     # alone; the pieces running from one into the other are not looked at)
-    codes = _code_points(qf + window)
-    hashes = _piece_hashes(codes, k).view(np.int64)
-    rows = _windows(codes, k)
+    hashes, rows = _piece_keys(qf + window, k)
     # the quote's pieces are looked up among the window's, sorted: numpy searches a few
-    # keys in a long sorted array faster than many keys in a short one. Which pairs hash
-    # alike, not their order, decides the runs (they are sorted along diagonals below), and
-    # only pieces with equal characters are kept, so any hash would answer the same.
+    # keys in a long sorted array faster than many keys in a short one. Which pairs share
+    # a key, not their order, decides the runs (they are sorted along diagonals below), and
+    # only pieces with equal characters are kept, so any key would answer the same.
     qhashes, whashes = hashes[:nq], hashes[len(qf) :]
-    order = np.argsort(whashes)
+    # (the arrays' own methods where numpy's functions would only hand over to them: a
+    # window makes some twenty such calls, each costing about a microsecond more so)
+    order = whashes.argsort()
     whashes = whashes[order]
-    firsts = np.searchsorted(whashes, qhashes, "left")
+    firsts = whashes.searchsorted(qhashes, "left")
     # the quote's pieces whose hash the window has at all: only those are looked up again
-    hit = np.flatnonzero(whashes[np.minimum(firsts, nw - 1)] == qhashes)
+    hit = (whashes[np.minimum(firsts, nw - 1)] == qhashes).nonzero()[0]
     firsts = firsts[hit]
-    counts = np.searchsorted(whashes, qhashes[hit], "right") - firsts
-    ends = np.cumsum(counts)
+    counts = whashes.searchsorted(qhashes[hit], "right") - firsts
+    ends = counts.cumsum()
     total = int(ends[-1]) if len(ends) else 0
     # every (window, quote) pair of positions whose pieces hash alike
-    p = np.repeat(hit, counts)
-    t = order[np.repeat(firsts, counts) + np.arange(total) - np.repeat(ends - counts, counts)]
-    same = (rows[p] == rows[t + len(qf)]).all(axis=1)
-    t, p = t[same], p[same]
+    p = hit.repeat(counts)
+    t = order[firsts.repeat(counts) + np.arange(total) - (ends - counts).repeat(counts)]
+    if rows is not None:
+        same = (rows[p] == rows[t + len(qf)]).all(axis=1)
+        t, p = t[same], p[same]
     keep = np.bincount(t, minlength=nw)[t] <= 4
     t, p = t[keep], p[keep]
     if not len(t):
@@ -2225,10 +2294,11 @@ def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     # a run goes on while the next piece on its diagonal starts one character further
     starts = np.ones(len(t), dtype=bool)
     starts[1:] = (diag[1:] != diag[:-1]) | (p[1:] != p[:-1] + 1)
-    heads = np.flatnonzero(starts)
-    tails = np.append(heads[1:], len(t)) - 1
+    heads = starts.nonzero()[0]
+    tails = np.concatenate((heads[1:], [len(t)])) - 1
     hp, ht = p[heads], t[heads]
-    runs = np.stack((hp, ht, p[tails] + k - hp), axis=1)
+    # one row a run, as `np.stack(..., axis=1)` would give, built in C
+    runs = np.array((hp, ht, p[tails] + k - hp)).T
     return runs[np.lexsort((ht, hp))].tolist()
 
 
@@ -2270,7 +2340,13 @@ def _chain_links(segs: list[list[int]]) -> tuple[list[float], list[int], list[in
     A run may overlap the one before it in the chain (both hold the same few characters,
     "...global|in the..." read twice): it then joins with its start trimmed. Written out
     with plain comparisons in place of `max`, `min` and `abs` (the same values, computed in
-    the same order): this loop runs over every pair of runs."""
+    the same order): this loop runs over every pair of runs.
+
+    The runs before each are tried nearest first, where its best link usually is: a run
+    whose chain value plus this run's length is below the best link found so far cannot
+    beat it (a link only takes away from that sum) and is passed over after two
+    comparisons. Among links of equal value the earliest run is kept (a tie replaces the
+    link found, unless that is none), as trying them in order kept the first."""
     ps = [s[0] for s in segs]
     ts = [s[1] for s in segs]
     diagonals = [t - p for p, t in zip(ps, ts, strict=True)]
@@ -2281,9 +2357,12 @@ def _chain_links(segs: list[list[int]]) -> tuple[list[float], list[int], list[in
     trim: list[int] = []
     for j, (pj, tj, lj) in enumerate(segs):
         value_j, back_j, trim_j, dj = lj, -1, 0, diagonals[j]
-        for i in range(j):
+        for i in range(j - 1, -1, -1):
             pi, ti = ps[i], ts[i]
             if pi >= pj or ti >= tj:
+                continue
+            best_i = best[i]
+            if best_i + lj < value_j:
                 continue
             overlap, other = quote_ends[i] - pj, window_ends[i] - tj
             if other > overlap:
@@ -2295,8 +2374,8 @@ def _chain_links(segs: list[list[int]]) -> tuple[list[float], list[int], list[in
             jump = dj - diagonals[i]
             if jump < 0:
                 jump = -jump
-            value = best[i] + lj - overlap - (jump if jump < 8 else 8) * 0.5 - jump * 0.05
-            if value > value_j:
+            value = best_i + lj - overlap - (jump if jump < 8 else 8) * 0.5 - jump * 0.05
+            if value > value_j or (value == value_j and back_j != -1):
                 value_j, back_j, trim_j = value, i, overlap
         best.append(value_j)
         back.append(back_j)
@@ -2459,10 +2538,25 @@ _LINE_BREAK = re.compile(r"\s*[\n\r\f\v]\s*")
 def _folded_lines(text: str) -> list[str]:
     """Each line of `text` as it reads folded in the whole: a word hyphenated across two
     lines ("dif-" / "ferent") loses its hyphen, a list marker at a line's start ("+ monoid")
-    goes, as they do when the whole text is folded. Their concatenation is `fold(text)`."""
-    ft = fold_text(text)
-    cuts = [ft.folded_index(m.start()) for m in _LINE_BREAK.finditer(text)]
-    return [ft.text[a:b] for a, b in pairwise([0, *cuts, len(ft.text)])]
+    goes, as they do when the whole text is folded. Their concatenation is `fold(text)`.
+
+    Folding is the whole text's cuts (which need their surroundings: "dif-" before
+    "ferent") and then one character at a time, so a line's folded characters are its own
+    characters, those in a cut blanked, each folded alone: the same as cutting
+    `fold_text(text).text` where the lines start, without its offset map (numpy calls that
+    cost several times this for a quote)."""
+    blanked: list[str] = []
+    at = 0
+    for a, b in sorted(_cuts(text)):
+        a = max(a, at)
+        if b > a:
+            # whitespace folds to nothing, and keeps every later offset where it was
+            blanked += (text[at:a], " " * (b - a))
+            at = b
+    blanked.append(text[at:])
+    kept = "".join(blanked)
+    breaks = [m.start() for m in _LINE_BREAK.finditer(text)]
+    return [kept[a:b].translate(_FOLD_TABLE) for a, b in pairwise([0, *breaks, len(text)])]
 
 
 def _place_pieces(
