@@ -849,26 +849,32 @@ class _SeedIndex:
         seed = THRESHOLDS.seed
         if len(qf) < seed or not len(self.hashes):
             return np.zeros(0, dtype=np.int64)
-        hashes = self._keys(qf)
+        keys = self._keys(qf)
+        # the quote's pieces looked up in order of key: numpy's search starts each key where
+        # the one before it ended when they come sorted (timed, the look-up is about a
+        # twentieth cheaper); `where` keeps each piece's place in the quote, and the votes,
+        # sorted below, are the same whatever order they were found in
+        where = keys.argsort()
+        hashes = keys[where]
         # (the arrays' own methods, not numpy's functions of the same name: the functions
         # only hand over to them, at a microsecond a call, and a quote makes a dozen calls)
         firsts = self.hashes.searchsorted(hashes, "left")
         # the pieces whose hash is indexed at all: only those are looked up again
         hit = (self.hashes[np.minimum(firsts, len(self.hashes) - 1)] == hashes).nonzero()[0]
-        firsts = firsts[hit]
+        firsts, place = firsts[hit], where[hit]
         if self.one_piece_a_hash and not self.by_bytes:
             # each indexed piece of a hash holds the characters of the first: a piece that
             # is not the first's is none of them
-            own = self._same(qf, self.offsets[firsts], hit)
-            hit, firsts = hit[own], firsts[own]
+            own = self._same(qf, self.offsets[firsts], place)
+            hit, firsts, place = hit[own], firsts[own], place[own]
         counts = self.hashes.searchsorted(hashes[hit], "right") - firsts
         # every index of the hit pieces' runs of equal hashes, with the piece it is for
         ends = counts.cumsum()
         runs = np.arange(int(ends[-1]) if len(ends) else 0) - (ends - counts).repeat(counts)
         at = self.offsets[firsts.repeat(counts) + runs].astype(np.int64)
-        votes = at - hit.repeat(counts)
+        votes = at - place.repeat(counts)
         if not self.one_piece_a_hash:
-            votes = votes[self._same(qf, at, hit.repeat(counts))]
+            votes = votes[self._same(qf, at, place.repeat(counts))]
         votes.sort()
         return votes
 
