@@ -110,6 +110,25 @@ def test_the_embedded_sqlite_keeps_its_connections_between_requests_other_databa
     assert _conn_max_age(DATABASE_URL="postgres://u@127.0.0.1:5432/groundwork") == "0"
 
 
+def _database_options(**env: str) -> str:
+    shown = "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS'])"
+    result = _manage("shell", "-c", shown, **env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().splitlines()[-1]
+
+
+def test_postgresql_binds_parameters_on_the_server_and_prepares_repeated_statements():
+    """PostgreSQL plans an anchor create's fixed look-ups once per connection; a deployment
+    behind a pooler that shares sessions turns it off."""
+    postgres = "postgres://u@127.0.0.1:5432/groundwork"
+    shown = _database_options(DATABASE_URL=postgres)
+    assert "'server_side_binding': True" in shown
+    assert "'prepare_threshold': 5" in shown
+    off = _database_options(DATABASE_URL=postgres, DATABASE_PREPARED_STATEMENTS="false")
+    assert "server_side_binding" not in off
+    assert "prepare_threshold" not in off
+
+
 def test_the_embedded_sqlite_reads_its_file_memory_mapped(tmp_path):
     """Columns after a parse's text of megabytes are reached by walking its overflow pages:
     mapped, that costs microseconds instead of a read() call a page."""
