@@ -95,11 +95,16 @@ def test_a_bad_proxy_count_stops_start_up_and_says_so(value, message):
     assert message in result.stderr
 
 
-def _conn_max_age(**env: str) -> str:
-    shown = "from django.conf import settings; print(settings.DATABASES['default']['CONN_MAX_AGE'])"
+def _database_setting(key: str, **env: str) -> str:
+    """What ``DATABASES['default'][key]`` reads in a fresh process with ``env``."""
+    shown = f"from django.conf import settings; print(settings.DATABASES['default'][{key!r}])"
     result = _manage("shell", "-c", shown, **env)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip().splitlines()[-1]
+
+
+def _conn_max_age(**env: str) -> str:
+    return _database_setting("CONN_MAX_AGE", **env)
 
 
 def test_the_embedded_sqlite_keeps_its_connections_between_requests_other_databases_do_not():
@@ -110,21 +115,14 @@ def test_the_embedded_sqlite_keeps_its_connections_between_requests_other_databa
     assert _conn_max_age(DATABASE_URL="postgres://u@127.0.0.1:5432/groundwork") == "0"
 
 
-def _database_options(**env: str) -> str:
-    shown = "from django.conf import settings; print(settings.DATABASES['default']['OPTIONS'])"
-    result = _manage("shell", "-c", shown, **env)
-    assert result.returncode == 0, result.stderr
-    return result.stdout.strip().splitlines()[-1]
-
-
 def test_postgresql_binds_parameters_on_the_server_and_prepares_repeated_statements():
     """PostgreSQL plans an anchor create's fixed look-ups once per connection; a deployment
     behind a pooler that shares sessions turns it off."""
     postgres = "postgres://u@127.0.0.1:5432/groundwork"
-    shown = _database_options(DATABASE_URL=postgres)
+    shown = _database_setting("OPTIONS", DATABASE_URL=postgres)
     assert "'server_side_binding': True" in shown
     assert "'prepare_threshold': 5" in shown
-    off = _database_options(DATABASE_URL=postgres, DATABASE_PREPARED_STATEMENTS="false")
+    off = _database_setting("OPTIONS", DATABASE_URL=postgres, DATABASE_PREPARED_STATEMENTS="false")
     assert "server_side_binding" not in off
     assert "prepare_threshold" not in off
 
