@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from evalsets.pure import resolver
 from evalsets.pure.resolver import fold, fold_text, passage_copies
 
 
@@ -74,3 +75,50 @@ def test_folding_with_the_map_gives_the_text_folding_alone_gives(text):
     f = fold_text(text)
     assert f.text == fold(text)
     assert len(f.starts) == len(f.ends) == len(f.text)
+
+
+def fold_by_scanning(text: str) -> str:
+    """`fold` as its cuts were first found: each pattern scanned over the whole text, at
+    every position, then the characters left folded one by one."""
+    cuts = [m.span() for m in resolver._MARKDOWN_NOISE.finditer(text)]
+    cuts += [m.span() for m in resolver._LIST_MARKER.finditer(text)]
+    cuts += [m.span() for m in resolver._BLOCKQUOTE.finditer(text) if m.end() > m.start()]
+    cuts += [(m.start(), m.start() + 1) for m in resolver._JOINING_HYPHEN.finditer(text)]
+    dropped = {i for a, b in cuts for i in range(a, b)}
+    kept = "".join(ch for i, ch in enumerate(text) if i not in dropped)
+    return kept.translate(resolver._FOLD_TABLE)
+
+
+#: Pieces of Markdown noise, rules, blockquote marks and placeholders, and the characters
+#: around them, drawn together so that matches start, nest and overlap often.
+_MARKDOWN_PIECES = [
+    "![",
+    "](",
+    "(cid:",
+    "---",
+    "-",
+    "|",
+    ":",
+    "> ",
+    ">",
+    "+ ",
+    "[",
+    "]",
+    "(",
+    ")",
+    "\n",
+    " ",
+    "a",
+    "7",
+    '"t"',
+    "\\",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_MARKDOWN_PIECES), max_size=40).map("".join))
+@example("---\n---")  # a rule on the line right after another line holding "---"
+@example("a --- b\n> c\n>> d\n| --- | :---: |\n---")
+def test_folding_drops_the_markdown_a_scan_of_every_position_would_find(text):
+    assert fold(text) == fold_by_scanning(text)
+    assert fold_text(text).text == fold_by_scanning(text)

@@ -344,14 +344,68 @@ def _cuts(text: str) -> list[tuple[int, int]]:
     # each pattern needs one of these substrings to match at all; checking for them first
     # (in C) spares running the patterns over the many texts and quotes that have none
     noise = "](" in text or "![" in text or "---" in text or "(cid:" in text
-    cuts = [m.span() for m in _MARKDOWN_NOISE.finditer(text)] if noise else []
+    cuts = _matches_from(_MARKDOWN_NOISE, text, _noise_starts(text)) if noise else []
     if "\n" in text and ("+" in text or ":" in text):
         cuts += [m.span() for m in _LIST_MARKER.finditer(text)]
     if ">" in text:
-        cuts += [m.span() for m in _BLOCKQUOTE.finditer(text) if m.end() > m.start()]
+        cuts += _matches_from(_BLOCKQUOTE, text, _line_starts_holding(text, ">"))
     if "-" in text or "\u00ad" in text or "\u2010" in text or "\u2011" in text:
         cuts += [(m.start(), m.start() + 1) for m in _JOINING_HYPHEN.finditer(text)]
     return cuts
+
+
+def _matches_from(pattern: re.Pattern, text: str, starts: list[int]) -> list[tuple[int, int]]:
+    """The spans `pattern.finditer(text)` finds, given every place a match can start
+    (sorted): each is tried in turn, as the scan would reach it, skipping those inside the
+    match before. The regular expression runs only where a match can begin: scanning a
+    whole parse for an alternation that starts at a line's start was most of the cost of
+    folding one."""
+    spans: list[tuple[int, int]] = []
+    done = 0
+    match = pattern.match
+    for at in starts:
+        if at < done:
+            continue
+        m = match(text, at)
+        if m is not None and m.end() > at:
+            spans.append((at, m.end()))
+            done = m.end()
+    return spans
+
+
+def _noise_starts(text: str) -> list[int]:
+    """Every place a match of `_MARKDOWN_NOISE` can start, sorted: an image's "![", a link
+    destination's "](", a glyph placeholder's "(cid:", and the start of each line holding
+    "---" (a table's or a page's rule)."""
+    starts = _places(text, "](")
+    for opener in ("![", "(cid:"):
+        if opener in text:
+            starts += _places(text, opener)
+    if "---" in text:
+        starts += _line_starts_holding(text, "---")
+    return sorted(set(starts))
+
+
+def _places(text: str, piece: str) -> list[int]:
+    """Where each copy of `piece` starts (overlapping copies included)."""
+    places = []
+    at = text.find(piece)
+    while at >= 0:
+        places.append(at)
+        at = text.find(piece, at + 1)
+    return places
+
+
+def _line_starts_holding(text: str, piece: str) -> list[int]:
+    """The start of each line holding `piece`, in order, each once (a rule line holds
+    "---" dozens of times: the search goes on from the next line)."""
+    starts: list[int] = []
+    at = text.find(piece)
+    while at >= 0:
+        starts.append(text.rfind("\n", 0, at) + 1)
+        after = text.find("\n", at + len(piece))
+        at = text.find(piece, after + 1) if after >= 0 else -1
+    return starts
 
 
 _ATTACH = 1  # dropped, but belongs to the character before it (combining marks, ZWJ)
