@@ -1696,7 +1696,7 @@ class PreparedText:
         the same page over the only copy of the passage there, the occurrence asking for the
         first: the highlight's passage was read differently here, and the one copy is another
         passage that says the same (a repeated sentence)."""
-        if not context or self._context_distance(only, context) == 0:
+        if not context or self._reads_as_recorded(only, context):
             # surroundings as recorded: `_by_context` could pick no other copy over it, so
             # the usual case skips the search for folded copies
             return False
@@ -1943,14 +1943,28 @@ class PreparedText:
 
     def _context_distance(self, c: _Candidate, context: _Context) -> int:
         """How far the text around `c` is from the recorded prefix/suffix (edit distance)."""
-        ftext = self.folded.text
         p, s = context.prefix, context.suffix
         d = 0
         if p:
-            d += _distance(p, ftext[max(0, c.fa - len(p) - len(p) // 2 - 4) : c.fa])
+            d += _distance(p, self._before(c, p))
         if s:
-            d += _distance(s, ftext[c.fb : c.fb + len(s) + len(s) // 2 + 4])
+            d += _distance(s, self._after(c, s))
         return d
+
+    def _reads_as_recorded(self, c: _Candidate, context: _Context) -> bool:
+        """Whether the text around `c` is the recorded prefix/suffix, no edit away
+        (`_context_distance` 0), answered without aligning: a folded side is at most
+        `FOLDED_CONTEXT_CHARS` long, so `_distance` is 0 exactly where it is in its window."""
+        p, s = context.prefix, context.suffix
+        return (not p or p in self._before(c, p)) and (not s or s in self._after(c, s))
+
+    def _before(self, c: _Candidate, prefix: str) -> str:
+        """The folded text a recorded prefix is looked for in, before `c`."""
+        return self.folded.text[max(0, c.fa - len(prefix) - len(prefix) // 2 - 4) : c.fa]
+
+    def _after(self, c: _Candidate, suffix: str) -> str:
+        """The folded text a recorded suffix is looked for in, after `c`."""
+        return self.folded.text[c.fb : c.fb + len(suffix) + len(suffix) // 2 + 4]
 
     def _by_context(self, cands: list[_Candidate], context: _Context) -> _Candidate | None:
         """The candidate whose surroundings clearly match the recorded prefix/suffix."""
