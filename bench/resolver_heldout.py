@@ -2,15 +2,17 @@
 
 Run as `.venv/bin/python bench/resolver_heldout.py` (`--help` for the flags).
 
-Corpus: `bench/resolver_heldout_corpus.py` -- 65 real documents in two batches, read by every
-parser the product ships, frozen by checksum in `bench/resolver_heldout_manifest.json`. The
-first batch (43: 21 PDF excerpts in seven languages and scripts, 14 HTML pages in five
+Corpus: `bench/resolver_heldout_corpus.py` -- 99 real documents in three batches, read by
+every parser the product ships, frozen by checksum in `bench/resolver_heldout_manifest.json`.
+The first batch (43: 21 PDF excerpts in seven languages and scripts, 14 HTML pages in five
 languages, 8 Word documents made from other real pages) was looked at while the resolver was
 written; the second (22: 12 PDF excerpts, 6 HTML pages, 4 Word documents, from other packages)
-was frozen and measured before anyone looked at it. `--batch NAME` prints one batch alone; a
-batch's absent passages are filled from its own documents, so its cases are the same alone
-and in the whole corpus. Pairs: the reference parse to each other parse of its kind, and the
-PDF view's pdfium parse back to the reference.
+and the third (34: 18 PDF excerpts, 10 HTML pages, 6 Word documents, from packages neither
+earlier batch uses) were each frozen and measured before anyone looked at them. The second
+put only 4 documents in its held-out half, the third 14. `--batch NAME` prints one batch
+alone; a batch's absent passages are filled from its own documents, so its cases are the
+same alone and in the whole corpus. Pairs: the reference parse to each other parse of its
+kind, and the PDF view's pdfium parse back to the reference.
 
 Split: a document is in the held-out half when the first byte of the sha256 of its id is odd,
 else in the tuning half. The split is by document, so no passage of a held-out document was
