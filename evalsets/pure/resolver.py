@@ -2753,7 +2753,13 @@ class _Alphabet:
     def fits(self, word: str) -> bool:
         """Whether the span and `word` hold at most `_EDLIB_ALPHABET` characters together."""
         if self._chars is None:
-            self._chars = set(self.span)
+            # an ASCII span holds at most 128 distinct characters, a short one at most its
+            # length: no need to gather them
+            span = self.span
+            limit = 128 if span.isascii() else len(span)
+            if limit + len(word) <= _EDLIB_ALPHABET:
+                return True
+            self._chars = set(span)
         chars = self._chars
         return (
             len(chars) + len(word) <= _EDLIB_ALPHABET or len(chars.union(word)) <= _EDLIB_ALPHABET
@@ -2770,16 +2776,28 @@ def _is_near(word: str, span: str, every: int, alphabet: _Alphabet) -> bool:
     Exact filter first: a copy within `edits` edits leaves at least one of `edits + 1`
     pieces of the word untouched (each edit touches at most one piece), so a word none of
     whose pieces is in the span is more than `edits` edits from any part of it, which is
-    what edlib would answer, without asking it."""
-    edits = len(word) // every
-    n, parts = len(word), edits + 1
-    pieces = (word[i * n // parts : (i + 1) * n // parts] for i in range(parts))
-    if not any(piece in span for piece in pieces) or not alphabet.fits(word):
+    what edlib would answer, without asking it. Such a copy is also at most `edits`
+    characters longer than the word, so it lies within the word's length and `edits` of a
+    piece's copy: edlib is asked about the part of the span from the first piece's copy to
+    the last one's, which answers as the whole span does (edlib's cost grows with the span;
+    timed, a fifth of these checks' cost)."""
+    n = len(word)
+    edits = n // every
+    parts = edits + 1
+    lo, hi = len(span), -1
+    for i in range(parts):
+        piece = word[i * n // parts : (i + 1) * n // parts]
+        first = span.find(piece)
+        if first >= 0:
+            lo = min(lo, first)
+            hi = max(hi, span.rfind(piece) + len(piece))
+    if hi < 0 or not alphabet.fits(word):
         return False
     # the word shares at most `_EDLIB_ALPHABET` characters with the span, so edlib takes
     # them as they are (`_distance` would gather the span's characters again)
-    found = edlib.align(word, span, mode="HW", task="distance")["editDistance"]
-    return (found if found >= 0 else len(word)) <= edits
+    part = span[max(0, lo - n - edits) : hi + n + edits]
+    found = edlib.align(word, part, mode="HW", task="distance")["editDistance"]
+    return (found if found >= 0 else n) <= edits
 
 
 def _distance(pattern: str, window: str) -> int:
