@@ -39,6 +39,7 @@ from evalsets.pure.resolver import (
     _holds_words,
     _kmer_runs,
     _SeedIndex,
+    _split_lines,
     _telling,
     find_all,
     fold,
@@ -1838,6 +1839,13 @@ def test_the_runs_of_a_quote_in_a_window_are_its_equal_pieces_merged_along_diago
     # Latin-1 letters are keyed by their bytes, the others hashed: both answer the long way
     quote, window = texts
     assert _kmer_runs(quote, window, k) == runs_by_pairs(quote, window, k)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=" \t\n\r\f\v\x1c\x85\u00a0\u2028ab", max_size=24))
+def test_a_quote_splits_into_lines_as_the_line_break_pattern_splits_it(text):
+    # breaks and whitespace of every kind, runs of them, at either end or alone
+    assert _split_lines(text) == re.split(r"\s*[\n\r\f\v]\s*", text)
 
 
 def links_in_order(segs: list[list[int]]) -> tuple[list[float], list[int], list[int]]:

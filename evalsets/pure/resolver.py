@@ -1150,7 +1150,7 @@ class PreparedText:
         # the alignment guessed an end; line by line, its edge lines may still fix them if
         # one holds letters and the other letters, a number of several characters ("2.1")
         # or a context with letters on its side: a slice of a matrix never does
-        edges = _LINE_BREAK.split(q)
+        edges = _split_lines(q)
         by_lines = (
             self._by_pieces(q, qf, context) if _fixes_ends(edges[0], edges[-1], context) else None
         )
@@ -1256,12 +1256,13 @@ class PreparedText:
         Quotes without letters never are: a slice of a matrix has a copy in every row. When
         no single placement in order fits, the lines may be out of order (`_moved_lines`).
         """
-        lines = _LINE_BREAK.split(q)
-        if len(lines) < 2 or not context:
+        lines = _split_lines(q)
+        if len(lines) < 2:
             return None
         ftext = self.folded.text
-        # every line must be here: a quote from elsewhere is turned away on its longest line
-        if fold(max(lines, key=len)) not in ftext:
+        # every line must be here: a quote from elsewhere is turned away on its longest line,
+        # before its context is folded (most of what reaches here is such a quote)
+        if fold(max(lines, key=len)) not in ftext or not context:
             return None
         # each line folded alone, unlike the context's (`_Context.lines`): a "+" a line
         # begins with may be a sign this parse reads inside a line ("Z16 + ⟩")
@@ -2539,6 +2540,22 @@ def _letterless(quote: str) -> bool:
 
 
 _LINE_BREAK = re.compile(r"\s*[\n\r\f\v]\s*")
+_BREAK_CHAR = re.compile(r"[\n\r\f\v]")
+
+
+def _split_lines(text: str) -> list[str]:
+    """`_LINE_BREAK.split(text)`: the lines of `text`, the whitespace around each run of
+    line breaks dropped. Split at the breaks alone, each line's inner edges stripped and
+    lines of whitespace alone merged into the break around them: the pattern's leading
+    `\\s*` has the regex engine try every character (timed, three times the cost on a
+    quote of a few lines, most quotes that are not in the parse)."""
+    parts = _BREAK_CHAR.split(text)
+    if len(parts) == 1:
+        return parts
+    lines = [parts[0].rstrip()]
+    lines += [line for line in map(str.strip, parts[1:-1]) if line]
+    lines.append(parts[-1].lstrip())
+    return lines
 
 
 def _folded_lines(text: str) -> list[str]:
