@@ -2166,6 +2166,10 @@ def _edlib_align(query: str, target: str, **options: Any) -> dict:
     together (a window of Chinese text holds more). Only equality matters to an alignment, so
     the characters only one side has are each side's one stand-in, which changes no distance
     and no path; two texts sharing more than 254 characters are not aligned (`_UNALIGNED`)."""
+    # two texts of at most 256 characters together, or of ASCII alone, hold no more
+    # distinct ones than edlib takes: they are not gathered to see it
+    if len(query) + len(target) <= _EDLIB_ALPHABET or (query.isascii() and target.isascii()):
+        return edlib.align(query, target, **options)
     alphabet = set(query) | set(target)
     if len(alphabet) <= _EDLIB_ALPHABET:
         return edlib.align(query, target, **options)
@@ -2295,18 +2299,20 @@ def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     t, p = t[keep], p[keep]
     if not len(t):
         return []
-    diag = t - p
-    along = np.lexsort((t, diag))
-    t, p, diag = t[along], p[along], diag[along]
-    # a run goes on while the next piece on its diagonal starts one character further
-    starts = np.ones(len(t), dtype=bool)
-    starts[1:] = (diag[1:] != diag[:-1]) | (p[1:] != p[:-1] + 1)
-    heads = starts.nonzero()[0]
-    tails = np.concatenate((heads[1:], [len(t)])) - 1
-    hp, ht = p[heads], t[heads]
-    # one row a run, as `np.stack(..., axis=1)` would give, built in C
-    runs = np.array((hp, ht, p[tails] + k - hp)).T
-    return runs[np.lexsort((ht, hp))].tolist()
+    # each pair as one number, in order of diagonal then quote position (numbers sort
+    # several times faster than places by two keys): a run goes on while the next number is
+    # one more, the next piece on its diagonal starting one character further
+    width = nq + 1
+    pairs = (t - p + nq) * width + p
+    pairs.sort()
+    cuts = (pairs[1:] != pairs[:-1] + 1).nonzero()[0]
+    heads = pairs[np.concatenate(([0], cuts + 1))]
+    lengths = pairs[np.concatenate((cuts, [len(pairs) - 1]))] - heads + k
+    hp = heads % width
+    ht = heads // width - nq + hp
+    # a window holds a few runs, too few for numpy's calls to pay
+    runs = zip(hp.tolist(), ht.tolist(), lengths.tolist(), strict=True)
+    return [list(run) for run in sorted(runs)]
 
 
 def _chain(
