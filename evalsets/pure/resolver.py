@@ -2084,7 +2084,8 @@ def _moved_pieces(
     another order, a line pulled ahead). Returned as `(quote_gap, quote_pos, text_gap,
     text_pos, length)`, longest first, no two sharing a character.
     """
-    if len(chain) < 2:
+    if len(chain) < 3 or not spare:
+        # a piece moves from one gap to another: a chain of two runs has a single gap
         return []
     qgaps = [(p + n, np_) for (p, _, n), (np_, _, _) in pairwise(chain)]
     tgaps = [(t + n, nt) for (_, t, n), (_, nt, _) in pairwise(chain)]
