@@ -38,7 +38,9 @@ from evalsets.pure.resolver import (
     _holds_all,
     _holds_words,
     _kmer_runs,
+    _moved_pieces,
     _SeedIndex,
+    _split_lines,
     _telling,
     find_all,
     fold,
@@ -1838,6 +1840,56 @@ def test_the_runs_of_a_quote_in_a_window_are_its_equal_pieces_merged_along_diago
     # Latin-1 letters are keyed by their bytes, the others hashed: both answer the long way
     quote, window = texts
     assert _kmer_runs(quote, window, k) == runs_by_pairs(quote, window, k)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=" \t\n\r\f\v\x1c\x85\u00a0\u2028ab", max_size=24))
+def test_a_quote_splits_into_lines_as_the_line_break_pattern_splits_it(text):
+    # breaks and whitespace of every kind, runs of them, at either end or alone
+    assert _split_lines(text) == re.split(r"\s*[\n\r\f\v]\s*", text)
+
+
+def moves_by_pairs(chain, spare, min_len):
+    """`_moved_pieces` the long way: each left-out run against every pair of different gaps
+    of the quote and the text, the longest first, none sharing a character with one taken."""
+    gaps = [(p + n, t + n, np_, nt) for (p, t, n), (np_, nt, _) in pairwise(chain)]
+    found = []
+    for p, t, n in spare:
+        for gq, (qa, _, qb, _) in enumerate(gaps):
+            for gt, (_, ta, _, tb) in enumerate(gaps):
+                lo, hi = max(p, qa), min(p + n, qb)
+                tlo, thi = max(t + lo - p, ta), min(t + hi - p, tb)
+                if gt != gq and hi - lo >= min_len and thi - tlo >= min_len:
+                    found.append((thi - tlo, gq, tlo - t + p, gt, tlo))
+    taken = []
+    for length, gq, qa, gt, ta in sorted(found, reverse=True):
+        if all(qa + length <= q2 or q2 + n2 <= qa for _, q2, _, _, n2 in taken) and all(
+            ta + length <= t2 or t2 + n2 <= ta for _, _, _, t2, n2 in taken
+        ):
+            taken.append((gq, qa, gt, ta, length))
+    return taken
+
+
+def colinear(steps: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """A chain of runs, each `(length, quote gap, text gap)` after the one before."""
+    chain, p, t = [], 0, 0
+    for n, gq, gt in steps:
+        chain.append((p, t, n))
+        p, t = p + n + gq, t + n + gt
+    return chain
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.tuples(*[st.integers(1, 12)] * 3), max_size=5).map(colinear),
+    st.lists(st.tuples(st.integers(0, 60), st.integers(0, 60), st.integers(1, 12)), max_size=8),
+    st.integers(1, 4),
+)
+def test_the_pieces_read_out_of_order_are_runs_in_one_gap_of_the_quote_and_another_of_the_text(
+    chain, spare, min_len
+):
+    # chains of no, one, two and more runs: a piece moves between two different gaps
+    assert _moved_pieces(chain, spare, min_len) == moves_by_pairs(chain, spare, min_len)
 
 
 def links_in_order(segs: list[list[int]]) -> tuple[list[float], list[int], list[int]]:

@@ -1232,7 +1232,7 @@ class PreparedText:
         # the alignment guessed an end; line by line, its edge lines may still fix them if
         # one holds letters and the other letters, a number of several characters ("2.1")
         # or a context with letters on its side: a slice of a matrix never does
-        edges = _LINE_BREAK.split(q)
+        edges = _split_lines(q)
         by_lines = (
             self._by_pieces(q, qf, context) if _fixes_ends(edges[0], edges[-1], context) else None
         )
@@ -1338,12 +1338,13 @@ class PreparedText:
         Quotes without letters never are: a slice of a matrix has a copy in every row. When
         no single placement in order fits, the lines may be out of order (`_moved_lines`).
         """
-        lines = _LINE_BREAK.split(q)
-        if len(lines) < 2 or not context:
+        lines = _split_lines(q)
+        if len(lines) < 2:
             return None
         ftext = self.folded.text
-        # every line must be here: a quote from elsewhere is turned away on its longest line
-        if fold(max(lines, key=len)) not in ftext:
+        # every line must be here: a quote from elsewhere is turned away on its longest line,
+        # before its context is folded (most of what reaches here is such a quote)
+        if fold(max(lines, key=len)) not in ftext or not context:
             return None
         # each line folded alone, unlike the context's (`_Context.lines`): a "+" a line
         # begins with may be a sign this parse reads inside a line ("Z16 + ⟩")
@@ -2179,7 +2180,8 @@ def _moved_pieces(
     another order, a line pulled ahead). Returned as `(quote_gap, quote_pos, text_gap,
     text_pos, length)`, longest first, no two sharing a character.
     """
-    if len(chain) < 2:
+    if len(chain) < 3 or not spare:
+        # a piece moves from one gap to another: a chain of two runs has a single gap
         return []
     qgaps = [(p + n, np_) for (p, _, n), (np_, _, _) in pairwise(chain)]
     tgaps = [(t + n, nt) for (_, t, n), (_, nt, _) in pairwise(chain)]
@@ -2261,6 +2263,10 @@ def _edlib_align(query: str, target: str, **options: Any) -> dict:
     together (a window of Chinese text holds more). Only equality matters to an alignment, so
     the characters only one side has are each side's one stand-in, which changes no distance
     and no path; two texts sharing more than 254 characters are not aligned (`_UNALIGNED`)."""
+    # two texts of at most 256 characters together, or of ASCII alone, hold no more
+    # distinct ones than edlib takes: they are not gathered to see it
+    if len(query) + len(target) <= _EDLIB_ALPHABET or (query.isascii() and target.isascii()):
+        return edlib.align(query, target, **options)
     alphabet = set(query) | set(target)
     if len(alphabet) <= _EDLIB_ALPHABET:
         return edlib.align(query, target, **options)
@@ -2390,18 +2396,20 @@ def _kmer_runs(qf: str, window: str, k: int) -> list[list[int]]:
     t, p = t[keep], p[keep]
     if not len(t):
         return []
-    diag = t - p
-    along = np.lexsort((t, diag))
-    t, p, diag = t[along], p[along], diag[along]
-    # a run goes on while the next piece on its diagonal starts one character further
-    starts = np.ones(len(t), dtype=bool)
-    starts[1:] = (diag[1:] != diag[:-1]) | (p[1:] != p[:-1] + 1)
-    heads = starts.nonzero()[0]
-    tails = np.concatenate((heads[1:], [len(t)])) - 1
-    hp, ht = p[heads], t[heads]
-    # one row a run, as `np.stack(..., axis=1)` would give, built in C
-    runs = np.array((hp, ht, p[tails] + k - hp)).T
-    return runs[np.lexsort((ht, hp))].tolist()
+    # each pair as one number, in order of diagonal then quote position (numbers sort
+    # several times faster than places by two keys): a run goes on while the next number is
+    # one more, the next piece on its diagonal starting one character further
+    width = nq + 1
+    pairs = (t - p + nq) * width + p
+    pairs.sort()
+    cuts = (pairs[1:] != pairs[:-1] + 1).nonzero()[0]
+    heads = pairs[np.concatenate(([0], cuts + 1))]
+    lengths = pairs[np.concatenate((cuts, [len(pairs) - 1]))] - heads + k
+    hp = heads % width
+    ht = heads // width - nq + hp
+    # a window holds a few runs, too few for numpy's calls to pay
+    runs = zip(hp.tolist(), ht.tolist(), lengths.tolist(), strict=True)
+    return [list(run) for run in sorted(runs)]
 
 
 def _chain(
@@ -2635,6 +2643,22 @@ def _letterless(quote: str) -> bool:
 
 
 _LINE_BREAK = re.compile(r"\s*[\n\r\f\v]\s*")
+_BREAK_CHAR = re.compile(r"[\n\r\f\v]")
+
+
+def _split_lines(text: str) -> list[str]:
+    """`_LINE_BREAK.split(text)`: the lines of `text`, the whitespace around each run of
+    line breaks dropped. Split at the breaks alone, each line's inner edges stripped and
+    lines of whitespace alone merged into the break around them: the pattern's leading
+    `\\s*` has the regex engine try every character (timed, three times the cost on a
+    quote of a few lines, most quotes that are not in the parse)."""
+    parts = _BREAK_CHAR.split(text)
+    if len(parts) == 1:
+        return parts
+    lines = [parts[0].rstrip()]
+    lines += [line for line in map(str.strip, parts[1:-1]) if line]
+    lines.append(parts[-1].lstrip())
+    return lines
 
 
 def _folded_lines(text: str) -> list[str]:
@@ -2849,7 +2873,13 @@ class _Alphabet:
     def fits(self, word: str) -> bool:
         """Whether the span and `word` hold at most `_EDLIB_ALPHABET` characters together."""
         if self._chars is None:
-            self._chars = set(self.span)
+            # an ASCII span holds at most 128 distinct characters, a short one at most its
+            # length: no need to gather them
+            span = self.span
+            limit = 128 if span.isascii() else len(span)
+            if limit + len(word) <= _EDLIB_ALPHABET:
+                return True
+            self._chars = set(span)
         chars = self._chars
         return (
             len(chars) + len(word) <= _EDLIB_ALPHABET or len(chars.union(word)) <= _EDLIB_ALPHABET
@@ -2866,16 +2896,28 @@ def _is_near(word: str, span: str, every: int, alphabet: _Alphabet) -> bool:
     Exact filter first: a copy within `edits` edits leaves at least one of `edits + 1`
     pieces of the word untouched (each edit touches at most one piece), so a word none of
     whose pieces is in the span is more than `edits` edits from any part of it, which is
-    what edlib would answer, without asking it."""
-    edits = len(word) // every
-    n, parts = len(word), edits + 1
-    pieces = (word[i * n // parts : (i + 1) * n // parts] for i in range(parts))
-    if not any(piece in span for piece in pieces) or not alphabet.fits(word):
+    what edlib would answer, without asking it. Such a copy is also at most `edits`
+    characters longer than the word, so it lies within the word's length and `edits` of a
+    piece's copy: edlib is asked about the part of the span from the first piece's copy to
+    the last one's, which answers as the whole span does (edlib's cost grows with the span;
+    timed, a fifth of these checks' cost)."""
+    n = len(word)
+    edits = n // every
+    parts = edits + 1
+    lo, hi = len(span), -1
+    for i in range(parts):
+        piece = word[i * n // parts : (i + 1) * n // parts]
+        first = span.find(piece)
+        if first >= 0:
+            lo = min(lo, first)
+            hi = max(hi, span.rfind(piece) + len(piece))
+    if hi < 0 or not alphabet.fits(word):
         return False
     # the word shares at most `_EDLIB_ALPHABET` characters with the span, so edlib takes
     # them as they are (`_distance` would gather the span's characters again)
-    found = edlib.align(word, span, mode="HW", task="distance")["editDistance"]
-    return (found if found >= 0 else len(word)) <= edits
+    part = span[max(0, lo - n - edits) : hi + n + edits]
+    found = edlib.align(word, part, mode="HW", task="distance")["editDistance"]
+    return (found if found >= 0 else n) <= edits
 
 
 def _distance(pattern: str, window: str) -> int:
