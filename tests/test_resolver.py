@@ -12,6 +12,7 @@ import os
 import random
 import re
 from collections import Counter
+from dataclasses import replace
 from itertools import pairwise
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from evalsets.pure.resolver import (
     NORMALISED,
     NOT_FOUND,
     RESOLVER_VERSION,
+    RULES,
     THRESHOLDS,
     Resolution,
     _Candidate,
@@ -1702,6 +1704,77 @@ def test_a_long_quote_of_chinese_text_read_with_a_few_characters_changed_is_foun
     r = resolve("".join(read), quote)
     assert r.status == FUZZY
     assert (r.start, r.end) == (1000, 1400)
+
+
+# -- what the recorded context places, offered when nothing else is --------------------------
+
+#: A formula pdfminer reads one sign to a line, a bracket lost to a glyph placeholder.
+DERIVATIVE = (
+    "Applying the chain rule twice to the potential gives\nd\nd r\n\n(cid:19)\n\nU\n\n"
+    "If we wish to take derivatives with respect to x, we write the rule again."
+)
+DERIVATIVE_QUOTE = "d d r U )\nIf we"
+DERIVATIVE_CONTEXT = {
+    "prefix": "ain rule twice to the potential gives\n"[-32:],
+    "suffix": " wish to take derivatives with r",
+}
+
+
+def _offered_text(text: str, r: Resolution) -> str | None:
+    return None if r.offered is None else text[r.offered[0] : r.offered[1]]
+
+
+def test_a_quote_too_short_to_match_approximately_is_offered_where_its_context_places_it():
+    r = resolve(DERIVATIVE, DERIVATIVE_QUOTE, **DERIVATIVE_CONTEXT)
+    assert (r.status, r.reason, r.found) == (NOT_FOUND, "not_present_short", False)
+    assert _offered_text(DERIVATIVE, r) == "d\nd r\n\n(cid:19)\n\nU\n\nIf we"
+    assert "the passage its recorded context places (89% similar) is offered" in r.detail
+
+
+def test_the_context_offer_is_a_rule_that_can_be_switched_off(monkeypatch):
+    monkeypatch.setattr("evalsets.pure.resolver.RULES", replace(RULES, offer_by_context=False))
+    r = resolve(DERIVATIVE, DERIVATIVE_QUOTE, **DERIVATIVE_CONTEXT)
+    assert (r.status, r.reason, r.offered) == (NOT_FOUND, "not_present_short", None)
+
+
+def test_one_side_of_context_read_otherwise_still_places_the_offer():
+    # the prefix is a formula this parse reads otherwise: the suffix alone places the quote
+    context = {**DERIVATIVE_CONTEXT, "prefix": "d d y r ( d d r U ) + d d x r ( "}
+    r = resolve(DERIVATIVE, DERIVATIVE_QUOTE, **context)
+    assert _offered_text(DERIVATIVE, r) == "d\nd r\n\n(cid:19)\n\nU\n\nIf we"
+
+
+def test_no_context_offer_without_both_sides_recorded_or_for_a_passage_read_otherwise():
+    # a highlight records both sides: a quote missing one (a real head spliced onto a
+    # foreign tail, as the held-out benchmark builds them) is offered nothing so
+    for context in ({"prefix": DERIVATIVE_CONTEXT["prefix"]}, {"suffix": " wish to take"}):
+        r = resolve(DERIVATIVE, DERIVATIVE_QUOTE, **context)
+        assert r.status == NOT_FOUND and r.offered is None
+    # the context places a passage, but it is not this quote's: 80% similar is needed
+    r = resolve(DERIVATIVE, "d x d y U )\nIf we", **DERIVATIVE_CONTEXT)
+    assert r.status == NOT_FOUND and r.offered is None
+
+
+def test_an_occurrence_past_the_last_copy_is_offered_where_its_context_places_it():
+    # the first copy reads as quoted; the second lost its sign to a placeholder and a
+    # line of the next column, so the copy asked for is not found, only offered
+    text = (
+        "Each vertex has a name of size \x14 256. (See also the field data in the struct.)\n"
+        "Data blocks of arcs have a size (cid:20) 256.\nglp_arc.)\n\n(See also the field data "
+        "in the struct\nglp_arc.)\n1.1.2 Structure glp vertex\n"
+    )
+    quote = "size \x14 256. (See also the field data in the struct"
+    r = resolve(
+        text,
+        quote,
+        occurrence=1,
+        prefix="Data blocks of arcs have a ",
+        suffix="\nglp_arc.)\n1.1.2 Structure glp v",
+    )
+    assert (r.status, r.reason) == (NOT_FOUND, "occurrence_out_of_range")
+    assert _offered_text(text, r) == (
+        "size (cid:20) 256.\nglp_arc.)\n\n(See also the field data in the struct"
+    )
 
 
 # -- resolver 2.2, faster: the checks that end early answer as the whole check did ---------
