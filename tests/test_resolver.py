@@ -1648,9 +1648,10 @@ LEAVE = (
 )
 
 
-def test_a_formula_whose_signs_this_parse_reads_as_other_characters_is_offered():
+def test_a_formula_whose_signs_this_parse_reads_as_other_characters_is_not_offered():
     # pypdf writes "≤" as a control character and "∞" as "1": too little of the quote is here
-    # in order to align it, but all its words are, so the passage is offered, not placed
+    # in order to align it. Offering such passages all the same (2.1 to 2.2) offered more
+    # absent passages than misses on both halves of the held-out corpus, so none is offered
     text = (
         "Consider the following example.\np = x1 + x2 + x3\nq = 10x1 + 4x2 + 5x3\n"
         "and bounds of variables\n1 < p \x14 100 0 \x14 x1 < +1\n1 < q \x14 600 0 \x14 x2 < +1\n"
@@ -1658,12 +1659,11 @@ def test_a_formula_whose_signs_this_parse_reads_as_other_characters_is_offered()
     )
     quote = "and bounds of variables\n\u2212∞ < p ≤ 100 0 ≤ x1 < +∞\n\u2212∞ < q ≤ 600 0"
     r = resolve(text, quote)
-    assert r.status == NOT_FOUND and not r.found
-    assert r.offered is not None
-    assert (
-        text[r.offered[0] : r.offered[1]] == text[text.index("and bounds") : text.index(" \x14 x2")]
+    assert (r.status, r.reason, r.offered) == (NOT_FOUND, "not_present", None)
+    assert r.detail == (
+        "no copy of the quote in this parse: no passage holds more than 82% of it in order, "
+        "below the 93% a 44-character quote needs"
     )
-    assert "it is offered for a person to confirm or correct" in r.detail
 
 
 def test_a_real_head_on_a_tail_this_parse_does_not_hold_is_not_offered():
@@ -1800,15 +1800,6 @@ def test_a_real_head_on_a_foreign_tail_turned_away_before_aligning_is_not_found_
         "no copy of the quote in this parse: no passage holds more than 60% of it in order, "
         "below the 87% a 121-character quote needs"
     )
-
-
-def test_a_passage_turned_away_before_aligning_with_a_misspelt_word_is_still_offered():
-    # every word of the quote must be in the passage for it to be aligned to be offered;
-    # "varaibles" is two edits from "variables", which a word of nine characters may be
-    quote = "and bounds of varaibles\n\u2212∞ < p ≤ 100 0 ≤ x1 < +∞\n\u2212∞ < q ≤ 600 0"
-    r = resolve(FORMULA, quote)
-    assert (r.status, r.reason) == (NOT_FOUND, "not_present")
-    assert r.offered is not None and FORMULA[slice(*r.offered)].startswith("and bounds")
 
 
 def test_a_passage_read_with_a_few_edits_just_above_the_fuzzy_bar_is_still_found():

@@ -59,7 +59,7 @@ __all__ = [
 
 #: Bump whenever any input can produce a different `Resolution`, so stored results can be
 #: invalidated. Recorded on every `Resolution.to_dict()`.
-RESOLVER_VERSION = "2.2"
+RESOLVER_VERSION = "2.3"
 
 EXACT = "exact"
 NORMALISED = "normalised"
@@ -148,9 +148,6 @@ class Thresholds:
     #: A candidate below the fuzzy bar is still offered for confirmation when it is at least
     #: this similar: below it, it is noise, not a candidate anyone would want to look at.
     offer_min_score: float = 0.6
-    #: When every passage was turned away before aligning (`_fuzzy_candidates`), those
-    #: holding at least this share of the quote in order are aligned anyway, to be offered.
-    offer_min_in_order: float = 0.6
     #: ... and offered only when it holds at least this share of the quote's words: the
     #: closest passage to a quote whose tail is not in the parse is its head, and that is
     #: noise, not the passage.
@@ -158,9 +155,6 @@ class Thresholds:
     #: A word of the quote counts as held by an offered passage with up to one edit per this
     #: many of its characters (`_words_near`): a quote typed by hand misspells some.
     offer_word_edits_every: int = 4
-    #: A passage turned away before aligning is aligned to be offered only when its window
-    #: holds at least this share of the quote's words, so counted.
-    offer_turned_away_words: float = 1.0
     #: A passage placed only by where the quote's recorded context reads (`_context_gap`) is
     #: offered when it is at least this similar to the quote, end to end: on the tuning half
     #: the absent passages so placed were at most 71% similar, the misses 82% and 89%.
@@ -178,9 +172,6 @@ class Rules:
     five rules of 1.7 to 1.10 weighed so (symbol lines, word cuts given up, context rows,
     rewrapped copies, refitted ends) gained nothing held out and were deleted in 2.0."""
 
-    #: A quote no passage holds enough of in order to be aligned is still offered the
-    #: closest passage (`offer_min_in_order`), as one aligned below the bar is.
-    offer_turned_away: bool = True
     #: The closest passage is offered only when it holds most of the quote's words
     #: (`offer_min_words_kept`).
     offer_most_words: bool = True
@@ -1175,14 +1166,11 @@ class PreparedText:
         need = min_fuzzy_score(len(qf))
         if need is None:
             return self._too_short(q, qf, occurrence, page_hint, context, out_of_range)
-        turned: list[tuple[int, int]] = []
         res, scored, bound, out_of_range = self._by_fuzzy(
-            q, qf, need, occurrence, page_hint, context, out_of_range, turned
+            q, qf, need, occurrence, page_hint, context, out_of_range
         )
         if res is not None:
             return res
-        if RULES.offer_turned_away and not scored and turned:
-            scored = self._turned_away_offers(q, qf, turned)
         return self._not_present(
             q, qf, need, (occurrence, page_hint), context, out_of_range, scored, bound
         )
@@ -1224,14 +1212,12 @@ class PreparedText:
         page_hint: int | None,
         context: _Context,
         out_of_range: int,
-        turned: list[tuple[int, int]],
     ) -> tuple[Resolution | None, list[_Candidate], float, int]:
         """Tier 3: near-copies scoring at least `need`, one chosen as copies are, its span
         adjusted (edge lines) and vetoed (ends the alignment guessed). Returns the
         resolution or None, the near-copies scored, the bound `_fuzzy_candidates` turned
-        passages away at, and how many copies an out-of-range occurrence had; the windows
-        turned away that may be offered are added to `turned`."""
-        scored, bound = self._fuzzy_candidates(qf, need - THRESHOLDS.fuzzy_margin, turned)
+        passages away at, and how many copies an out-of-range occurrence had."""
+        scored, bound = self._fuzzy_candidates(qf, need - THRESHOLDS.fuzzy_margin)
         accepted = [c for c in scored if c.score >= need and not self._splits_number(c, q, context)]
         if not accepted:
             return None, scored, bound, out_of_range
@@ -1374,20 +1360,6 @@ class PreparedText:
         if a is None or b is None or b <= a:
             return None
         return a, b
-
-    def _turned_away_offers(
-        self, q: str, qf: str, turned: list[tuple[int, int]]
-    ) -> list[_Candidate]:
-        """The windows `_fuzzy_candidates` turned away before aligning but that hold at least
-        `offer_min_in_order` of the quote in order and `offer_turned_away_words` of its words,
-        aligned after all, only to be offered: a formula whose signs this parse reads as
-        other characters holds too little of the quote in order to pass the bar."""
-        ftext, words = self.folded.text, _long_words(q)
-        share = THRESHOLDS.offer_turned_away_words
-        aligned = (
-            self._align(qf, w0, w1) for w0, w1 in turned if _holds_words(words, ftext[w0:w1], share)
-        )
-        return [c for c in aligned if c is not None]
 
     def _offer(self, q: str, scored: list[_Candidate]) -> tuple[_Candidate | None, float, str]:
         """The closest near-copy, offered for a person to confirm when it is at least
@@ -2106,9 +2078,7 @@ class PreparedText:
 
     # -- fuzzy ---------------------------------------------------------------
 
-    def _fuzzy_candidates(
-        self, qf: str, floor: float, turned: list[tuple[int, int]] | None = None
-    ) -> tuple[list[_Candidate], float]:
+    def _fuzzy_candidates(self, qf: str, floor: float) -> tuple[list[_Candidate], float]:
         """Approximate copies of the folded quote, each aligned with edlib and scored.
 
         A window is a candidate only if the quote shares, in order, at least `floor` of its
@@ -2125,9 +2095,7 @@ class PreparedText:
         order is looked at again: if pieces of `seed` characters of the quote cover enough
         of it in any order (table cells or rows the parse reads in another order), it is
         aligned, and its moved pieces are scored as such.
-        Also returns the highest such bound among the windows left out (0 if none), and adds
-        to `turned` each window left out that holds `offer_min_in_order` of the quote in
-        order (one of them may still be offered).
+        Also returns the highest such bound among the windows left out (0 if none).
         """
         ftext = self.folded.text
         m = len(qf)
@@ -2159,8 +2127,6 @@ class PreparedText:
                 or not _covers(qf, ftext[w0:w1], THRESHOLDS.seed, need)
             ):
                 bound = max(bound, common)
-                if turned is not None and common >= THRESHOLDS.offer_min_in_order * m:
-                    turned.append((w0, w1))
                 continue
             cand = self._align(qf, w0, w1)
             if cand is None:
