@@ -1341,9 +1341,10 @@ class PreparedText:
         the suffix after it on the hinted page (`_context_copy`); with one side alone, the
         quote aligned from (up to) that side. None when neither side can tell
         (`_telling`) or neither is found once, and without both sides recorded."""
-        (prefix, suffix), fp, fs = context.raw, context.prefix, context.suffix
+        prefix, suffix = context.raw
         if not (prefix.strip() and suffix.strip()):
             return None
+        fp, fs = context.prefix, context.suffix
         reach = int(len(qf) * THRESHOLDS.max_span_stretch) + THRESHOLDS.max_span_extra
         w0, w1 = self._context_window(page_hint, FOLDED_CONTEXT_CHARS + THRESHOLDS.max_span_extra)
         ftext = self.folded.text
@@ -2802,6 +2803,11 @@ def _context_copy(context: str, text: str, within: tuple[int, int], *, before: b
     if not context or within[1] <= within[0]:
         return None
     n = len(context)
+    # a copy as recorded is no edit away, so it is the best place there can be: the side read
+    # as recorded, most of them, needs no alignment (two such copies, and no place is sure)
+    copies = find_all(text, context, within[0], limit=1, end=within[1])
+    if copies:
+        return copies[0] + (n if before else 0) if len(copies) == 1 else None
     k = n // THRESHOLDS.pieces_context_slack
     best, places = k + 1, set()
     # only around an exact piece: a copy within k edits leaves one of k + 1 pieces whole, so
