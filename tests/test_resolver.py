@@ -1787,8 +1787,8 @@ FORMULA = (
 
 
 def test_a_real_head_on_a_foreign_tail_turned_away_before_aligning_is_not_found_as_before():
-    # the head is here and holds 60% of the quote in order: the window is turned away, and
-    # weighed for an offer only to miss the tail's words (the last ones, looked at first)
+    # the head is here and holds 60% of the quote in order: the window is turned away before
+    # aligning, and nothing is offered
     text = LEAVE + " Unrelated closing words about the weather in the valley."
     quote = (
         "Leave is taken in whole or half days and must be Quarterly revenue figures exceeded "
