@@ -30,6 +30,14 @@ def three_shared(evalset, owner, annotator):
     return evalset
 
 
+def submit_and_next(page) -> None:
+    """Click "Submit and next" once the page's script has wired it: the button is drawn
+    before the item editor's module (and the modules it imports) has run, and a click in
+    between does nothing. Module scripts run before DOMContentLoaded."""
+    page.wait_for_load_state("domcontentloaded")
+    page.get_by_role("button", name="Submit and next").click()
+
+
 def test_an_overlapped_annotator_walks_their_queue_with_submit_and_next(
     page, live_server, three_shared, annotator
 ):
@@ -43,7 +51,7 @@ def test_an_overlapped_annotator_walks_their_queue_with_submit_and_next(
     expect(stream).to_contain_text("1 of 3 in your queue")
     expect(stream).to_contain_text("3 waiting")
 
-    page.get_by_role("button", name="Submit and next").click()
+    submit_and_next(page)
     expect(page.get_by_role("heading", name="Item s2")).to_be_visible()
     expect(stream).to_contain_text("2 of 3 in your queue")
     expect(stream).to_contain_text("2 waiting")
@@ -52,9 +60,9 @@ def test_an_overlapped_annotator_walks_their_queue_with_submit_and_next(
 
     stream.get_by_role("link", name="Next in my queue").click()
     expect(page.get_by_role("heading", name="Item s3")).to_be_visible()
-    page.get_by_role("button", name="Submit and next").click()
+    submit_and_next(page)
     expect(page.get_by_role("heading", name="Item s2")).to_be_visible()  # s2 still waits
-    page.get_by_role("button", name="Submit and next").click()
+    submit_and_next(page)
     expect(page.locator(".messages")).to_contain_text("your queue is done")
     expect(page.get_by_role("heading", name=re.compile("quiz|Quiz"))).to_be_visible()
 
