@@ -848,6 +848,11 @@ def _piece_hashes(codes: np.ndarray, length: int, step: int = 1) -> np.ndarray:
     two a character."""
     if len(codes) < length:
         return np.zeros(0, dtype=np.uint64)
+    if step == 1 and len(codes) <= _SHORT_CODES:
+        # the same polynomial summed at once, each piece's characters (a view of them as
+        # rows) times the powers of the base: two calls where the doubling makes a dozen,
+        # cheaper for a quote or a window (timed, half the cost for a quote's pieces)
+        return _windows(codes.astype(np.uint64), length) @ _base_powers(length)
     done: np.ndarray | None = None
     done_len, part, part_len, left = 0, codes.astype(np.uint64), 1, length
     while left:
@@ -866,6 +871,18 @@ def _joined(head: np.ndarray, head_len: int, tail: np.ndarray, tail_len: int) ->
     first `head_len` (`head`) and last `tail_len` (`tail`) characters."""
     n = len(head) - tail_len
     return head[:n] * _base_power(tail_len) + tail[head_len:][:n]
+
+
+#: The most characters `_piece_hashes` sums as rows: beyond about a couple of thousand the
+#: doubling's few whole-array operations cost less than the rows' products (timed).
+_SHORT_CODES = 1024
+
+
+@lru_cache(maxsize=16)
+def _base_powers(length: int) -> np.ndarray:
+    """The powers of `_HASH_BASE` each character of a `length`-character piece is weighed
+    by in its hash, from the first character's `_HASH_BASE ** (length - 1)` to 1."""
+    return np.array([int(_base_power(length - 1 - i)) for i in range(length)], dtype=np.uint64)
 
 
 @lru_cache(maxsize=64)
