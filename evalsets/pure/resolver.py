@@ -2941,24 +2941,26 @@ def _fold_word(word: str) -> str:
 
 def _long_words(quote: str, *, split_unspaced: bool = False) -> tuple[str, ...]:
     """`_quote_words` of the quote, remembered for the few calls of one resolution: an
-    absent passage's offers ask for the same quote's words two or three times."""
-    return _long_words_remembered(quote, split_unspaced)
+    absent passage's offers ask for the same quote's words two or three times. (The
+    shortest word kept is part of the key: the benchmark's calibration changes it.)"""
+    return _long_words_remembered(quote, split_unspaced, THRESHOLDS.kept_word_min)
 
 
-def _quote_words(quote: str, split_unspaced: bool) -> tuple[str, ...]:
+def _quote_words(quote: str, split_unspaced: bool, shortest: int) -> tuple[str, ...]:
     """The quote's words: folded, at least `kept_word_min` long when it has such words,
     glyph placeholders ("(cid:19)", pdfminer's name for a glyph without a character; folding
     drops it from the span) left out. With `split_unspaced`, a run of an unspaced script is
     its pairs of characters (each counted long): what a fuzzy span must hold to be accepted.
     Offers count such a run as one word, as their thresholds were chosen (split, two more
-    absent passages were offered held out, and no miss more)."""
+    absent passages were offered held out, and no miss more). `shortest` is
+    `kept_word_min`."""
     if "(cid:" in quote:
         quote = _CID.sub(" ", quote)
     if quote.isascii() and "_" not in quote:
         # each word is letters and digits, folding to its lower case (`_fold_word`), and
         # none is of an unspaced script: both kinds of words are these
         words = _WORD.findall(quote.lower())
-        return tuple([w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words)
+        return tuple([w for w in words if len(w) >= shortest] or words)
     # a quote without an unspaced script has the same words either way, found sooner so
     unspaced = split_unspaced and _UNSPACED_RUN.search(quote)
     found = (_KEPT_WORD if unspaced else _WORD).findall(quote)
@@ -2972,12 +2974,12 @@ def _quote_words(quote: str, split_unspaced: bool) -> tuple[str, ...]:
     ]
     if not split_unspaced or not _UNSPACED_RUN.search("".join(words)):
         # (no word of an unspaced script: each is one word, kept when long enough)
-        return tuple([w for w in words if len(w) >= THRESHOLDS.kept_word_min] or words)
+        return tuple([w for w in words if len(w) >= shortest] or words)
     long_enough = [
         piece
         for w in words
         for piece in _pairs_if_unspaced(w)
-        if len(piece) >= THRESHOLDS.kept_word_min or _UNSPACED_RUN.fullmatch(piece)
+        if len(piece) >= shortest or _UNSPACED_RUN.fullmatch(piece)
     ]
     return tuple(long_enough or words)
 
