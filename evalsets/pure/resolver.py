@@ -379,23 +379,13 @@ def _noise_starts(text: str) -> list[int]:
     """Every place a match of `_MARKDOWN_NOISE` can start, sorted: an image's "![", a link
     destination's "](", a glyph placeholder's "(cid:", and the start of each line holding
     "---" (a table's or a page's rule)."""
-    starts = _places(text, "](")
+    starts = find_all(text, "](")
     for opener in ("![", "(cid:"):
         if opener in text:
-            starts += _places(text, opener)
+            starts += find_all(text, opener)
     if "---" in text:
         starts += _line_starts_holding(text, "---")
     return sorted(set(starts))
-
-
-def _places(text: str, piece: str) -> list[int]:
-    """Where each copy of `piece` starts (overlapping copies included)."""
-    places = []
-    at = text.find(piece)
-    while at >= 0:
-        places.append(at)
-        at = text.find(piece, at + 1)
-    return places
 
 
 def _line_starts_holding(text: str, piece: str) -> list[int]:
